@@ -1,0 +1,306 @@
+# cython: language_level=3
+"""Compiled core: the ladder fit, the precedence core and the once-cell.
+
+The pure-Python twin ``_core_py.py`` has the same API, the same results and
+raises the same exception types for the same input; ``tests/`` runs one suite
+against both. Integer arguments are Rust's ``usize``, converted by
+``_usize.as_usize``: ``OverflowError`` for a negative or too large value,
+``TypeError`` for anything without ``__index__``.
+
+The module does not declare itself free-threading compatible: the once-cell
+relies on the GIL to make its check-and-set atomic.
+"""
+
+cimport cython
+from libc.stdint cimport SIZE_MAX
+from libc.string cimport strcmp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromString
+
+from decode_ring._usize cimport as_usize
+
+cdef extern from *:
+    """
+    /* std::env::var reads the live process environment. Python's os.environ,
+       os.putenv and os.unsetenv all update it: on Windows through _wputenv,
+       which keeps the CRT's wide copy current, so read that one there. */
+    #ifdef _WIN32
+    #include <stdlib.h>
+    #include <wchar.h>
+    static PyObject *decode_ring_getenv_wide(PyObject *name) {
+        wchar_t *wide_name = PyUnicode_AsWideCharString(name, NULL);
+        if (wide_name == NULL) return NULL;
+        const wchar_t *value = _wgetenv(wide_name);
+        PyMem_Free(wide_name);
+        if (value == NULL) Py_RETURN_NONE;
+        return PyUnicode_FromWideChar(value, -1);
+    }
+    static const char *decode_ring_getenv(const char *name) { (void)name; return NULL; }
+    #define DECODE_RING_WIDE_ENVIRONMENT 1
+    #else
+    #include <stdlib.h>
+    static PyObject *decode_ring_getenv_wide(PyObject *name) {
+        (void)name; Py_RETURN_NONE;
+    }
+    static const char *decode_ring_getenv(const char *name) { return getenv(name); }
+    #define DECODE_RING_WIDE_ENVIRONMENT 0
+    #endif
+    """
+    const char *decode_ring_getenv(const char *name)
+    object decode_ring_getenv_wide(str name)
+    const bint DECODE_RING_WIDE_ENVIRONMENT
+
+
+DECODE_ROLLBACK_RING_SLOTS = 8
+DECODE_RING_FIT_LADDER = (8, 4, 2, 1, 0)
+USIZE_MAX = SIZE_MAX
+
+cdef size_t FULL_DEPTH = 8
+cdef size_t[5] FIT_LADDER = [8, 4, 2, 1, 0]
+cdef str SKIP_SPECULATIVE = "speculative decode active"
+cdef str SKIP_WATCHDOGS = "watchdogs disabled"
+
+
+cdef inline size_t saturating_add(size_t a, size_t b) noexcept nogil:
+    cdef size_t total = a + b
+    return SIZE_MAX if total < a else total
+
+
+cdef inline size_t saturating_mul(size_t a, size_t b) noexcept nogil:
+    if a != 0 and b > SIZE_MAX // a:
+        return SIZE_MAX
+    return a * b
+
+
+cdef inline object checked_optional_str(object value, str name):
+    if value is not None and not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be str or None, not {type(value).__name__}"
+        )
+    return value
+
+
+@cython.final
+cdef class DecodeRingDecision:
+    """Outcome of the ring-depth decision: an immutable value.
+
+    ``skip_reason`` is set only for the implicit skips (speculative decode,
+    watchdogs disabled), so the allocating call site can log the saving.
+    """
+
+    cdef readonly size_t slots
+    cdef readonly object skip_reason
+
+    __match_args__ = ("slots", "skip_reason")
+
+    def __cinit__(self, slots, skip_reason=None):
+        self.slots = as_usize(slots, "slots")
+        self.skip_reason = checked_optional_str(skip_reason, "skip_reason")
+
+    def __eq__(self, other):
+        if type(other) is not DecodeRingDecision:
+            return NotImplemented
+        cdef DecodeRingDecision that = <DecodeRingDecision>other
+        return self.slots == that.slots and self.skip_reason == that.skip_reason
+
+    def __hash__(self):
+        return hash((self.slots, self.skip_reason))
+
+    def __repr__(self):
+        return (
+            f"DecodeRingDecision(slots={self.slots!r}, "
+            f"skip_reason={self.skip_reason!r})"
+        )
+
+    def __reduce__(self):
+        return DecodeRingDecision, (self.slots, self.skip_reason)
+
+
+# The recurring outcomes are shared, so the hot path allocates nothing.
+cdef DecodeRingDecision NO_RING = DecodeRingDecision(0)
+cdef DecodeRingDecision FULL_RING = DecodeRingDecision(FULL_DEPTH)
+cdef DecodeRingDecision SKIPPED_FOR_SPECULATIVE = DecodeRingDecision(0, SKIP_SPECULATIVE)
+cdef DecodeRingDecision SKIPPED_FOR_WATCHDOGS = DecodeRingDecision(0, SKIP_WATCHDOGS)
+cdef tuple PUBLISHED_DECISIONS = tuple(
+    [DecodeRingDecision(slots) for slots in range(FULL_DEPTH + 1)]
+)
+
+
+cdef inline DecodeRingDecision published_decision(size_t slots):
+    if slots <= FULL_DEPTH:
+        return <DecodeRingDecision>PUBLISHED_DECISIONS[slots]
+    return DecodeRingDecision(slots)
+
+
+# The once-cell. Every access runs with the GIL held and calls nothing that
+# could release it between the check and the set, so the first write wins.
+cdef bint cell_is_set = False
+cdef size_t cell_slots = 0
+
+
+def set_decode_ring_slots(slots):
+    """Publish the ring depth and return the depth in force; the first write wins."""
+    global cell_is_set, cell_slots
+    cdef size_t checked_slots = as_usize(slots, "slots")
+    if not cell_is_set:
+        cell_slots = checked_slots
+        cell_is_set = True
+    return cell_slots
+
+
+def published_decode_ring_slots():
+    """The published depth, or None. Reads the cell without setting it."""
+    if cell_is_set:
+        return cell_slots
+    return None
+
+
+def decode_rollback_ring_slots_with(
+    num_ssm_layers,
+    bint use_speculative,
+    published,
+    ring_override,
+    bint watchdogs_disabled,
+):
+    """Env-free core of the depth decision. Precedence, highest first:
+
+    1. no SSM layers: 0;
+    2. ``published``: that depth, also under speculative decode or with
+       watchdogs disabled;
+    3. ``ring_override`` ``"1"`` or ``"0"``: the full depth or 0;
+    4. speculative decode or watchdogs disabled: 0, with a ``skip_reason``;
+    5. otherwise the full depth.
+    """
+    # Every argument is checked before any rule applies, so bad input raises
+    # whichever rule would have decided.
+    cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
+    cdef size_t published_slots = 0
+    if published is not None:
+        published_slots = as_usize(published, "published")
+    checked_optional_str(ring_override, "ring_override")
+
+    if ssm_layers == 0:
+        return NO_RING
+    if published is not None:
+        return published_decision(published_slots)
+    if ring_override is not None:
+        if ring_override == "1":
+            return FULL_RING
+        if ring_override == "0":
+            return NO_RING
+    if use_speculative:
+        return SKIPPED_FOR_SPECULATIVE
+    if watchdogs_disabled:
+        return SKIPPED_FOR_WATCHDOGS
+    return FULL_RING
+
+
+def fit_decode_ring_slots(
+    start_slots,
+    reserve_without_ring,
+    bytes_per_ring_slot,
+    free_mem,
+):
+    """Largest ladder depth, at most ``start_slots``, with
+    ``reserve_without_ring + depth * bytes_per_ring_slot <= free_mem``
+    (saturating at ``USIZE_MAX``); 0 also when no depth fits."""
+    cdef size_t start = as_usize(start_slots, "start_slots")
+    cdef size_t reserve = as_usize(reserve_without_ring, "reserve_without_ring")
+    cdef size_t slot_bytes = as_usize(bytes_per_ring_slot, "bytes_per_ring_slot")
+    cdef size_t available = as_usize(free_mem, "free_mem")
+    cdef size_t slots
+    for slots in FIT_LADDER:
+        if slots <= start and saturating_add(
+            reserve, saturating_mul(slots, slot_bytes)
+        ) <= available:
+            return slots
+    return 0
+
+
+@cython.final
+cdef class EnvironmentReader:
+    """Reads variables of the live process environment as Rust's
+    ``std::env::var`` does: ``None`` when unset or not valid Unicode.
+
+    Sees changes made through ``os.environ``, ``os.putenv`` and
+    ``os.unsetenv`` at the next ``read()``. The values last read are kept, so
+    reading unchanged values costs a ``getenv`` and a ``strcmp`` per name and
+    returns the same tuple.
+    """
+
+    cdef readonly tuple names
+    cdef list encoded_names
+    cdef list last_raw
+    cdef tuple last_values
+
+    def __cinit__(self, names):
+        names = tuple(names)
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"variable names must be str, not {type(name).__name__}"
+                )
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"invalid environment variable name {name!r}")
+        self.names = names
+        self.encoded_names = [name.encode("utf-8") for name in names]
+        self.last_raw = [None] * len(names)
+        self.last_values = (None,) * len(names)
+
+    def __repr__(self):
+        return f"EnvironmentReader({self.names!r})"
+
+    def read(self):
+        """Each variable's value, or None where it is unset or not valid Unicode."""
+        if DECODE_RING_WIDE_ENVIRONMENT:
+            return tuple([
+                valid_unicode_or_none(decode_ring_getenv_wide(name))
+                for name in self.names
+            ])
+        cdef Py_ssize_t index
+        cdef const char *raw
+        cdef bint changed = False
+        for index in range(len(self.names)):
+            raw = decode_ring_getenv(PyBytes_AS_STRING(self.encoded_names[index]))
+            last = self.last_raw[index]
+            if raw == NULL:
+                if last is not None:
+                    self.last_raw[index] = None
+                    changed = True
+            elif last is None or strcmp(raw, PyBytes_AS_STRING(last)) != 0:
+                self.last_raw[index] = PyBytes_FromString(raw)
+                changed = True
+        if changed:
+            self.last_values = tuple([
+                None if raw_bytes is None else utf8_or_none(raw_bytes)
+                for raw_bytes in self.last_raw
+            ])
+        return self.last_values
+
+    def present(self):
+        """Whether each variable is set at all, whatever its value."""
+        if DECODE_RING_WIDE_ENVIRONMENT:
+            return tuple([
+                decode_ring_getenv_wide(name) is not None for name in self.names
+            ])
+        return tuple([
+            decode_ring_getenv(PyBytes_AS_STRING(encoded)) != NULL
+            for encoded in self.encoded_names
+        ])
+
+
+cdef object utf8_or_none(bytes raw):
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+cdef object valid_unicode_or_none(object value):
+    # Windows hands back UTF-16, where a lone surrogate is not valid Unicode.
+    if value is None:
+        return None
+    try:
+        (<str>value).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value

@@ -1,0 +1,233 @@
+"""Pure-Python twin of the compiled core ``_core.pyx``.
+
+Same API, same results, same exception types for the same input. It is used
+under ``DECODE_RING_NO_EXTENSIONS=1``, on PyPy, and wherever the compiled core
+was not built. Integer arguments are Rust's ``usize``: anything with
+``__index__`` in ``0..=USIZE_MAX``.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Final, final
+
+DECODE_ROLLBACK_RING_SLOTS: Final = 8
+DECODE_RING_FIT_LADDER: Final = (8, 4, 2, 1, 0)
+USIZE_MAX: Final = sys.maxsize * 2 + 1
+
+_SKIP_SPECULATIVE: Final = "speculative decode active"
+_SKIP_WATCHDOGS: Final = "watchdogs disabled"
+
+
+def _usize(value: object, name: str) -> int:
+    """``value`` as a usize, raising as the compiled core's conversion does."""
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an integer, not {type(value).__name__}"
+        ) from None
+    if not 0 <= number <= USIZE_MAX:
+        raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {number}")
+    return number
+
+
+def _optional_str(value: object, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be str or None, not {type(value).__name__}")
+    return value
+
+
+@final
+class DecodeRingDecision:
+    """Outcome of the ring-depth decision: an immutable value.
+
+    ``skip_reason`` is set only for the implicit skips (speculative decode,
+    watchdogs disabled), so the allocating call site can log the saving.
+    """
+
+    __slots__ = ("slots", "skip_reason")
+    __match_args__ = ("slots", "skip_reason")
+
+    slots: int
+    skip_reason: str | None
+
+    def __init__(self, slots: int, skip_reason: str | None = None) -> None:
+        if hasattr(self, "slots"):
+            raise AttributeError("DecodeRingDecision is immutable")
+        object.__setattr__(self, "slots", _usize(slots, "slots"))
+        object.__setattr__(
+            self, "skip_reason", _optional_str(skip_reason, "skip_reason")
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("DecodeRingDecision is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("DecodeRingDecision is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not DecodeRingDecision:
+            return NotImplemented
+        return self.slots == other.slots and self.skip_reason == other.skip_reason
+
+    def __hash__(self) -> int:
+        return hash((self.slots, self.skip_reason))
+
+    def __repr__(self) -> str:
+        return (
+            f"DecodeRingDecision(slots={self.slots!r}, "
+            f"skip_reason={self.skip_reason!r})"
+        )
+
+    def __reduce__(self) -> tuple[type[DecodeRingDecision], tuple[int, str | None]]:
+        return DecodeRingDecision, (self.slots, self.skip_reason)
+
+
+# The recurring outcomes are shared, so the hot path allocates nothing.
+_NO_RING: Final = DecodeRingDecision(0)
+_FULL_RING: Final = DecodeRingDecision(DECODE_ROLLBACK_RING_SLOTS)
+_SKIPPED_FOR_SPECULATIVE: Final = DecodeRingDecision(0, _SKIP_SPECULATIVE)
+_SKIPPED_FOR_WATCHDOGS: Final = DecodeRingDecision(0, _SKIP_WATCHDOGS)
+_PUBLISHED_DECISIONS: Final = tuple(
+    DecodeRingDecision(slots) for slots in range(DECODE_ROLLBACK_RING_SLOTS + 1)
+)
+
+# The once-cell. Reads need no lock: a published value never changes.
+_cell: int | None = None
+_cell_lock: Final = threading.Lock()
+
+
+def set_decode_ring_slots(slots: int) -> int:
+    """Publish the ring depth and return the depth in force; the first write wins."""
+    global _cell
+    slots = _usize(slots, "slots")
+    with _cell_lock:
+        if _cell is None:
+            _cell = slots
+        return _cell
+
+
+def published_decode_ring_slots() -> int | None:
+    """The published depth, or None. Reads the cell without setting it."""
+    return _cell
+
+
+def decode_rollback_ring_slots_with(
+    num_ssm_layers: int,
+    use_speculative: bool,
+    published: int | None,
+    ring_override: str | None,
+    watchdogs_disabled: bool,
+) -> DecodeRingDecision:
+    """Env-free core of the depth decision. Precedence, highest first:
+
+    1. no SSM layers: 0;
+    2. ``published``: that depth, also under speculative decode or with
+       watchdogs disabled;
+    3. ``ring_override`` ``"1"`` or ``"0"``: the full depth or 0;
+    4. speculative decode or watchdogs disabled: 0, with a ``skip_reason``;
+    5. otherwise the full depth.
+    """
+    # Every argument is checked before any rule applies, as the compiled
+    # core's conversions are.
+    num_ssm_layers = _usize(num_ssm_layers, "num_ssm_layers")
+    use_speculative = bool(use_speculative)
+    if published is not None:
+        published = _usize(published, "published")
+    _optional_str(ring_override, "ring_override")
+    watchdogs_disabled = bool(watchdogs_disabled)
+
+    if num_ssm_layers == 0:
+        return _NO_RING
+    if published is not None:
+        if published <= DECODE_ROLLBACK_RING_SLOTS:
+            return _PUBLISHED_DECISIONS[published]
+        return DecodeRingDecision(published)
+    if ring_override == "1":
+        return _FULL_RING
+    if ring_override == "0":
+        return _NO_RING
+    if use_speculative:
+        return _SKIPPED_FOR_SPECULATIVE
+    if watchdogs_disabled:
+        return _SKIPPED_FOR_WATCHDOGS
+    return _FULL_RING
+
+
+def _saturating_add(a: int, b: int) -> int:
+    return min(a + b, USIZE_MAX)
+
+
+def _saturating_mul(a: int, b: int) -> int:
+    return min(a * b, USIZE_MAX)
+
+
+def fit_decode_ring_slots(
+    start_slots: int,
+    reserve_without_ring: int,
+    bytes_per_ring_slot: int,
+    free_mem: int,
+) -> int:
+    """Largest ladder depth, at most ``start_slots``, with
+    ``reserve_without_ring + depth * bytes_per_ring_slot <= free_mem``
+    (saturating at ``USIZE_MAX``); 0 also when no depth fits."""
+    start_slots = _usize(start_slots, "start_slots")
+    reserve_without_ring = _usize(reserve_without_ring, "reserve_without_ring")
+    bytes_per_ring_slot = _usize(bytes_per_ring_slot, "bytes_per_ring_slot")
+    free_mem = _usize(free_mem, "free_mem")
+    for slots in DECODE_RING_FIT_LADDER:
+        if slots <= start_slots and _saturating_add(
+            reserve_without_ring, _saturating_mul(slots, bytes_per_ring_slot)
+        ) <= free_mem:
+            return slots
+    return 0
+
+
+@final
+class EnvironmentReader:
+    """Reads environment variables as Rust's ``std::env::var`` does: ``None``
+    when unset or not valid Unicode.
+
+    Reads ``os.environ``, so it sees changes made through it; unlike the
+    compiled core it does not see ``os.putenv`` or ``os.unsetenv``.
+    """
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: Iterable[str]) -> None:
+        names = tuple(names)
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"variable names must be str, not {type(name).__name__}"
+                )
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"invalid environment variable name {name!r}")
+        self.names: Final = names
+
+    def __repr__(self) -> str:
+        return f"EnvironmentReader({self.names!r})"
+
+    def read(self) -> tuple[str | None, ...]:
+        """Each variable's value, or None where it is unset or not valid Unicode."""
+        return tuple(_valid_unicode_or_none(os.environ.get(name)) for name in self.names)
+
+    def present(self) -> tuple[bool, ...]:
+        """Whether each variable is set at all, whatever its value."""
+        return tuple(name in os.environ for name in self.names)
+
+
+def _valid_unicode_or_none(value: str | None) -> str | None:
+    # os.environ carries undecodable bytes as lone surrogates.
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value

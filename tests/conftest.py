@@ -1,0 +1,120 @@
+"""One suite, run against both cores.
+
+``api`` is parametrised over the compiled core and its pure-Python twin. The
+compiled core may be missing only where it was not meant to be built
+(``DECODE_RING_NO_EXTENSIONS`` or a non-CPython interpreter); anywhere else a
+missing compiled core fails the run instead of skipping half of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+from decode_ring._facade import (
+    environment_reader,
+    parse_decode_ring_slots,
+    watchdogs_disabled_from_value,
+)
+
+CORE_MODULES = {"cython": "decode_ring._core", "python": "decode_ring._core_py"}
+
+
+def compiled_core_may_be_missing() -> bool:
+    switch = os.environ.get("DECODE_RING_NO_EXTENSIONS", "")
+    return switch not in ("", "0") or sys.implementation.name != "cpython"
+
+
+def load_core(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(CORE_MODULES[name])
+    except ImportError as error:
+        if name == "cython" and compiled_core_may_be_missing():
+            pytest.skip(f"compiled core not built here: {error}")
+        raise
+
+
+@pytest.fixture(params=sorted(CORE_MODULES))
+def core(request: pytest.FixtureRequest) -> ModuleType:
+    """One core module, as ``_core`` or ``_core_py``."""
+    return load_core(request.param)
+
+
+@pytest.fixture
+def api(core: ModuleType) -> SimpleNamespace:
+    """The package's public API with ``core`` deciding: the core's own names,
+    the facade's parsers and the environment-reading decision over it."""
+    return SimpleNamespace(
+        **{name: getattr(core, name) for name in dir(core) if not name.startswith("_")},
+        core_name=core.__name__,
+        parse_decode_ring_slots=parse_decode_ring_slots,
+        watchdogs_disabled_from_value=watchdogs_disabled_from_value,
+        decode_rollback_ring_slots=environment_reader(core),
+    )
+
+
+@pytest.fixture
+def both_cores() -> tuple[ModuleType, ModuleType]:
+    return load_core("cython"), load_core("python")
+
+
+@pytest.fixture(autouse=True)
+def nothing_published_in_this_process() -> Iterator[None]:
+    """The once-cell cannot be reset, so tests publish only in subprocesses."""
+    yield
+    for name in CORE_MODULES:
+        try:
+            module = importlib.import_module(CORE_MODULES[name])
+        except ImportError:
+            continue
+        assert module.published_decode_ring_slots() is None, (
+            f"a test published a depth in the test process ({name} core)"
+        )
+
+
+@pytest.fixture
+def ring_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """A monkeypatch with both of the reference's variables unset."""
+    monkeypatch.delenv("METRALE_SSM_DECODE_RING", raising=False)
+    monkeypatch.delenv("METRALE_DISABLE_WATCHDOGS", raising=False)
+    monkeypatch.delenv("METRALE_SSM_RESERVE_RING_FULL", raising=False)
+    return monkeypatch
+
+
+RunPython = Callable[..., Any]
+
+
+@pytest.fixture
+def run_python() -> RunPython:
+    """Runs a snippet in a fresh interpreter and returns what it prints, as
+    Python literals evaluated, one per line."""
+
+    def run(code: str, env: dict[str, str] | None = None, **popen: Any) -> list[Any]:
+        child_env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("METRALE_")
+        }
+        child_env.update(env or {})
+        completed = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            **popen,
+        )
+        assert completed.returncode == 0, completed.stderr
+        return [ast.literal_eval(line) for line in completed.stdout.splitlines()]
+
+    return run
+
