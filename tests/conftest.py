@@ -43,7 +43,7 @@ def load_core(name: str) -> ModuleType:
         raise
 
 
-@pytest.fixture(params=sorted(CORE_MODULES))
+@pytest.fixture(scope="session", params=sorted(CORE_MODULES))
 def core(request: pytest.FixtureRequest) -> ModuleType:
     """One core module, as ``_core`` or ``_core_py``."""
     return load_core(request.param)
@@ -62,7 +62,7 @@ def api(core: ModuleType) -> SimpleNamespace:
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def both_cores() -> tuple[ModuleType, ModuleType]:
     return load_core("cython"), load_core("python")
 

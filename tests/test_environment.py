@@ -1,0 +1,141 @@
+"""``decode_rollback_ring_slots`` reads the live environment at every call."""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+RING = "METRALE_SSM_DECODE_RING"
+WATCHDOGS = "METRALE_DISABLE_WATCHDOGS"
+
+
+@pytest.fixture
+def compiled_core(both_cores: tuple[ModuleType, ModuleType]) -> ModuleType:
+    return both_cores[0]
+
+
+def outcome(api: SimpleNamespace, layers: int = 48, speculative: bool = False) -> tuple:
+    decision = api.decode_rollback_ring_slots(layers, speculative)
+    return decision.slots, decision.skip_reason
+
+
+def test_unset_environment_gives_the_full_ring(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    assert outcome(api) == (8, None)
+    assert outcome(api, layers=0) == (0, None)
+    assert outcome(api, speculative=True) == (0, "speculative decode active")
+
+
+def test_every_call_reads_the_environment_afresh(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    ring_environment.setenv(RING, "0")
+    assert outcome(api) == (0, None)
+    ring_environment.setenv(RING, "1")
+    assert outcome(api, speculative=True) == (8, None)
+    ring_environment.delenv(RING)
+    ring_environment.setenv(WATCHDOGS, " TRUE ")
+    assert outcome(api) == (0, "watchdogs disabled")
+    ring_environment.setenv(WATCHDOGS, "false")
+    assert outcome(api) == (8, None)
+    ring_environment.setenv(WATCHDOGS, "1")
+    ring_environment.setenv(RING, "1")
+    assert outcome(api) == (8, None)
+    ring_environment.setenv(RING, "2")
+    assert outcome(api) == (0, "watchdogs disabled")
+    ring_environment.delenv(WATCHDOGS)
+    ring_environment.delenv(RING)
+    assert outcome(api) == (8, None)
+
+
+def test_a_value_of_the_same_length_is_not_mistaken_for_the_last(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    for value, expected in [("1", (8, None)), ("0", (0, None)), ("1", (8, None))]:
+        ring_environment.setenv(RING, value)
+        assert outcome(api, speculative=True) == expected
+
+
+def test_the_reader_reports_values_and_presence(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    reader = api.EnvironmentReader((RING, WATCHDOGS))
+    assert reader.names == (RING, WATCHDOGS)
+    assert reader.read() == (None, None)
+    assert reader.present() == (False, False)
+    ring_environment.setenv(RING, "")
+    ring_environment.setenv(WATCHDOGS, "caf\u00e9")
+    assert reader.read() == ("", "caf\u00e9")
+    assert reader.present() == (True, True)
+
+
+@pytest.mark.skipif(not os.supports_bytes_environ, reason="no bytes environment here")
+def test_a_value_that_is_not_utf8_reads_as_unset(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    reader = api.EnvironmentReader((RING, WATCHDOGS))
+    ring_environment.setitem(os.environb, RING.encode(), b"1\xff")
+    ring_environment.setitem(os.environb, WATCHDOGS.encode(), b"\xc3\x28")
+    assert reader.read() == (None, None)
+    assert reader.present() == (True, True)
+    ring_environment.setitem(os.environb, RING.encode(), b"1")
+    assert reader.read() == ("1", None)
+
+
+@pytest.mark.parametrize(
+    ("names", "error"),
+    [((1,), TypeError), (("",), ValueError), (("A=B",), ValueError), (("A\0",), ValueError)],
+)
+def test_the_reader_rejects_bad_names(
+    api: SimpleNamespace, names: tuple[object, ...], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        api.EnvironmentReader(names)
+
+
+def test_the_compiled_core_sees_putenv_and_unsetenv(
+    compiled_core: ModuleType, ring_environment: pytest.MonkeyPatch
+) -> None:
+    from decode_ring._facade import environment_reader
+
+    decide = environment_reader(compiled_core)
+    try:
+        os.putenv(RING, "0")
+        assert decide(48, False).slots == 0
+        os.putenv(WATCHDOGS, "true")
+        os.putenv(RING, "2")
+        assert decide(48, False).skip_reason == "watchdogs disabled"
+        os.unsetenv(WATCHDOGS)
+        assert decide(48, False).slots == 8
+        os.putenv(RING, "0")
+        assert decide(48, True).skip_reason is None
+    finally:
+        os.unsetenv(RING)
+        os.unsetenv(WATCHDOGS)
+    assert decide(48, False).slots == 8
+
+
+def test_the_package_entry_point_reads_the_environment(
+    ring_environment: pytest.MonkeyPatch,
+) -> None:
+    import decode_ring
+
+    ring_environment.setenv(RING, "0")
+    assert decode_ring.decode_rollback_ring_slots(48, False) == decode_ring.DecodeRingDecision(0)
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [((-1, False), OverflowError), ((1.5, False), TypeError), (("48", False), TypeError)],
+)
+def test_bad_arguments_raise(
+    api: SimpleNamespace,
+    ring_environment: pytest.MonkeyPatch,
+    args: tuple[object, bool],
+    error: type[Exception],
+) -> None:
+    with pytest.raises(error):
+        api.decode_rollback_ring_slots(*args)

@@ -1,0 +1,83 @@
+"""Which core the package uses, and what it exports."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+import decode_ring
+from conftest import RunPython, compiled_core_may_be_missing, load_core
+
+
+def test_the_package_uses_the_compiled_core_unless_told_otherwise() -> None:
+    expected = "python" if compiled_core_may_be_missing() else "cython"
+    assert decode_ring.CORE == expected
+
+
+@pytest.mark.parametrize(("switch", "core"), [("1", "python"), ("yes", "python"), ("0", None), ("", None)])
+def test_the_no_extensions_switch_selects_the_twin(
+    run_python: RunPython, switch: str, core: str | None
+) -> None:
+    if core is None:
+        core = "python" if compiled_core_may_be_missing() else "cython"
+    lines = run_python(
+        """
+        import decode_ring
+        print(repr(decode_ring.CORE))
+        print(repr(decode_ring.fit_decode_ring_slots.__module__))
+        """,
+        env={"DECODE_RING_NO_EXTENSIONS": switch},
+    )
+    module = {"python": "decode_ring._core_py", "cython": "decode_ring._core"}[core]
+    assert lines == [core, module]
+
+
+def test_the_core_functions_are_exported_without_a_wrapper() -> None:
+    core = load_core(decode_ring.CORE)
+    for name in (
+        "set_decode_ring_slots",
+        "published_decode_ring_slots",
+        "decode_rollback_ring_slots_with",
+        "fit_decode_ring_slots",
+        "DecodeRingDecision",
+    ):
+        assert getattr(decode_ring, name) is getattr(core, name), name
+
+
+def test_the_public_api() -> None:
+    assert sorted(decode_ring.__all__) == sorted(
+        [
+            "CORE",
+            "DECODE_RING_FIT_LADDER",
+            "DECODE_ROLLBACK_RING_SLOTS",
+            "USIZE_MAX",
+            "DecodeRingDecision",
+            "__version__",
+            "decode_rollback_ring_slots",
+            "decode_rollback_ring_slots_with",
+            "fit_decode_ring_slots",
+            "parse_decode_ring_slots",
+            "published_decode_ring_slots",
+            "set_decode_ring_slots",
+            "watchdogs_disabled_from_value",
+        ]
+    )
+    for name in decode_ring.__all__:
+        assert hasattr(decode_ring, name), name
+
+
+def test_the_version_is_the_distribution_version() -> None:
+    assert decode_ring.__version__ == importlib.metadata.version("decode_ring")
+
+
+def test_the_cores_have_the_same_public_names() -> None:
+    compiled = load_core("cython")
+    twin = load_core("python")
+
+    def public(module: object) -> set[str]:
+        return {name for name in dir(module) if not name.startswith("_")}
+
+    assert public(compiled) - {"cython"} == public(twin) - {
+        "Final", "Iterable", "annotations", "final", "operator", "os", "sys", "threading",
+    }
