@@ -44,3 +44,8 @@ def noop_5(
     if ring_override is not None and not isinstance(ring_override, str):
         raise TypeError("ring_override must be str or None")
     return None
+
+
+def noop_1_usize(slots):
+    as_usize(slots, "slots")
+    return None

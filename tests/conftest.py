@@ -26,22 +26,7 @@ from decode_ring._facade import (
     watchdogs_disabled_from_value,
 )
 
-CORE_MODULES = {"cython": "decode_ring._core", "python": "decode_ring._core_py"}
-
-
-def compiled_core_may_be_missing() -> bool:
-    switch = os.environ.get("DECODE_RING_NO_EXTENSIONS", "")
-    return switch not in ("", "0") or sys.implementation.name != "cpython"
-
-
-def load_core(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(CORE_MODULES[name])
-    except ImportError as error:
-        if name == "cython" and compiled_core_may_be_missing():
-            pytest.skip(f"compiled core not built here: {error}")
-        raise
-
+from .support import CORE_MODULES, RunPython, load_core
 
 @pytest.fixture(scope="session", params=sorted(CORE_MODULES))
 def core(request: pytest.FixtureRequest) -> ModuleType:
@@ -88,9 +73,6 @@ def ring_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.delenv("METRALE_DISABLE_WATCHDOGS", raising=False)
     monkeypatch.delenv("METRALE_SSM_RESERVE_RING_FULL", raising=False)
     return monkeypatch
-
-
-RunPython = Callable[..., Any]
 
 
 @pytest.fixture

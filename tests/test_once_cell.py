@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORE_MODULES, RunPython, load_core
+from .support import CORE_MODULES, RunPython, load_core
 
 
 @pytest.fixture(params=sorted(CORE_MODULES))

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import decode_ring
-from conftest import RunPython, compiled_core_may_be_missing, load_core
+from .support import RunPython, compiled_core_may_be_missing, load_core
 
 
 def test_the_package_uses_the_compiled_core_unless_told_otherwise() -> None:
