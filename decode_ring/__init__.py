@@ -39,7 +39,7 @@ def _select_core() -> tuple[ModuleType, str]:
     return _core, "cython"
 
 
-_selected_core, CORE = _select_core()
+_selected_core, CORE = _select_core()  # preflight reads the environment through it
 
 DECODE_ROLLBACK_RING_SLOTS: int = _selected_core.DECODE_ROLLBACK_RING_SLOTS
 DECODE_RING_FIT_LADDER: tuple[int, ...] = _selected_core.DECODE_RING_FIT_LADDER

@@ -8,38 +8,30 @@ was not built. Integer arguments are Rust's ``usize``: anything with
 
 from __future__ import annotations
 
-import operator
 import os
-import sys
 import threading
 from collections.abc import Iterable
 from typing import Final, final
 
+from ._checks import USIZE_MAX, optional_str, usize
+
+__all__ = [
+    "DECODE_RING_FIT_LADDER",
+    "DECODE_ROLLBACK_RING_SLOTS",
+    "USIZE_MAX",
+    "DecodeRingDecision",
+    "EnvironmentReader",
+    "decode_rollback_ring_slots_with",
+    "fit_decode_ring_slots",
+    "published_decode_ring_slots",
+    "set_decode_ring_slots",
+]
+
 DECODE_ROLLBACK_RING_SLOTS: Final = 8
 DECODE_RING_FIT_LADDER: Final = (8, 4, 2, 1, 0)
-USIZE_MAX: Final = sys.maxsize * 2 + 1
 
 _SKIP_SPECULATIVE: Final = "speculative decode active"
 _SKIP_WATCHDOGS: Final = "watchdogs disabled"
-
-
-def _usize(value: object, name: str) -> int:
-    """``value`` as a usize, raising as the compiled core's conversion does."""
-    try:
-        number = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(
-            f"{name} must be an integer, not {type(value).__name__}"
-        ) from None
-    if not 0 <= number <= USIZE_MAX:
-        raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {number}")
-    return number
-
-
-def _optional_str(value: object, name: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{name} must be str or None, not {type(value).__name__}")
-    return value
 
 
 @final
@@ -59,9 +51,9 @@ class DecodeRingDecision:
     def __init__(self, slots: int, skip_reason: str | None = None) -> None:
         if hasattr(self, "slots"):
             raise AttributeError("DecodeRingDecision is immutable")
-        object.__setattr__(self, "slots", _usize(slots, "slots"))
+        object.__setattr__(self, "slots", usize(slots, "slots"))
         object.__setattr__(
-            self, "skip_reason", _optional_str(skip_reason, "skip_reason")
+            self, "skip_reason", optional_str(skip_reason, "skip_reason")
         )
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -105,7 +97,7 @@ _cell_lock: Final = threading.Lock()
 def set_decode_ring_slots(slots: int) -> int:
     """Publish the ring depth and return the depth in force; the first write wins."""
     global _cell
-    slots = _usize(slots, "slots")
+    slots = usize(slots, "slots")
     with _cell_lock:
         if _cell is None:
             _cell = slots
@@ -135,11 +127,11 @@ def decode_rollback_ring_slots_with(
     """
     # Every argument is checked before any rule applies, as the compiled
     # core's conversions are.
-    num_ssm_layers = _usize(num_ssm_layers, "num_ssm_layers")
+    num_ssm_layers = usize(num_ssm_layers, "num_ssm_layers")
     use_speculative = bool(use_speculative)
     if published is not None:
-        published = _usize(published, "published")
-    _optional_str(ring_override, "ring_override")
+        published = usize(published, "published")
+    optional_str(ring_override, "ring_override")
     watchdogs_disabled = bool(watchdogs_disabled)
 
     if num_ssm_layers == 0:
@@ -176,10 +168,10 @@ def fit_decode_ring_slots(
     """Largest ladder depth, at most ``start_slots``, with
     ``reserve_without_ring + depth * bytes_per_ring_slot <= free_mem``
     (saturating at ``USIZE_MAX``); 0 also when no depth fits."""
-    start_slots = _usize(start_slots, "start_slots")
-    reserve_without_ring = _usize(reserve_without_ring, "reserve_without_ring")
-    bytes_per_ring_slot = _usize(bytes_per_ring_slot, "bytes_per_ring_slot")
-    free_mem = _usize(free_mem, "free_mem")
+    start_slots = usize(start_slots, "start_slots")
+    reserve_without_ring = usize(reserve_without_ring, "reserve_without_ring")
+    bytes_per_ring_slot = usize(bytes_per_ring_slot, "bytes_per_ring_slot")
+    free_mem = usize(free_mem, "free_mem")
     for slots in DECODE_RING_FIT_LADDER:
         if slots <= start_slots and _saturating_add(
             reserve_without_ring, _saturating_mul(slots, bytes_per_ring_slot)

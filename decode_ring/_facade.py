@@ -12,7 +12,8 @@ import string
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from ._core_py import DECODE_ROLLBACK_RING_SLOTS, USIZE_MAX
+from ._checks import USIZE_MAX
+from ._core_py import DECODE_ROLLBACK_RING_SLOTS
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -46,7 +47,7 @@ _COMMON_SLOT_VALUES: Final[dict[str, int | None]] = {
 }
 
 
-def _rust_usize_from_str(s: str) -> int | None:
+def rust_usize_from_str(s: str) -> int | None:
     """``s.parse::<usize>()``: ASCII digits after an optional ``+``, any number
     of leading zeros, at most ``USIZE_MAX``; None where Rust errs."""
     digits = s[1:] if s.startswith("+") else s
@@ -72,7 +73,7 @@ def parse_decode_ring_slots(s: str) -> int | None:
         return _COMMON_SLOT_VALUES[s]
     except KeyError:
         pass
-    slots = _rust_usize_from_str(s)
+    slots = rust_usize_from_str(s)
     if slots is None:
         raise ValueError(
             f"unknown ssm-decode-ring-slots '{s}' "

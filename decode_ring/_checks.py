@@ -1,0 +1,32 @@
+"""Argument checks of the pure-Python code, raising as the compiled core's
+conversions do (``_usize.pxd``): Rust's ``usize`` is anything with
+``__index__`` in ``0..=USIZE_MAX``."""
+
+from __future__ import annotations
+
+import operator
+import sys
+from typing import Final
+
+USIZE_MAX: Final = sys.maxsize * 2 + 1
+
+
+def usize(value: object, name: str) -> int:
+    """``value`` as a usize: ``TypeError`` for a non-integer, ``OverflowError``
+    out of range."""
+    try:
+        number = operator.index(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an integer, not {type(value).__name__}"
+        ) from None
+    if not 0 <= number <= USIZE_MAX:
+        raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {number}")
+    return number  # type: ignore[no-any-return]
+
+
+def optional_str(value: object, name: str) -> str | None:
+    """``value`` when it is a str or None; ``TypeError`` otherwise."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be str or None, not {type(value).__name__}")
+    return value

@@ -1,0 +1,231 @@
+"""``decode_ring.preflight``: request, fit to a yardstick, publish."""
+
+from __future__ import annotations
+
+import pytest
+
+from decode_ring import preflight
+from decode_ring.preflight import (
+    PRE_LOAD,
+    PostLoadKvHeadroom,
+    autofit,
+    fit_ring,
+    requested_slots,
+    slot_bytes,
+)
+
+from .support import RunPython
+
+MiB, GiB = 2**20, 2**30
+PER_SEQUENCE_STATE = 158_859_264
+SLOT = 32 * PER_SEQUENCE_STATE
+RESERVE = 7039 * MiB
+FREE = int(14.1 * GiB)
+USIZE_MAX = 2**64 - 1
+
+
+@pytest.mark.parametrize("value", ["1", "0", "", "no"])
+def test_reserve_ring_full_requests_the_full_ring_whatever_its_value(
+    ring_environment: pytest.MonkeyPatch, value: str
+) -> None:
+    ring_environment.setenv("METRALE_SSM_RESERVE_RING_FULL", value)
+    ring_environment.setenv("METRALE_SSM_DECODE_RING", "0")
+    ring_environment.setenv("METRALE_DISABLE_WATCHDOGS", "1")
+    assert requested_slots(48, True) == 8
+    assert requested_slots(0, True) == 0
+
+
+def test_without_reserve_ring_full_the_decision_requests(
+    ring_environment: pytest.MonkeyPatch,
+) -> None:
+    assert requested_slots(48, False) == 8
+    assert requested_slots(48, True) == 0
+    assert requested_slots(0, False) == 0
+    ring_environment.setenv("METRALE_SSM_DECODE_RING", "0")
+    assert requested_slots(48, False) == 0
+
+
+@pytest.mark.parametrize(("args", "error"), [((-1, False), OverflowError), ((1.0, False), TypeError)])
+def test_requested_slots_rejects_bad_layers(
+    ring_environment: pytest.MonkeyPatch, args: tuple[object, bool], error: type[Exception]
+) -> None:
+    ring_environment.setenv("METRALE_SSM_RESERVE_RING_FULL", "1")
+    with pytest.raises(error):
+        requested_slots(*args)  # type: ignore[arg-type]
+
+
+def test_slot_bytes_is_batch_times_state() -> None:
+    assert slot_bytes(32, PER_SEQUENCE_STATE) == SLOT == 5_083_496_448
+    assert slot_bytes(0, PER_SEQUENCE_STATE) == 0
+    assert slot_bytes(1, USIZE_MAX) == USIZE_MAX
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [((2, USIZE_MAX), OverflowError), ((2**32, 2**32), OverflowError),
+     ((-1, 1), OverflowError), ((1.5, 1), TypeError), ((1, "1"), TypeError)],
+)
+def test_slot_bytes_rejects(args: tuple[object, object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        slot_bytes(*args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("free", "slots", "lowered"),
+    [(FREE, 1, True), (30 * GiB, 4, True), (64 * GiB, 8, False)],
+)
+def test_the_worked_example(free: int, slots: int, lowered: bool) -> None:
+    fit = fit_ring(8, SLOT, RESERVE, free)
+    assert (fit.slots, fit.requested, fit.fits, fit.lowered) == (slots, 8, True, lowered)
+    assert (fit.warning is not None) is lowered
+    assert fit.ring_bytes == slots * SLOT
+    assert (fit.beside, fit.limit) == (RESERVE, free)
+    assert fit.total == RESERVE + slots * SLOT
+
+
+def test_the_warning_says_from_what_to_what_against_what_and_how_to_pin() -> None:
+    warning = fit_ring(8, SLOT, RESERVE, FREE).warning
+    assert warning is not None
+    assert "from 8 to 1" in warning
+    assert "pre-load free memory" in warning
+    assert "--ssm-decode-ring-slots N" in warning
+    assert "refused rather than shrunk" in warning
+
+
+def test_the_decision_line_names_the_yardstick_and_every_term() -> None:
+    decision = fit_ring(8, SLOT, RESERVE, FREE).decision
+    assert "\n" not in decision
+    for term in ("pre-load free memory", "ring 4.73 GiB", "1 x 4.73 GiB",
+                 "reserve without ring 6.87 GiB", "11.61 GiB", "<=", "free memory 14.10 GiB"):
+        assert term in decision, term
+
+
+@pytest.mark.parametrize(
+    ("requested", "slot", "explicit"),
+    [(0, SLOT, False), (8, 0, False), (8, SLOT, True), (2, SLOT, True)],
+)
+def test_requested_stands_without_warning(requested: int, slot: int, explicit: bool) -> None:
+    fit = fit_ring(requested, slot, RESERVE, FREE, explicit=explicit)
+    assert (fit.slots, fit.warning) == (requested, None)
+
+
+def test_an_explicit_depth_that_does_not_fit_is_kept_unfitted() -> None:
+    fit = fit_ring(8, SLOT, RESERVE, FREE, explicit=True)
+    assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
+
+
+def test_pre_load_a_reserve_that_alone_exceeds_free_memory_keeps_the_request() -> None:
+    fit = fit_ring(8, SLOT, 20 * GiB, FREE)
+    assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
+    fit = fit_ring(4, SLOT, FREE + 1, FREE, PRE_LOAD)
+    assert (fit.slots, fit.fits, fit.warning) == (4, False, None)
+
+
+def test_post_load_lowers_to_what_fits_the_headroom() -> None:
+    yardstick = PostLoadKvHeadroom(kv_floor=2 * GiB, headroom=12 * GiB)
+    fit = fit_ring(8, SLOT, RESERVE, FREE, yardstick)
+    assert (fit.slots, fit.fits) == (2, True)
+    assert (fit.beside, fit.limit) == (2 * GiB, 12 * GiB)
+    assert fit.warning is not None and "post-load KV headroom" in fit.warning
+    assert "KV floor" in fit.decision and "KV headroom" in fit.decision
+
+
+def test_post_load_with_nothing_fitting_takes_zero_and_leaves_it_to_the_kv_budget() -> None:
+    fit = fit_ring(8, SLOT, RESERVE, FREE, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=4 * GiB))
+    assert (fit.slots, fit.fits) == (0, False)
+    assert fit.warning is not None and "KV budget stage will decide" in fit.warning
+
+
+def test_the_arithmetic_saturates() -> None:
+    fit = fit_ring(8, USIZE_MAX, USIZE_MAX, USIZE_MAX)
+    assert (fit.slots, fit.total, fit.fits) == (8, USIZE_MAX, True)
+    fit = fit_ring(8, USIZE_MAX, 1, USIZE_MAX - 1)
+    assert (fit.slots, fit.fits, fit.ring_bytes) == (0, True, 0)
+    assert fit.rungs()[-2].total_bytes == USIZE_MAX
+
+
+def test_the_rungs_cover_the_ladder() -> None:
+    rungs = fit_ring(8, SLOT, RESERVE, FREE).rungs()
+    assert [(rung.slots, rung.fits) for rung in rungs] == [
+        (8, False), (4, False), (2, False), (1, True), (0, True)
+    ]
+    assert [rung.total_bytes for rung in rungs] == [RESERVE + n * SLOT for n in (8, 4, 2, 1, 0)]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [((-1, SLOT, RESERVE, FREE), OverflowError), ((8, 1.0, RESERVE, FREE), TypeError),
+     ((8, SLOT, RESERVE, "14GiB"), TypeError)],
+)
+def test_fit_ring_rejects(args: tuple[object, ...], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        fit_ring(*args)  # type: ignore[arg-type]
+
+
+def test_post_load_yardstick_rejects_bad_sizes() -> None:
+    with pytest.raises(OverflowError):
+        PostLoadKvHeadroom(kv_floor=-1, headroom=0)
+
+
+class FakeCell:
+    def __init__(self, value: int | None = None) -> None:
+        self.value = value
+        self.writes: list[int] = []
+
+    def set(self, slots: int) -> int:
+        self.writes.append(slots)
+        if self.value is None:
+            self.value = slots
+        return self.value
+
+    def get(self) -> int | None:
+        return self.value
+
+
+@pytest.fixture
+def fake_cell(monkeypatch: pytest.MonkeyPatch) -> FakeCell:
+    """Stands in for the process's once-cell, which a test may not set."""
+    cell = FakeCell()
+    monkeypatch.setattr(preflight, "set_decode_ring_slots", cell.set)
+    monkeypatch.setattr(preflight, "published_decode_ring_slots", cell.get)
+    return cell
+
+
+def test_autofit_publishes_a_fitted_depth(fake_cell: FakeCell) -> None:
+    assert autofit(8, SLOT, RESERVE, FREE).slots == 1
+    assert fake_cell.writes == [1]
+
+
+def test_autofit_publishes_nothing_when_the_request_stands(fake_cell: FakeCell) -> None:
+    assert autofit(8, SLOT, RESERVE, 64 * GiB).slots == 8
+    assert autofit(8, SLOT, 20 * GiB, FREE).slots == 8
+    assert fake_cell.writes == []
+
+
+def test_autofit_treats_a_published_depth_as_explicit(fake_cell: FakeCell) -> None:
+    fake_cell.value = 8
+    fit = autofit(8, SLOT, RESERVE, FREE)
+    assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
+    assert fake_cell.writes == []
+
+
+def test_autofit_refuses_to_disagree_with_a_racing_publisher(
+    fake_cell: FakeCell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(preflight, "set_decode_ring_slots", lambda slots: 4)
+    with pytest.raises(RuntimeError, match="published"):
+        autofit(8, SLOT, RESERVE, FREE)
+
+
+def test_autofit_publishes_through_the_real_cell(run_python: RunPython) -> None:
+    lines = run_python(f"""
+        import decode_ring
+        from decode_ring.preflight import autofit
+        fit = autofit(8, {SLOT}, {RESERVE}, {FREE})
+        print(fit.slots)
+        print(decode_ring.published_decode_ring_slots())
+        print(decode_ring.decode_rollback_ring_slots(48, False).slots)
+        second = autofit(8, {SLOT}, {RESERVE}, {FREE})
+        print((second.slots, second.fits))
+    """)
+    assert lines == [1, 1, 1, (8, False)]
