@@ -40,8 +40,7 @@ class BuildCompiledCore(build_ext):
     def run(self):
         if not self.compiler_works():
             print(
-                "decode_ring: no working C compiler; installing the "
-                "pure-Python core only",
+                "decode_ring: no working C compiler; installing the pure-Python core only",
                 file=sys.stderr,
             )
             return
@@ -64,9 +63,7 @@ class BuildCompiledCore(build_ext):
         return True
 
 
-build_compiled_core = (
-    not extensions_disabled() and platform.python_implementation() == "CPython"
-)
+build_compiled_core = not extensions_disabled() and platform.python_implementation() == "CPython"
 
 setup(
     ext_modules=[CORE_EXTENSION] if build_compiled_core else [],

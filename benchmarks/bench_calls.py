@@ -44,8 +44,14 @@ class Case:
         return "-".join(part for part in (self.call, self.case, self.implementation) if part)
 
 
-def core_cases(call: str, case: str, args: tuple[Any, ...], floor: str,
-               target: float, environment: dict[str, str] | None = None) -> list[Case]:
+def core_cases(
+    call: str,
+    case: str,
+    args: tuple[Any, ...],
+    floor: str,
+    target: float,
+    environment: dict[str, str] | None = None,
+) -> list[Case]:
     env = tuple(sorted((environment or {}).items()))
     return [
         Case(floor, case, "floor", args, environment=env),
@@ -62,14 +68,16 @@ def facade_cases(call: str, inputs: list[tuple[str, Any]]) -> list[Case]:
 
 CASES = [
     *core_cases("fit_decode_ring_slots", "worked example", WORKED_EXAMPLE_FIT, "noop_4", 1.25),
-    *core_cases("decode_rollback_ring_slots_with", "default", (48, False, None, None, False),
-                "noop_5", 1.25),
+    *core_cases(
+        "decode_rollback_ring_slots_with", "default", (48, False, None, None, False), "noop_5", 1.25
+    ),
     *core_cases("published_decode_ring_slots", "unpublished", (), "noop_0", 1.25),
     *core_cases("decode_rollback_ring_slots", "env unset", (48, False), "noop_2", 6),
     *core_cases("decode_rollback_ring_slots", "env both set", (48, False), "noop_2", 9, BOTH_SET),
     *facade_cases("parse_decode_ring_slots", [("auto", "auto"), ("3", "3"), ("+0008", "+0008")]),
-    *facade_cases("watchdogs_disabled_from_value",
-                  [("None", None), ("true", "true"), ("' TRUE '", " TRUE ")]),
+    *facade_cases(
+        "watchdogs_disabled_from_value", [("None", None), ("true", "true"), ("' TRUE '", " TRUE ")]
+    ),
     *core_cases("set_decode_ring_slots", "later write", (4,), "noop_1_usize", 1.25),
 ]
 
@@ -78,8 +86,10 @@ def function_for(case: Case, floors: ModuleType) -> Callable[..., object]:
     if case.implementation == "floor":
         return getattr(floors, case.call)  # type: ignore[no-any-return]
     if case.implementation == "facade":
-        return {"parse_decode_ring_slots": parse_decode_ring_slots,
-                "watchdogs_disabled_from_value": watchdogs_disabled_from_value}[case.call]
+        return {
+            "parse_decode_ring_slots": parse_decode_ring_slots,
+            "watchdogs_disabled_from_value": watchdogs_disabled_from_value,
+        }[case.call]
     core = load_core(case.implementation)
     if case.call == "decode_rollback_ring_slots":
         return environment_reader(core)
@@ -87,8 +97,9 @@ def function_for(case: Case, floors: ModuleType) -> Callable[..., object]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_call(benchmark: Any, floors: ModuleType, monkeypatch: pytest.MonkeyPatch,
-              case: Case) -> None:
+def test_call(
+    benchmark: Any, floors: ModuleType, monkeypatch: pytest.MonkeyPatch, case: Case
+) -> None:
     for name in ("METRALE_SSM_DECODE_RING", "METRALE_DISABLE_WATCHDOGS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in case.environment:
@@ -104,5 +115,11 @@ def test_call(benchmark: Any, floors: ModuleType, monkeypatch: pytest.MonkeyPatc
     else:
         assert result == function(*case.args)
     if benchmark.stats is not None:  # None under --benchmark-disable
-        REPORT.record(case.call, case.case, case.implementation,
-                      benchmark.stats.stats.median * 1e9, case.floor, case.target)
+        REPORT.record(
+            case.call,
+            case.case,
+            case.implementation,
+            benchmark.stats.stats.median * 1e9,
+            case.floor,
+            case.target,
+        )

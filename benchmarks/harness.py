@@ -31,7 +31,7 @@ def build_floors() -> ModuleType:
 
     build = BENCHMARKS / "build" / f"floors-{sys.implementation.cache_tag}"
     package_parent = Path(decode_ring.__file__).resolve().parent.parent
-    extensions = cythonize(
+    extensions = cythonize(  # type: ignore[no-untyped-call]
         [Extension("floors", [str(BENCHMARKS / "floors.pyx")])],
         build_dir=str(build),
         include_path=[str(package_parent)],
@@ -40,8 +40,8 @@ def build_floors() -> ModuleType:
     )
     distribution = Distribution({"ext_modules": extensions})
     command = distribution.get_command_obj("build_ext")
-    command.build_lib = str(build)  # type: ignore[attr-defined]
-    command.build_temp = str(build / "temp")  # type: ignore[attr-defined]
+    command.build_lib = str(build)
+    command.build_temp = str(build / "temp")
     command.ensure_finalized()
     command.run()
     sys.path.insert(0, str(build))
@@ -63,8 +63,15 @@ class Report:
     rows: list[Row] = field(default_factory=list)
     latest_floor_ns: dict[str, float] = field(default_factory=dict)
 
-    def record(self, call: str, case: str, implementation: str, median_ns: float,
-               floor: str | None, target: float | None) -> None:
+    def record(
+        self,
+        call: str,
+        case: str,
+        implementation: str,
+        median_ns: float,
+        floor: str | None,
+        target: float | None,
+    ) -> None:
         """Records one median; a call is set beside the latest run of its floor."""
         if implementation == "floor":
             self.latest_floor_ns[call] = median_ns
@@ -104,4 +111,3 @@ class Report:
 
 
 REPORT = Report()
-

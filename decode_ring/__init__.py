@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from . import _core_py
 from ._facade import (
@@ -39,12 +40,19 @@ def _select_core() -> tuple[ModuleType, str]:
     return _core, "cython"
 
 
-_selected_core, CORE = _select_core()  # preflight reads the environment through it
+if TYPE_CHECKING:
+    # The stub of the compiled core gives both cores' signatures.
+    from . import _core as _selected_core
 
-DECODE_ROLLBACK_RING_SLOTS: int = _selected_core.DECODE_ROLLBACK_RING_SLOTS
-DECODE_RING_FIT_LADDER: tuple[int, ...] = _selected_core.DECODE_RING_FIT_LADDER
-USIZE_MAX: int = _selected_core.USIZE_MAX
-DecodeRingDecision: type[_core_py.DecodeRingDecision] = _selected_core.DecodeRingDecision
+    CORE: str
+else:
+    # preflight and cli read the environment through the selected core too.
+    _selected_core, CORE = _select_core()
+
+DECODE_ROLLBACK_RING_SLOTS = _selected_core.DECODE_ROLLBACK_RING_SLOTS
+DECODE_RING_FIT_LADDER = _selected_core.DECODE_RING_FIT_LADDER
+USIZE_MAX = _selected_core.USIZE_MAX
+DecodeRingDecision = _selected_core.DecodeRingDecision
 set_decode_ring_slots = _selected_core.set_decode_ring_slots
 published_decode_ring_slots = _selected_core.published_decode_ring_slots
 decode_rollback_ring_slots_with = _selected_core.decode_rollback_ring_slots_with

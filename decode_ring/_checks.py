@@ -15,14 +15,12 @@ def usize(value: object, name: str) -> int:
     """``value`` as a usize: ``TypeError`` for a non-integer, ``OverflowError``
     out of range."""
     try:
-        number = operator.index(value)  # type: ignore[call-overload]
+        number = operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(
-            f"{name} must be an integer, not {type(value).__name__}"
-        ) from None
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
     if not 0 <= number <= USIZE_MAX:
         raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {number}")
-    return number  # type: ignore[no-any-return]
+    return number
 
 
 def optional_str(value: object, name: str) -> str | None:

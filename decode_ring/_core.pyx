@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, auto_pickle=False, autotestdict=False
 """Compiled core: the ladder fit, the precedence core and the once-cell.
 
 The pure-Python twin ``_core_py.py`` has the same API, the same results and

@@ -42,7 +42,7 @@ class DecodeRingDecision:
     watchdogs disabled), so the allocating call site can log the saving.
     """
 
-    __slots__ = ("slots", "skip_reason")
+    __slots__ = ("skip_reason", "slots")
     __match_args__ = ("slots", "skip_reason")
 
     slots: int
@@ -52,9 +52,7 @@ class DecodeRingDecision:
         if hasattr(self, "slots"):
             raise AttributeError("DecodeRingDecision is immutable")
         object.__setattr__(self, "slots", usize(slots, "slots"))
-        object.__setattr__(
-            self, "skip_reason", optional_str(skip_reason, "skip_reason")
-        )
+        object.__setattr__(self, "skip_reason", optional_str(skip_reason, "skip_reason"))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("DecodeRingDecision is immutable")
@@ -71,10 +69,7 @@ class DecodeRingDecision:
         return hash((self.slots, self.skip_reason))
 
     def __repr__(self) -> str:
-        return (
-            f"DecodeRingDecision(slots={self.slots!r}, "
-            f"skip_reason={self.skip_reason!r})"
-        )
+        return f"DecodeRingDecision(slots={self.slots!r}, skip_reason={self.skip_reason!r})"
 
     def __reduce__(self) -> tuple[type[DecodeRingDecision], tuple[int, str | None]]:
         return DecodeRingDecision, (self.slots, self.skip_reason)
@@ -173,9 +168,11 @@ def fit_decode_ring_slots(
     bytes_per_ring_slot = usize(bytes_per_ring_slot, "bytes_per_ring_slot")
     free_mem = usize(free_mem, "free_mem")
     for slots in DECODE_RING_FIT_LADDER:
-        if slots <= start_slots and _saturating_add(
-            reserve_without_ring, _saturating_mul(slots, bytes_per_ring_slot)
-        ) <= free_mem:
+        if (
+            slots <= start_slots
+            and _saturating_add(reserve_without_ring, _saturating_mul(slots, bytes_per_ring_slot))
+            <= free_mem
+        ):
             return slots
     return 0
 
@@ -195,9 +192,7 @@ class EnvironmentReader:
         names = tuple(names)
         for name in names:
             if not isinstance(name, str):
-                raise TypeError(
-                    f"variable names must be str, not {type(name).__name__}"
-                )
+                raise TypeError(f"variable names must be str, not {type(name).__name__}")
             if not name or "=" in name or "\0" in name:
                 raise ValueError(f"invalid environment variable name {name!r}")
         self.names: Final = names

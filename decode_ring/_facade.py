@@ -66,9 +66,7 @@ def parse_decode_ring_slots(s: str) -> int | None:
     preflight), a number up to ``DECODE_ROLLBACK_RING_SLOTS`` gives that int,
     anything else raises ``ValueError`` with the reference's message."""
     if not isinstance(s, str):
-        raise TypeError(
-            f"ssm-decode-ring-slots must be str, not {type(s).__name__}"
-        )
+        raise TypeError(f"ssm-decode-ring-slots must be str, not {type(s).__name__}")
     try:
         return _COMMON_SLOT_VALUES[s]
     except KeyError:
@@ -76,8 +74,7 @@ def parse_decode_ring_slots(s: str) -> int | None:
     slots = rust_usize_from_str(s)
     if slots is None:
         raise ValueError(
-            f"unknown ssm-decode-ring-slots '{s}' "
-            f"(valid: auto, 0..={DECODE_ROLLBACK_RING_SLOTS})"
+            f"unknown ssm-decode-ring-slots '{s}' (valid: auto, 0..={DECODE_ROLLBACK_RING_SLOTS})"
         )
     if slots > DECODE_ROLLBACK_RING_SLOTS:
         raise ValueError(
@@ -93,9 +90,7 @@ def watchdogs_disabled_from_value(value: str | None) -> bool:
     if value is None:
         return False
     if not isinstance(value, str):
-        raise TypeError(
-            f"watchdogs value must be str or None, not {type(value).__name__}"
-        )
+        raise TypeError(f"watchdogs value must be str or None, not {type(value).__name__}")
     common = _COMMON_WATCHDOG_VALUES.get(value)
     if common is not None:
         return common

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from . import (
     CORE,
+    _selected_core,
     decode_rollback_ring_slots,
     parse_decode_ring_slots,
     published_decode_ring_slots,
@@ -33,7 +34,6 @@ from ._facade import (
     rust_usize_from_str,
     watchdogs_disabled_from_value,
 )
-from . import _selected_core
 from .preflight import (
     PRE_LOAD,
     RESERVE_RING_FULL_VARIABLE,
@@ -98,12 +98,23 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def common(command: argparse.ArgumentParser, ssm_layers_required: bool) -> None:
-        command.add_argument("--ssm-layers", type=count, required=ssm_layers_required,
-                             metavar="N", help="SSM layers in the model")
-        command.add_argument("--speculative", action="store_true",
-                             help="speculative decode (or dflash) is on")
-        command.add_argument("--ssm-decode-ring-slots", type=ring_slots_flag, default=None,
-                             metavar="auto|N", help="the server flag: N pins a depth")
+        command.add_argument(
+            "--ssm-layers",
+            type=count,
+            required=ssm_layers_required,
+            metavar="N",
+            help="SSM layers in the model",
+        )
+        command.add_argument(
+            "--speculative", action="store_true", help="speculative decode (or dflash) is on"
+        )
+        command.add_argument(
+            "--ssm-decode-ring-slots",
+            type=ring_slots_flag,
+            default=None,
+            metavar="auto|N",
+            help="the server flag: N pins a depth",
+        )
         command.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     decide = commands.add_parser("decide", help="the depth the runtime would choose here")
@@ -111,17 +122,32 @@ def build_parser() -> Parser:
 
     fit = commands.add_parser("fit", help="preflight: request, fit to memory, publish")
     common(fit, ssm_layers_required=False)
-    fit.add_argument("--example", action="store_true",
-                     help="the reference's worked example (flags given override it)")
+    fit.add_argument(
+        "--example",
+        action="store_true",
+        help="the reference's worked example (flags given override it)",
+    )
     fit.add_argument("--max-batch-size", type=count, metavar="B")
-    fit.add_argument("--per-seq-state", type=size, metavar="SIZE",
-                     help="recurrent state of one sequence, all SSM layers")
+    fit.add_argument(
+        "--per-seq-state",
+        type=size,
+        metavar="SIZE",
+        help="recurrent state of one sequence, all SSM layers",
+    )
     fit.add_argument("--reserve-without-ring", type=size, metavar="SIZE")
     fit.add_argument("--free", type=size, metavar="SIZE", help="free memory before load")
-    fit.add_argument("--kv-floor", type=size, metavar="SIZE",
-                     help="post-load: the KV-cache floor (with --headroom)")
-    fit.add_argument("--headroom", type=size, metavar="SIZE",
-                     help="post-load: the predicted KV headroom (with --kv-floor)")
+    fit.add_argument(
+        "--kv-floor",
+        type=size,
+        metavar="SIZE",
+        help="post-load: the KV-cache floor (with --headroom)",
+    )
+    fit.add_argument(
+        "--headroom",
+        type=size,
+        metavar="SIZE",
+        help="post-load: the predicted KV headroom (with --kv-floor)",
+    )
     return parser
 
 
@@ -132,12 +158,17 @@ def environment_values() -> dict[str, str | None]:
     # A present variable that reads as None is not valid Unicode.
     return {
         name: value if value is not None or not is_set else "<not valid Unicode>"
-        for name, value, is_set in zip(names, values, present)
+        for name, value, is_set in zip(names, values, present, strict=True)
     }
 
 
-def decision_rule(num_ssm_layers: int, use_speculative: bool, published: int | None,
-                  ring_override: str | None, watchdogs_disabled: bool) -> str:
+def decision_rule(
+    num_ssm_layers: int,
+    use_speculative: bool,
+    published: int | None,
+    ring_override: str | None,
+    watchdogs_disabled: bool,
+) -> str:
     """Names the reference's rule that decided, in its order."""
     if num_ssm_layers == 0:
         return "no SSM layers"
@@ -164,8 +195,13 @@ def run_decide(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]
     environment = environment_values()
     ring_override, watchdogs = _environment.read()[:2]
     decision = decode_rollback_ring_slots(args.ssm_layers, args.speculative)
-    rule = decision_rule(args.ssm_layers, args.speculative, published, ring_override,
-                         watchdogs_disabled_from_value(watchdogs))
+    rule = decision_rule(
+        args.ssm_layers,
+        args.speculative,
+        published,
+        ring_override,
+        watchdogs_disabled_from_value(watchdogs),
+    )
     report = {
         "slots": decision.slots,
         "skip_reason": decision.skip_reason,
@@ -183,8 +219,10 @@ def run_decide(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]
         f"ssm layers      {args.ssm_layers}",
         f"speculative     {'yes' if args.speculative else 'no'}",
         f"published       {'none' if published is None else published}",
-        *(f"{name:<31} {'(unset)' if value is None else repr(value)}"
-          for name, value in environment.items()),
+        *(
+            f"{name:<31} {'(unset)' if value is None else repr(value)}"
+            for name, value in environment.items()
+        ),
         f"core            {CORE}",
     ]
     return EXIT_OK, report, lines
@@ -196,8 +234,7 @@ FIT_INPUTS = ("ssm_layers", "max_batch_size", "per_seq_state", "reserve_without_
 def fit_inputs(args: argparse.Namespace) -> dict[str, int]:
     given = {name: getattr(args, name) for name in FIT_INPUTS}
     if args.example:
-        given = {name: EXAMPLE[name] if value is None else value
-                 for name, value in given.items()}
+        given = {name: EXAMPLE[name] if value is None else value for name, value in given.items()}
     missing = [f"--{name.replace('_', '-')}" for name, value in given.items() if value is None]
     if missing:
         raise UsageError(f"fit needs {', '.join(missing)} (or --example)")
@@ -227,8 +264,7 @@ def run_fit(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
     except OverflowError as error:
         raise UsageError(str(error)) from None
     requested = requested_slots(inputs["ssm_layers"], args.speculative)
-    fit = autofit(requested, one_slot, inputs["reserve_without_ring"], inputs["free"],
-                  yardstick)
+    fit = autofit(requested, one_slot, inputs["reserve_without_ring"], inputs["free"], yardstick)
     refused = None
     status = EXIT_OK
     if not fit.fits and yardstick is PRE_LOAD:
@@ -249,11 +285,19 @@ def run_fit(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
         "limit_bytes": fit.limit,
         "total_bytes": fit.total,
         "published": published_decode_ring_slots(),
-        "inputs": {**inputs, "speculative": args.speculative,
-                   "kv_floor": args.kv_floor, "headroom": args.headroom},
+        "inputs": {
+            **inputs,
+            "speculative": args.speculative,
+            "kv_floor": args.kv_floor,
+            "headroom": args.headroom,
+        },
         "rungs": [
-            {"slots": rung.slots, "ring_bytes": rung.ring_bytes,
-             "total_bytes": rung.total_bytes, "fits": rung.fits}
+            {
+                "slots": rung.slots,
+                "ring_bytes": rung.ring_bytes,
+                "total_bytes": rung.total_bytes,
+                "fits": rung.fits,
+            }
             for rung in rungs
         ],
     }

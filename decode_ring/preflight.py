@@ -208,9 +208,7 @@ def fit_ring(
     if requested == 0 or slot_bytes == 0 or explicit or kept.fits:
         return kept
     fitted = outcome(fit_decode_ring_slots(requested, beside, slot_bytes, limit))
-    pin_hint = (
-        "pass --ssm-decode-ring-slots N to pin a depth (refused rather than shrunk)"
-    )
+    pin_hint = "pass --ssm-decode-ring-slots N to pin a depth (refused rather than shrunk)"
     if fitted.fits:
         return outcome(
             fitted.slots,
@@ -238,9 +236,7 @@ def autofit(
     is explicit, and a fitted depth that differs from ``requested`` is
     published so that the allocation follows it."""
     explicit = published_decode_ring_slots() is not None
-    fit = fit_ring(
-        requested, slot_bytes, reserve_without_ring, free_mem, yardstick, explicit
-    )
+    fit = fit_ring(requested, slot_bytes, reserve_without_ring, free_mem, yardstick, explicit)
     if fit.slots != requested:
         in_force = set_decode_ring_slots(fit.slots)
         if in_force != fit.slots:

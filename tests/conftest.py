@@ -14,7 +14,8 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -27,6 +28,7 @@ from decode_ring._facade import (
 )
 
 from .support import CORE_MODULES, RunPython, load_core
+
 
 @pytest.fixture(scope="session", params=sorted(CORE_MODULES))
 def core(request: pytest.FixtureRequest) -> ModuleType:
@@ -76,19 +78,21 @@ def ring_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
 
 @pytest.fixture
-def run_python() -> RunPython:
-    """Runs a snippet in a fresh interpreter and returns what it prints, as
-    Python literals evaluated, one per line."""
+def run_python(tmp_path: Path) -> RunPython:
+    """Runs a script in a fresh interpreter, with none of the ring's variables
+    but those given, and returns what it prints: one ``repr`` a line, read
+    back with ``ast.literal_eval``. The script is a file, so that ``spawn``
+    children can import it as their ``__main__``."""
 
     def run(code: str, env: dict[str, str] | None = None, **popen: Any) -> list[Any]:
+        script = tmp_path / f"script_{len(list(tmp_path.glob('script_*.py')))}.py"
+        script.write_text(textwrap.dedent(code))
         child_env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith("METRALE_")
+            key: value for key, value in os.environ.items() if not key.startswith("METRALE_")
         }
         child_env.update(env or {})
         completed = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [sys.executable, str(script)],
             env=child_env,
             capture_output=True,
             text=True,
@@ -99,4 +103,3 @@ def run_python() -> RunPython:
         return [ast.literal_eval(line) for line in completed.stdout.splitlines()]
 
     return run
-

@@ -18,8 +18,14 @@ from decode_ring.cli import main
 
 MiB, GiB = 2**20, 2**30
 EXAMPLE_SIZES = [
-    "--ssm-layers", "48", "--max-batch-size", "32", "--per-seq-state", "151.5MiB",
-    "--reserve-without-ring", "7039MiB",
+    "--ssm-layers",
+    "48",
+    "--max-batch-size",
+    "32",
+    "--per-seq-state",
+    "151.5MiB",
+    "--reserve-without-ring",
+    "7039MiB",
 ]
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -34,7 +40,10 @@ def decode_ring_cli() -> Run:
         child_env.update(env or {})
         return subprocess.run(
             [sys.executable, "-m", "decode_ring", *args],
-            env=child_env, capture_output=True, text=True, timeout=60,
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
 
     return run
@@ -53,8 +62,9 @@ def test_the_installed_console_script_runs() -> None:
     script = shutil.which("decode-ring", path=str(Path(sys.executable).parent))
     if script is None:
         pytest.skip("decode-ring is not installed beside this interpreter")
-    completed = subprocess.run([script, "fit", "--example", "--json"],
-                               capture_output=True, text=True, timeout=60)
+    completed = subprocess.run(
+        [script, "fit", "--example", "--json"], capture_output=True, text=True, timeout=60
+    )
     assert completed.returncode == 0
     assert as_json(completed)["slots"] == 1
 
@@ -66,7 +76,10 @@ def test_fit_example_gives_depth_one_with_a_warning(decode_ring_cli: Run) -> Non
     out = completed.stdout
     assert "chosen depth   1" in out
     assert "lowered from 8 to 1" in out
-    for rung_line in ("8    37.88 GiB    44.75 GiB  no", "1     4.73 GiB    11.61 GiB  yes  <- chosen"):
+    for rung_line in (
+        "8    37.88 GiB    44.75 GiB  no",
+        "1     4.73 GiB    11.61 GiB  yes  <- chosen",
+    ):
         assert rung_line in out
 
 
@@ -110,11 +123,15 @@ def test_a_reserve_that_alone_exceeds_free_memory_is_refused(decode_ring_cli: Ru
 
 def test_reserve_ring_full_requests_eight_under_speculative_decode(decode_ring_cli: Run) -> None:
     env = {"METRALE_SSM_RESERVE_RING_FULL": "0"}
-    report = as_json(decode_ring_cli("fit", *EXAMPLE_SIZES, "--free", "64GiB",
-                                     "--speculative", "--json", env=env))
+    report = as_json(
+        decode_ring_cli(
+            "fit", *EXAMPLE_SIZES, "--free", "64GiB", "--speculative", "--json", env=env
+        )
+    )
     assert (report["requested"], report["slots"]) == (8, 8)
-    report = as_json(decode_ring_cli("fit", *EXAMPLE_SIZES, "--free", "64GiB",
-                                     "--speculative", "--json"))
+    report = as_json(
+        decode_ring_cli("fit", *EXAMPLE_SIZES, "--free", "64GiB", "--speculative", "--json")
+    )
     assert (report["requested"], report["slots"]) == (0, 0)
 
 
@@ -122,8 +139,9 @@ def test_post_load_leaves_what_does_not_fit_to_the_kv_budget(decode_ring_cli: Ru
     completed = decode_ring_cli("fit", "--example", "--kv-floor", "20GiB", "--headroom", "10GiB")
     assert completed.returncode == 0
     assert "KV budget stage" in completed.stdout
-    report = as_json(decode_ring_cli("fit", "--example", "--kv-floor", "1GiB",
-                                     "--headroom", "12GiB", "--json"))
+    report = as_json(
+        decode_ring_cli("fit", "--example", "--kv-floor", "1GiB", "--headroom", "12GiB", "--json")
+    )
     assert (report["slots"], report["yardstick"]) == (2, "post-load KV headroom")
 
 
@@ -131,10 +149,18 @@ def test_post_load_leaves_what_does_not_fit_to_the_kv_budget(decode_ring_cli: Ru
     ("env", "args", "slots", "rule"),
     [
         ({}, ["--ssm-layers", "0"], 0, "no SSM layers"),
-        ({"METRALE_SSM_DECODE_RING": "0"}, ["--ssm-layers", "48", "--ssm-decode-ring-slots", "4"],
-         4, "published"),
-        ({"METRALE_SSM_DECODE_RING": "1"}, ["--ssm-layers", "48", "--speculative"],
-         8, "METRALE_SSM_DECODE_RING=1"),
+        (
+            {"METRALE_SSM_DECODE_RING": "0"},
+            ["--ssm-layers", "48", "--ssm-decode-ring-slots", "4"],
+            4,
+            "published",
+        ),
+        (
+            {"METRALE_SSM_DECODE_RING": "1"},
+            ["--ssm-layers", "48", "--speculative"],
+            8,
+            "METRALE_SSM_DECODE_RING=1",
+        ),
         ({"METRALE_SSM_DECODE_RING": "0"}, ["--ssm-layers", "48"], 0, "METRALE_SSM_DECODE_RING=0"),
         ({}, ["--ssm-layers", "48", "--speculative"], 0, "speculative decode"),
         ({"METRALE_DISABLE_WATCHDOGS": " True "}, ["--ssm-layers", "48"], 0, "watchdogs disabled"),
@@ -154,8 +180,9 @@ def test_decide_names_the_rule(
 
 
 def test_decide_human_output(decode_ring_cli: Run) -> None:
-    completed = decode_ring_cli("decide", "--ssm-layers", "48",
-                                env={"METRALE_DISABLE_WATCHDOGS": "1"})
+    completed = decode_ring_cli(
+        "decide", "--ssm-layers", "48", env={"METRALE_DISABLE_WATCHDOGS": "1"}
+    )
     assert completed.returncode == 0
     assert "ring depth      0" in completed.stdout
     assert "skip reason     watchdogs disabled" in completed.stdout
@@ -167,15 +194,21 @@ def test_decide_human_output(decode_ring_cli: Run) -> None:
     [
         (["decide"], "--ssm-layers"),
         (["decide", "--ssm-layers", "-1"], "not a non-negative integer"),
-        (["decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", "9"],
-         "ssm-decode-ring-slots 9 exceeds the 8 the ring is sized for"),
-        (["decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", " 1"],
-         "unknown ssm-decode-ring-slots ' 1' (valid: auto, 0..=8)"),
+        (
+            ["decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", "9"],
+            "ssm-decode-ring-slots 9 exceeds the 8 the ring is sized for",
+        ),
+        (
+            ["decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", " 1"],
+            "unknown ssm-decode-ring-slots ' 1' (valid: auto, 0..=8)",
+        ),
         (["fit", "--ssm-layers", "48"], "fit needs --max-batch-size"),
         (["fit", "--example", "--free", "14x"], "invalid size '14x'"),
         (["fit", "--example", "--kv-floor", "1GiB"], "--kv-floor and --headroom go together"),
-        (["fit", "--example", "--max-batch-size", "4294967296", "--per-seq-state", "4GiB"],
-         "exceeds"),
+        (
+            ["fit", "--example", "--max-batch-size", "4294967296", "--per-seq-state", "4GiB"],
+            "exceeds",
+        ),
         (["launch"], "invalid choice"),
         ([], "command"),
     ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from types import SimpleNamespace
 
@@ -21,7 +22,7 @@ def test_the_ladder_descends_strictly_from_the_full_depth_to_zero(
     ladder = api.DECODE_RING_FIT_LADDER
     assert ladder[0] == api.DECODE_ROLLBACK_RING_SLOTS
     assert ladder[-1] == 0
-    assert all(deeper > shallower for deeper, shallower in zip(ladder, ladder[1:]))
+    assert all(deeper > shallower for deeper, shallower in itertools.pairwise(ladder))
 
 
 def test_decision_fields_and_defaults(api: SimpleNamespace) -> None:

@@ -16,7 +16,9 @@ def compiled_core(both_cores: tuple[ModuleType, ModuleType]) -> ModuleType:
     return both_cores[0]
 
 
-def outcome(api: SimpleNamespace, layers: int = 48, speculative: bool = False) -> tuple:
+def outcome(
+    api: SimpleNamespace, layers: int = 48, speculative: bool = False
+) -> tuple[int, str | None]:
     decision = api.decode_rollback_ring_slots(layers, speculative)
     return decision.slots, decision.skip_reason
 

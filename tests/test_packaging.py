@@ -9,15 +9,18 @@ import sys
 import pytest
 
 import decode_ring
+
 from .support import RunPython, compiled_core_may_be_missing, load_core
 
 
 def test_the_package_uses_the_compiled_core_unless_told_otherwise() -> None:
     expected = "python" if compiled_core_may_be_missing() else "cython"
-    assert decode_ring.CORE == expected
+    assert expected == decode_ring.CORE
 
 
-@pytest.mark.parametrize(("switch", "core"), [("1", "python"), ("yes", "python"), ("0", None), ("", None)])
+@pytest.mark.parametrize(
+    ("switch", "core"), [("1", "python"), ("yes", "python"), ("0", None), ("", None)]
+)
 def test_the_no_extensions_switch_selects_the_twin(
     run_python: RunPython, switch: str, core: str | None
 ) -> None:

@@ -101,9 +101,7 @@ def test_recurring_outcomes_are_shared_instances(api: SimpleNamespace) -> None:
     assert decide(48, True, None, None, False) is decide(48, True, None, None, True)
     assert decide(48, False, None, None, True) is decide(48, False, None, None, True)
     for published in range(9):
-        assert decide(48, False, published, None, False) is decide(
-            48, True, published, "1", True
-        )
+        assert decide(48, False, published, None, False) is decide(48, True, published, "1", True)
 
 
 def blocks_allocated_by(function: Callable[..., object], *args: object) -> int:
@@ -143,9 +141,7 @@ def test_flags_take_truthiness(api: SimpleNamespace) -> None:
 
 
 def test_integer_like_arguments_are_accepted(api: SimpleNamespace) -> None:
-    decision = api.decode_rollback_ring_slots_with(
-        np.int64(48), False, np.uint8(3), None, False
-    )
+    decision = api.decode_rollback_ring_slots_with(np.int64(48), False, np.uint8(3), None, False)
     assert decision.slots == 3
 
 

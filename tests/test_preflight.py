@@ -45,7 +45,9 @@ def test_without_reserve_ring_full_the_decision_requests(
     assert requested_slots(48, False) == 0
 
 
-@pytest.mark.parametrize(("args", "error"), [((-1, False), OverflowError), ((1.0, False), TypeError)])
+@pytest.mark.parametrize(
+    ("args", "error"), [((-1, False), OverflowError), ((1.0, False), TypeError)]
+)
 def test_requested_slots_rejects_bad_layers(
     ring_environment: pytest.MonkeyPatch, args: tuple[object, bool], error: type[Exception]
 ) -> None:
@@ -62,8 +64,13 @@ def test_slot_bytes_is_batch_times_state() -> None:
 
 @pytest.mark.parametrize(
     ("args", "error"),
-    [((2, USIZE_MAX), OverflowError), ((2**32, 2**32), OverflowError),
-     ((-1, 1), OverflowError), ((1.5, 1), TypeError), ((1, "1"), TypeError)],
+    [
+        ((2, USIZE_MAX), OverflowError),
+        ((2**32, 2**32), OverflowError),
+        ((-1, 1), OverflowError),
+        ((1.5, 1), TypeError),
+        ((1, "1"), TypeError),
+    ],
 )
 def test_slot_bytes_rejects(args: tuple[object, object], error: type[Exception]) -> None:
     with pytest.raises(error):
@@ -95,8 +102,15 @@ def test_the_warning_says_from_what_to_what_against_what_and_how_to_pin() -> Non
 def test_the_decision_line_names_the_yardstick_and_every_term() -> None:
     decision = fit_ring(8, SLOT, RESERVE, FREE).decision
     assert "\n" not in decision
-    for term in ("pre-load free memory", "ring 4.73 GiB", "1 x 4.73 GiB",
-                 "reserve without ring 6.87 GiB", "11.61 GiB", "<=", "free memory 14.10 GiB"):
+    for term in (
+        "pre-load free memory",
+        "ring 4.73 GiB",
+        "1 x 4.73 GiB",
+        "reserve without ring 6.87 GiB",
+        "11.61 GiB",
+        "<=",
+        "free memory 14.10 GiB",
+    ):
         assert term in decision, term
 
 
@@ -147,15 +161,22 @@ def test_the_arithmetic_saturates() -> None:
 def test_the_rungs_cover_the_ladder() -> None:
     rungs = fit_ring(8, SLOT, RESERVE, FREE).rungs()
     assert [(rung.slots, rung.fits) for rung in rungs] == [
-        (8, False), (4, False), (2, False), (1, True), (0, True)
+        (8, False),
+        (4, False),
+        (2, False),
+        (1, True),
+        (0, True),
     ]
     assert [rung.total_bytes for rung in rungs] == [RESERVE + n * SLOT for n in (8, 4, 2, 1, 0)]
 
 
 @pytest.mark.parametrize(
     ("args", "error"),
-    [((-1, SLOT, RESERVE, FREE), OverflowError), ((8, 1.0, RESERVE, FREE), TypeError),
-     ((8, SLOT, RESERVE, "14GiB"), TypeError)],
+    [
+        ((-1, SLOT, RESERVE, FREE), OverflowError),
+        ((8, 1.0, RESERVE, FREE), TypeError),
+        ((8, SLOT, RESERVE, "14GiB"), TypeError),
+    ],
 )
 def test_fit_ring_rejects(args: tuple[object, ...], error: type[Exception]) -> None:
     with pytest.raises(error):

@@ -13,12 +13,17 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decode_ring._facade import parse_decode_ring_slots, watchdogs_disabled_from_value
+from decode_ring._facade import (
+    RUST_WHITESPACE,
+    parse_decode_ring_slots,
+    watchdogs_disabled_from_value,
+)
 
 USIZE_MAX = 2**64 - 1
 ORACLE_SOURCES = Path(__file__).parent / "rust_oracle"
@@ -28,7 +33,9 @@ ORACLE_SOURCES = Path(__file__).parent / "rust_oracle"
 usizes = st.one_of(
     st.integers(0, 16),
     st.integers(USIZE_MAX - 16, USIZE_MAX),
-    st.builds(lambda k, d: max(0, min(USIZE_MAX, 2**k + d)), st.integers(0, 64), st.integers(-2, 2)),
+    st.builds(
+        lambda k, d: max(0, min(USIZE_MAX, 2**k + d)), st.integers(0, 64), st.integers(-2, 2)
+    ),
     st.integers(0, USIZE_MAX),
 )
 not_usizes = st.one_of(
@@ -51,23 +58,28 @@ watchdog_strings = st.one_of(
     st.text(),
     st.builds(
         lambda left, word, right: left + word + right,
-        st.text(alphabet="\t\n\x0b\x0c\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u200a\u200b\u2028\u3000\ufeff", max_size=3),
+        # Rust's whitespace, and what Python alone would strip or is no space
+        st.text(alphabet=RUST_WHITESPACE + "\x1c\x1d\x1e\x1f\u200b\ufeff", max_size=3),
         st.sampled_from(["1", "true", "TRUE", "True", "tRUE", "0", "yes", "\u0131"]),
         st.text(alphabet="\t\n \x1f\x85\xa0\u2029\u205f", max_size=3),
     ),
 )
 
 
-def outcome(function: Callable[..., object], *args: object) -> object:
+Outcome = tuple[str, Any]
+
+
+def outcome(function: Callable[..., object], *args: object) -> Outcome:
     try:
         return ("ok", function(*args))
-    except Exception as error:  # noqa: BLE001 - the type is what is compared
+    except Exception as error:
         return ("raised", type(error))
 
 
-def decision(value: object) -> object:
-    if isinstance(value, tuple) and value[0] == "ok":
-        return ("ok", (value[1].slots, value[1].skip_reason))  # type: ignore[attr-defined]
+def decision(value: Outcome) -> Outcome:
+    """A decision outcome as plain values, comparable across the cores."""
+    if value[0] == "ok":
+        return ("ok", (value[1].slots, value[1].skip_reason))
     return value
 
 
@@ -119,8 +131,8 @@ def test_the_cores_build_the_same_decisions(
     made_twin = outcome(twin.DecodeRingDecision, slots, reason)
     assert decision(made_compiled) == decision(made_twin)
     if made_compiled[0] == "ok":
-        assert repr(made_compiled[1]) == repr(made_twin[1])  # type: ignore[index]
-        assert hash(made_compiled[1]) == hash(made_twin[1])  # type: ignore[index]
+        assert repr(made_compiled[1]) == repr(made_twin[1])
+        assert hash(made_compiled[1]) == hash(made_twin[1])
 
 
 # The reference oracle.
@@ -162,14 +174,32 @@ def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oracle]:
     kernels = build / "libmetrale_kernels.rlib"
     common = [rustc, "--edition", "2021", "-O"]
     subprocess.run(
-        [*common, "--crate-type", "rlib", "--crate-name", "metrale_kernels",
-         "-o", str(kernels), str(ORACLE_SOURCES / "metrale_kernels.rs")],
-        check=True, capture_output=True,
+        [
+            *common,
+            "--crate-type",
+            "rlib",
+            "--crate-name",
+            "metrale_kernels",
+            "-o",
+            str(kernels),
+            str(ORACLE_SOURCES / "metrale_kernels.rs"),
+        ],
+        check=True,
+        capture_output=True,
     )
     subprocess.run(
-        [*common, "--extern", f"metrale_kernels={kernels}", "-L", str(build),
-         "-o", str(build / "oracle"), str(build / "main.rs")],
-        check=True, capture_output=True,
+        [
+            *common,
+            "--extern",
+            f"metrale_kernels={kernels}",
+            "-L",
+            str(build),
+            "-o",
+            str(build / "oracle"),
+            str(build / "main.rs"),
+        ],
+        check=True,
+        capture_output=True,
     )
     process = subprocess.Popen(
         [str(build / "oracle")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -225,8 +255,12 @@ def test_the_decision_matches_the_reference(
     watchdogs: bool,
 ) -> None:
     expected = oracle.ask(
-        "with", str(layers), str(int(speculative)),
-        "none" if published is None else str(published), hexed(override), str(int(watchdogs)),
+        "with",
+        str(layers),
+        str(int(speculative)),
+        "none" if published is None else str(published),
+        hexed(override),
+        str(int(watchdogs)),
     )
     made = core.decode_rollback_ring_slots_with(layers, speculative, published, override, watchdogs)
     assert f"{made.slots} {hexed(made.skip_reason)}" == expected

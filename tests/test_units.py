@@ -35,8 +35,24 @@ def test_parse_size(text: str, size: int) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "GiB", "-1", "-1GiB", "1e9", "inf", "nan", "1,5GiB", "1.GiB", "12XB", "1 2",
-     "1  GiB", "0x10", "\u0661GiB", "16777216TiB", "18446744073709551616"],
+    [
+        "",
+        "GiB",
+        "-1",
+        "-1GiB",
+        "1e9",
+        "inf",
+        "nan",
+        "1,5GiB",
+        "1.GiB",
+        "12XB",
+        "1 2",
+        "1  GiB",
+        "0x10",
+        "\u0661GiB",
+        "16777216TiB",
+        "18446744073709551616",
+    ],
 )
 def test_parse_size_rejects(text: str) -> None:
     with pytest.raises(ValueError):
@@ -45,8 +61,14 @@ def test_parse_size_rejects(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("size", "text"),
-    [(0, "0 B"), (1023, "1023 B"), (1024, "1.00 KiB"), (158_859_264, "151.50 MiB"),
-     (15_139_759_718, "14.10 GiB"), (2**40, "1.00 TiB")],
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.00 KiB"),
+        (158_859_264, "151.50 MiB"),
+        (15_139_759_718, "14.10 GiB"),
+        (2**40, "1.00 TiB"),
+    ],
 )
 def test_format_size(size: int, text: str) -> None:
     assert format_size(size) == text
