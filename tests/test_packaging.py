@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import subprocess
 import sys
 
 import pytest
@@ -82,3 +83,18 @@ def test_the_cores_have_the_same_public_names() -> None:
     twin = load_core("python")
     compiled_names = {name for name in dir(compiled) if not name.startswith("_")}
     assert compiled_names == set(twin.__all__)
+
+
+def test_importing_the_package_never_imports_torch() -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, decode_ring, decode_ring.distributed, decode_ring.workers, "
+            "decode_ring.cli; print('torch' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.stdout.strip() == "False", completed.stderr
