@@ -212,19 +212,21 @@ def run_decide(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]
         "environment": environment,
         "core": CORE,
     }
-    lines = [
-        f"ring depth      {decision.slots}",
-        f"rule            {rule}",
-        f"skip reason     {decision.skip_reason or '-'}",
-        f"ssm layers      {args.ssm_layers}",
-        f"speculative     {'yes' if args.speculative else 'no'}",
-        f"published       {'none' if published is None else published}",
+    rows = [
+        ("ring depth", str(decision.slots)),
+        ("rule", rule),
+        ("skip reason", decision.skip_reason or "-"),
+        ("ssm layers", str(args.ssm_layers)),
+        ("speculative", "yes" if args.speculative else "no"),
+        ("published", "none" if published is None else str(published)),
         *(
-            f"{name:<31} {'(unset)' if value is None else repr(value)}"
+            (name, "(unset)" if value is None else repr(value))
             for name, value in environment.items()
         ),
-        f"core            {CORE}",
+        ("core", CORE),
     ]
+    width = max(len(label) for label, _ in rows)
+    lines = [f"{label:<{width}}  {value}" for label, value in rows]
     return EXIT_OK, report, lines
 
 

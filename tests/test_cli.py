@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -184,9 +185,14 @@ def test_decide_human_output(decode_ring_cli: Run) -> None:
         "decide", "--ssm-layers", "48", env={"METRALE_DISABLE_WATCHDOGS": "1"}
     )
     assert completed.returncode == 0
-    assert "ring depth      0" in completed.stdout
-    assert "skip reason     watchdogs disabled" in completed.stdout
-    assert "METRALE_DISABLE_WATCHDOGS       '1'" in completed.stdout
+    lines = completed.stdout.splitlines()
+    rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in lines)
+    assert rows["ring depth"] == "0"
+    assert rows["skip reason"] == "watchdogs disabled"
+    assert rows["METRALE_DISABLE_WATCHDOGS"] == "'1'"
+    assert rows["METRALE_SSM_DECODE_RING"] == "(unset)"
+    # one column of values, whatever the length of the labels
+    assert len({line.index(rows[line.split("  ")[0]]) for line in lines}) == 1
 
 
 @pytest.mark.parametrize(
