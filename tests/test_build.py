@@ -1,0 +1,79 @@
+"""The build policy: the compiled core or a failed install, never a silent fallback.
+
+Builds wheels from a copy of the source tree, without build isolation (the
+test extra brings setuptools and Cython). Skipped where the tests run without
+the source tree beside them, as in the wheel matrix.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parent.parent
+needs_source = pytest.mark.skipif(
+    not (SOURCE / "setup.py").is_file(), reason="the source tree is not beside the tests"
+)
+
+
+def build_wheel(tree: Path, out: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(out),
+            str(tree),
+        ],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def source_copy(tmp_path: Path) -> Path:
+    tree = tmp_path / "source"
+    shutil.copytree(
+        SOURCE,
+        tree,
+        ignore=shutil.ignore_patterns(
+            ".git", "build", "*.so", "*.c", "__pycache__", "*.egg-info", ".*cache*"
+        ),
+    )
+    return tree
+
+
+@needs_source
+def test_a_broken_core_fails_the_install(source_copy: Path, tmp_path: Path) -> None:
+    core = source_copy / "decode_ring" / "_core.pyx"
+    core.write_text(core.read_text() + "\ncdef this is not cython\n")
+    completed = build_wheel(source_copy, tmp_path / "wheels", DECODE_RING_NO_EXTENSIONS="")
+    assert completed.returncode != 0
+    assert "Error compiling Cython file" in completed.stdout + completed.stderr
+    assert not list((tmp_path / "wheels").glob("*.whl"))
+
+
+@needs_source
+def test_no_extensions_at_build_time_gives_a_pure_wheel(source_copy: Path, tmp_path: Path) -> None:
+    core = source_copy / "decode_ring" / "_core.pyx"
+    core.write_text(core.read_text() + "\ncdef this is not cython\n")
+    completed = build_wheel(source_copy, tmp_path / "wheels", DECODE_RING_NO_EXTENSIONS="1")
+    assert completed.returncode == 0, completed.stderr
+    (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as contents:
+        names = contents.namelist()
+    assert "decode_ring/_core_py.py" in names
+    assert not [name for name in names if name.endswith((".so", ".pyd", ".c"))]
