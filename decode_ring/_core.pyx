@@ -1,5 +1,6 @@
 # cython: language_level=3, auto_pickle=False, autotestdict=False
-"""Compiled core: the ladder fit, the precedence core and the once-cell.
+"""Compiled core: the ladder fit, the precedence core, the once-cell and the
+environment reader.
 
 The pure-Python twin ``_core_py.py`` has the same API, the same results and
 raises the same exception types for the same input; ``tests/`` runs one suite
@@ -50,12 +51,12 @@ cdef extern from *:
     const bint DECODE_RING_WIDE_ENVIRONMENT
 
 
-DECODE_ROLLBACK_RING_SLOTS = 8
-DECODE_RING_FIT_LADDER = (8, 4, 2, 1, 0)
-USIZE_MAX = SIZE_MAX
-
-cdef size_t FULL_DEPTH = 8
 cdef size_t[5] FIT_LADDER = [8, 4, 2, 1, 0]
+cdef size_t FULL_DEPTH = FIT_LADDER[0]
+
+DECODE_ROLLBACK_RING_SLOTS = FULL_DEPTH
+DECODE_RING_FIT_LADDER = tuple(FIT_LADDER)
+USIZE_MAX = SIZE_MAX
 cdef str SKIP_SPECULATIVE = "speculative decode active"
 cdef str SKIP_WATCHDOGS = "watchdogs disabled"
 
