@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+
+from .support import RunPython, blocks_allocated_by
 
 RING = "METRALE_SSM_DECODE_RING"
 WATCHDOGS = "METRALE_DISABLE_WATCHDOGS"
@@ -141,3 +144,36 @@ def test_bad_arguments_raise(
 ) -> None:
     with pytest.raises(error):
         api.decode_rollback_ring_slots(*args)
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [{}, {RING: "1", WATCHDOGS: "true"}, {RING: "2", WATCHDOGS: " TRUE "}, {RING: "0"}],
+)
+def test_reading_the_environment_allocates_nothing(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch, environment: dict[str, str]
+) -> None:
+    for name, value in environment.items():
+        ring_environment.setenv(name, value)
+    decide = api.decode_rollback_ring_slots
+    assert decide(48, False) is decide(48, False)
+    assert blocks_allocated_by(decide, 48, False) == 0
+
+
+@pytest.mark.parametrize("published", [0, 8])
+def test_a_published_depth_is_a_shared_decision_too(
+    run_python: RunPython, core: ModuleType, published: int
+) -> None:
+    lines = run_python(
+        f"""
+        import {core.__name__} as core
+        from decode_ring._facade import environment_reader
+        from tests.support import blocks_allocated_by
+        decide = environment_reader(core)
+        core.set_decode_ring_slots({published})
+        print(decide(48, True) is decide(48, False))
+        print(blocks_allocated_by(decide, 48, True))
+        """,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert lines == [True, 0]

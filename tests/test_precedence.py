@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import sys
-from collections.abc import Callable
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
+from .support import blocks_allocated_by
 
 SPECULATIVE = "speculative decode active"
 WATCHDOGS = "watchdogs disabled"
@@ -102,19 +102,6 @@ def test_recurring_outcomes_are_shared_instances(api: SimpleNamespace) -> None:
     assert decide(48, False, None, None, True) is decide(48, False, None, None, True)
     for published in range(9):
         assert decide(48, False, published, None, False) is decide(48, True, published, "1", True)
-
-
-def blocks_allocated_by(function: Callable[..., object], *args: object) -> int:
-    """Blocks still allocated after 10,000 calls. The least of three runs, so
-    that a one-off allocation by the interpreter (a cache warming up) is not
-    taken for one per call, which would show in every run."""
-    counts = []
-    for _ in range(3):
-        before = sys.getallocatedblocks()
-        for _ in itertools.repeat(None, 10_000):
-            function(*args)
-        counts.append(sys.getallocatedblocks() - before)
-    return min(counts)
 
 
 def test_the_hot_path_allocates_nothing(api: SimpleNamespace) -> None:
