@@ -2,8 +2,9 @@
 
 The compiled core is the default. A failing build fails the install; there is
 no silent fallback while a C compiler works. The pure-Python twin alone is
-installed when ``DECODE_RING_NO_EXTENSIONS`` is set (to anything but empty or
-``0``), on interpreters other than CPython, or when no C compiler works at all.
+installed (as a pure wheel) when ``DECODE_RING_NO_EXTENSIONS`` is set to
+anything but empty or ``0``, on interpreters other than CPython (PyPy), or
+when no C compiler works at all.
 """
 
 import os
@@ -13,13 +14,28 @@ import tempfile
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
-from setuptools.errors import CCompilerError, CompileError, LinkError
-
-CORE_EXTENSION = Extension("decode_ring._core", ["decode_ring/_core.pyx"])
 
 
 def extensions_disabled():
     return os.environ.get("DECODE_RING_NO_EXTENSIONS", "") not in ("", "0")
+
+
+def compiler_works():
+    """Whether the configured C compiler compiles an empty program."""
+    from setuptools._distutils.ccompiler import new_compiler
+    from setuptools._distutils.sysconfig import customize_compiler
+
+    compiler = new_compiler()
+    customize_compiler(compiler)
+    with tempfile.TemporaryDirectory() as scratch:
+        probe = os.path.join(scratch, "probe.c")
+        with open(probe, "w") as source:
+            source.write("int main(void) { return 0; }\n")
+        try:
+            compiler.compile([probe], output_dir=scratch)
+        except Exception:  # the error classes differ across setuptools versions
+            return False
+    return True
 
 
 class BuildCompiledCore(build_ext):
@@ -37,35 +53,17 @@ class BuildCompiledCore(build_ext):
         )
         super().finalize_options()
 
-    def run(self):
-        if not self.compiler_works():
-            print(
-                "decode_ring: no working C compiler; installing the pure-Python core only",
-                file=sys.stderr,
-            )
-            return
-        super().run()
 
-    def compiler_works(self):
-        from setuptools._distutils.ccompiler import new_compiler
-        from setuptools._distutils.sysconfig import customize_compiler
-
-        compiler = new_compiler(compiler=self.compiler)
-        customize_compiler(compiler)
-        with tempfile.TemporaryDirectory() as scratch:
-            probe = os.path.join(scratch, "probe.c")
-            with open(probe, "w") as source:
-                source.write("int main(void) { return 0; }\n")
-            try:
-                compiler.compile([probe], output_dir=scratch)
-            except (CCompilerError, CompileError, LinkError, OSError):
-                return False
-        return True
+def core_extensions():
+    if extensions_disabled() or platform.python_implementation() != "CPython":
+        return []
+    if not compiler_works():
+        print(
+            "decode_ring: no working C compiler; installing the pure-Python core only",
+            file=sys.stderr,
+        )
+        return []
+    return [Extension("decode_ring._core", ["decode_ring/_core.pyx"])]
 
 
-build_compiled_core = not extensions_disabled() and platform.python_implementation() == "CPython"
-
-setup(
-    ext_modules=[CORE_EXTENSION] if build_compiled_core else [],
-    cmdclass={"build_ext": BuildCompiledCore},
-)
+setup(ext_modules=core_extensions(), cmdclass={"build_ext": BuildCompiledCore})

@@ -29,6 +29,7 @@ def build_wheel(tree: Path, out: Path, **env: str) -> subprocess.CompletedProces
             "-m",
             "pip",
             "wheel",
+            "--verbose",  # shows what the build printed
             "--no-deps",
             "--no-build-isolation",
             "--wheel-dir",
@@ -71,6 +72,23 @@ def test_no_extensions_at_build_time_gives_a_pure_wheel(source_copy: Path, tmp_p
     core.write_text(core.read_text() + "\ncdef this is not cython\n")
     completed = build_wheel(source_copy, tmp_path / "wheels", DECODE_RING_NO_EXTENSIONS="1")
     assert completed.returncode == 0, completed.stderr
+    (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as contents:
+        names = contents.namelist()
+    assert "decode_ring/_core_py.py" in names
+    assert not [name for name in names if name.endswith((".so", ".pyd", ".c"))]
+
+
+@needs_source
+def test_with_no_working_compiler_the_pure_core_is_installed(
+    source_copy: Path, tmp_path: Path
+) -> None:
+    completed = build_wheel(
+        source_copy, tmp_path / "wheels", DECODE_RING_NO_EXTENSIONS="", CC=str(tmp_path / "no-cc")
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "no working C compiler" in completed.stdout + completed.stderr
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
     assert wheel.name.endswith("-py3-none-any.whl")
     with zipfile.ZipFile(wheel) as contents:
