@@ -49,7 +49,7 @@ def core_cases(
     case: str,
     args: tuple[Any, ...],
     floor: str,
-    target: float,
+    target: float | None,
     environment: dict[str, str] | None = None,
 ) -> list[Case]:
     env = tuple(sorted((environment or {}).items()))
@@ -72,6 +72,9 @@ CASES = [
         "decode_rollback_ring_slots_with", "default", (48, False, None, None, False), "noop_5", 1.25
     ),
     *core_cases("published_decode_ring_slots", "unpublished", (), "noop_0", 1.25),
+    *core_cases(
+        "DecodeRingDecision", "(0, reason)", (0, "watchdogs disabled"), "noop_decision", None
+    ),
     *core_cases("decode_rollback_ring_slots", "env unset", (48, False), "noop_2", 6),
     *core_cases("decode_rollback_ring_slots", "env both set", (48, False), "noop_2", 9, BOTH_SET),
     *facade_cases("parse_decode_ring_slots", [("auto", "auto"), ("3", "3"), ("+0008", "+0008")]),

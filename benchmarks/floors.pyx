@@ -49,3 +49,10 @@ def noop_5(
 def noop_1_usize(slots):
     as_usize(slots, "slots")
     return None
+
+
+def noop_decision(slots, skip_reason=None):
+    as_usize(slots, "slots")
+    if skip_reason is not None and not isinstance(skip_reason, str):
+        raise TypeError("skip_reason must be str or None")
+    return None
