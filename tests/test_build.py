@@ -43,6 +43,16 @@ def build_wheel(tree: Path, out: Path, **env: str) -> subprocess.CompletedProces
     )
 
 
+def assert_pure_wheel(wheels: Path) -> None:
+    """One pure wheel there, carrying the pure-Python core and nothing compiled."""
+    (wheel,) = wheels.glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as contents:
+        names = contents.namelist()
+    assert "decode_ring/_core_py.py" in names
+    assert not [name for name in names if name.endswith((".so", ".pyd", ".c"))]
+
+
 @pytest.fixture
 def source_copy(tmp_path: Path) -> Path:
     tree = tmp_path / "source"
@@ -72,12 +82,7 @@ def test_no_extensions_at_build_time_gives_a_pure_wheel(source_copy: Path, tmp_p
     core.write_text(core.read_text() + "\ncdef this is not cython\n")
     completed = build_wheel(source_copy, tmp_path / "wheels", DECODE_RING_NO_EXTENSIONS="1")
     assert completed.returncode == 0, completed.stderr
-    (wheel,) = (tmp_path / "wheels").glob("*.whl")
-    assert wheel.name.endswith("-py3-none-any.whl")
-    with zipfile.ZipFile(wheel) as contents:
-        names = contents.namelist()
-    assert "decode_ring/_core_py.py" in names
-    assert not [name for name in names if name.endswith((".so", ".pyd", ".c"))]
+    assert_pure_wheel(tmp_path / "wheels")
 
 
 @needs_source
@@ -89,9 +94,4 @@ def test_with_no_working_compiler_the_pure_core_is_installed(
     )
     assert completed.returncode == 0, completed.stderr
     assert "no working C compiler" in completed.stdout + completed.stderr
-    (wheel,) = (tmp_path / "wheels").glob("*.whl")
-    assert wheel.name.endswith("-py3-none-any.whl")
-    with zipfile.ZipFile(wheel) as contents:
-        names = contents.namelist()
-    assert "decode_ring/_core_py.py" in names
-    assert not [name for name in names if name.endswith((".so", ".pyd", ".c"))]
+    assert_pure_wheel(tmp_path / "wheels")
