@@ -1,6 +1,6 @@
-"""Argument checks of the pure-Python code, raising as the compiled core's
-conversions do (``_usize.pxd``): Rust's ``usize`` is anything with
-``__index__`` in ``0..=USIZE_MAX``."""
+"""Rust's ``usize`` in pure Python: argument checks that raise as the compiled
+core's conversions do (``_usize.pxd``), and saturating arithmetic. A usize is
+anything with ``__index__`` in ``0..=USIZE_MAX``."""
 
 from __future__ import annotations
 
@@ -28,3 +28,13 @@ def optional_str(value: object, name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{name} must be str or None, not {type(value).__name__}")
     return value
+
+
+def saturating_add(a: int, b: int) -> int:
+    """``a.saturating_add(b)`` on usize operands."""
+    return min(a + b, USIZE_MAX)
+
+
+def saturating_mul(a: int, b: int) -> int:
+    """``a.saturating_mul(b)`` on usize operands."""
+    return min(a * b, USIZE_MAX)

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable
 from typing import Final, final
 
-from ._checks import USIZE_MAX, optional_str, usize
+from ._checks import USIZE_MAX, optional_str, saturating_add, saturating_mul, usize
 
 __all__ = [
     "DECODE_RING_FIT_LADDER",
@@ -146,14 +146,6 @@ def decode_rollback_ring_slots_with(
     return _FULL_RING
 
 
-def _saturating_add(a: int, b: int) -> int:
-    return min(a + b, USIZE_MAX)
-
-
-def _saturating_mul(a: int, b: int) -> int:
-    return min(a * b, USIZE_MAX)
-
-
 def fit_decode_ring_slots(
     start_slots: int,
     reserve_without_ring: int,
@@ -170,7 +162,7 @@ def fit_decode_ring_slots(
     for slots in DECODE_RING_FIT_LADDER:
         if (
             slots <= start_slots
-            and _saturating_add(reserve_without_ring, _saturating_mul(slots, bytes_per_ring_slot))
+            and saturating_add(reserve_without_ring, saturating_mul(slots, bytes_per_ring_slot))
             <= free_mem
         ):
             return slots

@@ -270,7 +270,7 @@ def run_fit(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
     fit = autofit(requested, one_slot, inputs["reserve_without_ring"], inputs["free"], yardstick)
     refused = None
     status = EXIT_OK
-    if not fit.fits and yardstick is PRE_LOAD:
+    if fit.refused:
         refused = refusal(fit, inputs)
         status = EXIT_REFUSED
     rungs = fit.rungs()
@@ -337,7 +337,7 @@ def run_fit(args: argparse.Namespace) -> tuple[int, dict[str, Any], list[str]]:
         f"decision       {fit.decision}",
         f"warning        {fit.warning or '-'}",
     ]
-    if not fit.fits and yardstick is not PRE_LOAD:
+    if not fit.fits and not yardstick.refuses_boot:
         lines.append("note           the KV budget stage decides whether the server boots")
     return status, report, lines
 

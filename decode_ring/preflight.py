@@ -9,7 +9,7 @@ this module is pure Python over whichever core is in use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Final, Protocol
 
 from . import (
@@ -21,7 +21,7 @@ from . import (
     published_decode_ring_slots,
     set_decode_ring_slots,
 )
-from ._checks import USIZE_MAX
+from ._checks import USIZE_MAX, saturating_add, saturating_mul
 from ._checks import usize as checked_usize
 from .units import format_size
 
@@ -58,14 +58,11 @@ def slot_bytes(max_batch_size: int, per_seq_state_bytes: int) -> int:
     return product
 
 
-def _saturating_total(beside: int, slots: int, bytes_per_slot: int) -> int:
-    return min(beside + min(slots * bytes_per_slot, USIZE_MAX), USIZE_MAX)
-
-
 class Yardstick(Protocol):
     """What the ring is fitted against: ``bounds`` gives the pair
     ``(beside, limit)`` that ``fit_decode_ring_slots`` takes; the names say
-    what the yardstick and its two terms are."""
+    what the yardstick and its two terms are; ``refuses_boot`` whether a
+    total over the limit stops the server (else a later stage decides)."""
 
     @property
     def name(self) -> str: ...
@@ -73,6 +70,8 @@ class Yardstick(Protocol):
     def beside_term(self) -> str: ...
     @property
     def limit_term(self) -> str: ...
+    @property
+    def refuses_boot(self) -> bool: ...
 
     def bounds(self, reserve_without_ring: int, free_mem: int) -> tuple[int, int]: ...
 
@@ -85,6 +84,7 @@ class PreLoadFreeMemory:
     name: ClassVar[str] = "pre-load free memory"
     beside_term: ClassVar[str] = "reserve without ring"
     limit_term: ClassVar[str] = "free memory"
+    refuses_boot: ClassVar[bool] = True
 
     def bounds(self, reserve_without_ring: int, free_mem: int) -> tuple[int, int]:
         return reserve_without_ring, free_mem
@@ -100,6 +100,7 @@ class PostLoadKvHeadroom:
     name: ClassVar[str] = "post-load KV headroom"
     beside_term: ClassVar[str] = "KV floor"
     limit_term: ClassVar[str] = "KV headroom"
+    refuses_boot: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         checked_usize(self.kv_floor, "kv_floor")
@@ -126,11 +127,11 @@ class RingFit:
 
     @property
     def ring_bytes(self) -> int:
-        return min(self.slots * self.slot_bytes, USIZE_MAX)
+        return saturating_mul(self.slots, self.slot_bytes)
 
     @property
     def total(self) -> int:
-        return _saturating_total(self.beside, self.slots, self.slot_bytes)
+        return saturating_add(self.beside, self.ring_bytes)
 
     @property
     def fits(self) -> bool:
@@ -139,6 +140,12 @@ class RingFit:
     @property
     def lowered(self) -> bool:
         return self.slots < self.requested
+
+    @property
+    def refused(self) -> bool:
+        """Whether the server refuses to boot: over the limit of a yardstick
+        that refuses."""
+        return not self.fits and self.yardstick.refuses_boot
 
     @property
     def decision(self) -> str:
@@ -154,28 +161,23 @@ class RingFit:
         )
 
     def rungs(self) -> list[Rung]:
-        """Every depth of the ladder with its bytes against this fit's limit."""
-        return [
-            Rung(
-                slots,
-                min(slots * self.slot_bytes, USIZE_MAX),
-                _saturating_total(self.beside, slots, self.slot_bytes),
-                self.limit,
-            )
-            for slots in DECODE_RING_FIT_LADDER
-        ]
+        """Every depth of the ladder, with its bytes against this fit's limit."""
+        return [Rung.of(replace(self, slots=slots)) for slots in DECODE_RING_FIT_LADDER]
 
 
 @dataclass(frozen=True)
 class Rung:
+    """One depth of the ladder: its ring, the total beside it, and whether
+    that fits."""
+
     slots: int
     ring_bytes: int
     total_bytes: int
-    limit: int
+    fits: bool
 
-    @property
-    def fits(self) -> bool:
-        return self.total_bytes <= self.limit
+    @classmethod
+    def of(cls, fit: RingFit) -> Rung:
+        return cls(fit.slots, fit.ring_bytes, fit.total, fit.fits)
 
 
 def fit_ring(
@@ -215,7 +217,7 @@ def fit_ring(
             f"ssm decode ring lowered from {requested} to {fitted.slots} slots to "
             f"fit {yardstick.name} ({format_size(limit)}); {pin_hint}",
         )
-    if isinstance(yardstick, PostLoadKvHeadroom):
+    if not yardstick.refuses_boot:
         return outcome(
             fitted.slots,
             f"ssm decode ring lowered from {requested} to {fitted.slots} slots: "

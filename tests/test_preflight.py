@@ -250,3 +250,11 @@ def test_autofit_publishes_through_the_real_cell(run_python: RunPython) -> None:
         print((second.slots, second.fits))
     """)
     assert lines == [1, 1, 1, (8, False)]
+
+
+def test_only_the_pre_load_yardstick_refuses() -> None:
+    assert fit_ring(8, SLOT, 20 * GiB, FREE).refused
+    assert not fit_ring(8, SLOT, RESERVE, FREE).refused
+    post_load = fit_ring(8, SLOT, RESERVE, FREE, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=GiB))
+    assert not post_load.fits
+    assert not post_load.refused
