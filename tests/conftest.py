@@ -42,7 +42,6 @@ def api(core: ModuleType) -> SimpleNamespace:
     the facade's parsers and the environment-reading decision over it."""
     return SimpleNamespace(
         **{name: getattr(core, name) for name in dir(core) if not name.startswith("_")},
-        core_name=core.__name__,
         parse_decode_ring_slots=parse_decode_ring_slots,
         watchdogs_disabled_from_value=watchdogs_disabled_from_value,
         decode_rollback_ring_slots=environment_reader(core),
