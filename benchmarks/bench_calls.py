@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from decode_ring._facade import (
-    environment_reader,
+    make_decode_rollback_ring_slots,
     parse_decode_ring_slots,
     watchdogs_disabled_from_value,
 )
@@ -95,7 +95,7 @@ def function_for(case: Case, floors: ModuleType) -> Callable[..., object]:
         }[case.call]
     core = load_core(case.implementation)
     if case.call == "decode_rollback_ring_slots":
-        return environment_reader(core)
+        return make_decode_rollback_ring_slots(core)
     return getattr(core, case.call)  # type: ignore[no-any-return]
 
 

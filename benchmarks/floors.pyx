@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Floors: compiled no-ops with the argument signatures and conversions of the
 public functions, so a benchmark can say how far a call is above the bare
-cost of crossing into compiled code. Built by ``conftest.py`` for the run;
+cost of crossing into compiled code. Built by ``harness.build_floors`` for the run;
 never shipped.
 """
 

@@ -57,6 +57,27 @@ cdef size_t FULL_DEPTH = FIT_LADDER[0]
 DECODE_ROLLBACK_RING_SLOTS = FULL_DEPTH
 DECODE_RING_FIT_LADDER = tuple(FIT_LADDER)
 USIZE_MAX = SIZE_MAX
+# The rules of the decision, in the reference's order of precedence, as
+# decode_rollback_ring_slots_with_rule names the one that decided.
+cdef enum Rule:
+    RULE_NO_SSM_LAYERS
+    RULE_PUBLISHED
+    RULE_OVERRIDE_FULL
+    RULE_OVERRIDE_NONE
+    RULE_SPECULATIVE
+    RULE_WATCHDOGS
+    RULE_DEFAULT
+
+cdef tuple RULE_NAMES = (
+    "no SSM layers",
+    "published",
+    "METRALE_SSM_DECODE_RING=1",
+    "METRALE_SSM_DECODE_RING=0",
+    "speculative decode",
+    "watchdogs disabled",
+    "default",
+)
+DECISION_RULES = RULE_NAMES
 cdef str SKIP_SPECULATIVE = "speculative decode active"
 cdef str SKIP_WATCHDOGS = "watchdogs disabled"
 
@@ -155,6 +176,46 @@ def published_decode_ring_slots():
     return None
 
 
+cdef inline DecodeRingDecision decide(
+    object num_ssm_layers,
+    bint use_speculative,
+    object published,
+    object ring_override,
+    bint watchdogs_disabled,
+    Rule *rule,
+):
+    # The one copy of the order in this core. Every argument is checked
+    # before any rule applies, so bad input raises whichever rule would have
+    # decided.
+    cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
+    cdef size_t published_slots = 0
+    if published is not None:
+        published_slots = as_usize(published, "published")
+    checked_optional_str(ring_override, "ring_override")
+
+    if ssm_layers == 0:
+        rule[0] = RULE_NO_SSM_LAYERS
+        return NO_RING
+    if published is not None:
+        rule[0] = RULE_PUBLISHED
+        return published_decision(published_slots)
+    if ring_override is not None:
+        if ring_override == "1":
+            rule[0] = RULE_OVERRIDE_FULL
+            return FULL_RING
+        if ring_override == "0":
+            rule[0] = RULE_OVERRIDE_NONE
+            return NO_RING
+    if use_speculative:
+        rule[0] = RULE_SPECULATIVE
+        return SKIPPED_FOR_SPECULATIVE
+    if watchdogs_disabled:
+        rule[0] = RULE_WATCHDOGS
+        return SKIPPED_FOR_WATCHDOGS
+    rule[0] = RULE_DEFAULT
+    return FULL_RING
+
+
 def decode_rollback_ring_slots_with(
     num_ssm_layers,
     bint use_speculative,
@@ -171,28 +232,26 @@ def decode_rollback_ring_slots_with(
     4. speculative decode or watchdogs disabled: 0, with a ``skip_reason``;
     5. otherwise the full depth.
     """
-    # Every argument is checked before any rule applies, so bad input raises
-    # whichever rule would have decided.
-    cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
-    cdef size_t published_slots = 0
-    if published is not None:
-        published_slots = as_usize(published, "published")
-    checked_optional_str(ring_override, "ring_override")
+    cdef Rule rule
+    return decide(
+        num_ssm_layers, use_speculative, published, ring_override, watchdogs_disabled, &rule
+    )
 
-    if ssm_layers == 0:
-        return NO_RING
-    if published is not None:
-        return published_decision(published_slots)
-    if ring_override is not None:
-        if ring_override == "1":
-            return FULL_RING
-        if ring_override == "0":
-            return NO_RING
-    if use_speculative:
-        return SKIPPED_FOR_SPECULATIVE
-    if watchdogs_disabled:
-        return SKIPPED_FOR_WATCHDOGS
-    return FULL_RING
+
+def decode_rollback_ring_slots_with_rule(
+    num_ssm_layers,
+    bint use_speculative,
+    published,
+    ring_override,
+    bint watchdogs_disabled,
+):
+    """``decode_rollback_ring_slots_with`` and the rule of ``DECISION_RULES``
+    that decided."""
+    cdef Rule rule
+    decision = decide(
+        num_ssm_layers, use_speculative, published, ring_override, watchdogs_disabled, &rule
+    )
+    return decision, RULE_NAMES[rule]
 
 
 def fit_decode_ring_slots(

@@ -13,15 +13,17 @@ import threading
 from collections.abc import Iterable
 from typing import Final, final
 
-from ._checks import USIZE_MAX, optional_str, saturating_add, saturating_mul, usize
+from ._usize_py import USIZE_MAX, optional_str, saturating_add, saturating_mul, usize
 
 __all__ = [
+    "DECISION_RULES",
     "DECODE_RING_FIT_LADDER",
     "DECODE_ROLLBACK_RING_SLOTS",
     "USIZE_MAX",
     "DecodeRingDecision",
     "EnvironmentReader",
     "decode_rollback_ring_slots_with",
+    "decode_rollback_ring_slots_with_rule",
     "fit_decode_ring_slots",
     "published_decode_ring_slots",
     "set_decode_ring_slots",
@@ -29,6 +31,18 @@ __all__ = [
 
 DECODE_ROLLBACK_RING_SLOTS: Final = 8
 DECODE_RING_FIT_LADDER: Final = (8, 4, 2, 1, 0)
+
+# The rules of the decision, in the reference's order of precedence, as
+# ``decode_rollback_ring_slots_with_rule`` names the one that decided.
+DECISION_RULES: Final = (
+    "no SSM layers",
+    "published",
+    "METRALE_SSM_DECODE_RING=1",
+    "METRALE_SSM_DECODE_RING=0",
+    "speculative decode",
+    "watchdogs disabled",
+    "default",
+)
 
 _SKIP_SPECULATIVE: Final = "speculative decode active"
 _SKIP_WATCHDOGS: Final = "watchdogs disabled"
@@ -120,8 +134,40 @@ def decode_rollback_ring_slots_with(
     4. speculative decode or watchdogs disabled: 0, with a ``skip_reason``;
     5. otherwise the full depth.
     """
-    # Every argument is checked before any rule applies, as the compiled
-    # core's conversions are.
+    return _decide(num_ssm_layers, use_speculative, published, ring_override, watchdogs_disabled)[0]
+
+
+def decode_rollback_ring_slots_with_rule(
+    num_ssm_layers: int,
+    use_speculative: bool,
+    published: int | None,
+    ring_override: str | None,
+    watchdogs_disabled: bool,
+) -> tuple[DecodeRingDecision, str]:
+    """``decode_rollback_ring_slots_with`` and the rule of ``DECISION_RULES``
+    that decided."""
+    return _decide(num_ssm_layers, use_speculative, published, ring_override, watchdogs_disabled)
+
+
+# The rules, each with the outcome it gives: shared, so deciding allocates nothing.
+_BY_NO_SSM_LAYERS: Final = (_NO_RING, DECISION_RULES[0])
+_BY_OVERRIDE_FULL: Final = (_FULL_RING, DECISION_RULES[2])
+_BY_OVERRIDE_NONE: Final = (_NO_RING, DECISION_RULES[3])
+_BY_SPECULATIVE: Final = (_SKIPPED_FOR_SPECULATIVE, DECISION_RULES[4])
+_BY_WATCHDOGS: Final = (_SKIPPED_FOR_WATCHDOGS, DECISION_RULES[5])
+_BY_DEFAULT: Final = (_FULL_RING, DECISION_RULES[6])
+_BY_PUBLISHED: Final = tuple((decision, DECISION_RULES[1]) for decision in _PUBLISHED_DECISIONS)
+
+
+def _decide(
+    num_ssm_layers: int,
+    use_speculative: bool,
+    published: int | None,
+    ring_override: str | None,
+    watchdogs_disabled: bool,
+) -> tuple[DecodeRingDecision, str]:
+    # The one copy of the order in this core. Every argument is checked
+    # before any rule applies, as the compiled core's conversions are.
     num_ssm_layers = usize(num_ssm_layers, "num_ssm_layers")
     use_speculative = bool(use_speculative)
     if published is not None:
@@ -130,20 +176,20 @@ def decode_rollback_ring_slots_with(
     watchdogs_disabled = bool(watchdogs_disabled)
 
     if num_ssm_layers == 0:
-        return _NO_RING
+        return _BY_NO_SSM_LAYERS
     if published is not None:
         if published <= DECODE_ROLLBACK_RING_SLOTS:
-            return _PUBLISHED_DECISIONS[published]
-        return DecodeRingDecision(published)
+            return _BY_PUBLISHED[published]
+        return DecodeRingDecision(published), DECISION_RULES[1]
     if ring_override == "1":
-        return _FULL_RING
+        return _BY_OVERRIDE_FULL
     if ring_override == "0":
-        return _NO_RING
+        return _BY_OVERRIDE_NONE
     if use_speculative:
-        return _SKIPPED_FOR_SPECULATIVE
+        return _BY_SPECULATIVE
     if watchdogs_disabled:
-        return _SKIPPED_FOR_WATCHDOGS
-    return _FULL_RING
+        return _BY_WATCHDOGS
+    return _BY_DEFAULT
 
 
 def fit_decode_ring_slots(

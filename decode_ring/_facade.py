@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Final
 
-from ._checks import USIZE_MAX
-from ._core_py import DECODE_ROLLBACK_RING_SLOTS
-
-if TYPE_CHECKING:
-    from types import ModuleType
-
-    from ._core_py import DecodeRingDecision
+from . import _selector
+from ._selector import (
+    CORE,
+    DECODE_ROLLBACK_RING_SLOTS,
+    USIZE_MAX,
+    DecodeRingDecision,
+    EnvironmentReader,
+    decode_rollback_ring_slots_with_rule,
+    published_decode_ring_slots,
+)
 
 RING_OVERRIDE_VARIABLE: Final = "METRALE_SSM_DECODE_RING"
 DISABLE_WATCHDOGS_VARIABLE: Final = "METRALE_DISABLE_WATCHDOGS"
+RESERVE_RING_FULL_VARIABLE: Final = "METRALE_SSM_RESERVE_RING_FULL"
 
 # Rust's str::trim strips the Unicode White_Space set. Python's str.strip()
 # also strips U+001C..U+001F, which White_Space does not contain.
@@ -98,11 +104,11 @@ def watchdogs_disabled_from_value(value: str | None) -> bool:
     return normalised == "1" or normalised == "true"
 
 
-def environment_reader(
+def make_decode_rollback_ring_slots(
     core: ModuleType,
 ) -> Callable[[int, bool], DecodeRingDecision]:
-    """``decode_rollback_ring_slots`` over ``core``: this facade reads the
-    environment, the core decides."""
+    """Returns ``decode_rollback_ring_slots`` over ``core``: this facade reads
+    the environment, the core decides."""
     decide = core.decode_rollback_ring_slots_with
     published_decode_ring_slots = core.published_decode_ring_slots
     common_watchdog_values = _COMMON_WATCHDOG_VALUES
@@ -135,3 +141,52 @@ def environment_reader(
         )
 
     return decode_rollback_ring_slots
+
+
+decode_rollback_ring_slots: Final = make_decode_rollback_ring_slots(_selector.core)
+
+NOT_VALID_UNICODE: Final = "<not valid Unicode>"
+_explained_environment: Final = EnvironmentReader(
+    (RING_OVERRIDE_VARIABLE, DISABLE_WATCHDOGS_VARIABLE, RESERVE_RING_FULL_VARIABLE)
+)
+
+
+@dataclass(frozen=True)
+class ExplainedDecision:
+    """A depth decision with everything behind it: the rule of
+    ``DECISION_RULES`` that decided, the inputs, and the environment as read
+    (a variable that is set but not valid Unicode shows as
+    ``NOT_VALID_UNICODE``, and reads as unset)."""
+
+    decision: DecodeRingDecision
+    rule: str
+    num_ssm_layers: int
+    use_speculative: bool
+    published: int | None
+    environment: dict[str, str | None]
+    core: str
+
+
+def explain_decode_rollback_ring_slots(
+    num_ssm_layers: int, use_speculative: bool
+) -> ExplainedDecision:
+    """``decode_rollback_ring_slots`` with the rule that decided, from one
+    reading of the environment."""
+    values = _explained_environment.read()
+    present = _explained_environment.present()
+    ring_override, disable_watchdogs, _ = values
+    published = published_decode_ring_slots()
+    decision, rule = decode_rollback_ring_slots_with_rule(
+        num_ssm_layers,
+        use_speculative,
+        published,
+        ring_override,
+        watchdogs_disabled_from_value(disable_watchdogs),
+    )
+    environment = {
+        name: NOT_VALID_UNICODE if value is None and is_set else value
+        for name, value, is_set in zip(_explained_environment.names, values, present, strict=True)
+    }
+    return ExplainedDecision(
+        decision, rule, num_ssm_layers, bool(use_speculative), published, environment, CORE
+    )

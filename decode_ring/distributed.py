@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import published_decode_ring_slots, set_decode_ring_slots
-from ._checks import usize
+from ._selector import published_decode_ring_slots, set_decode_ring_slots
+from ._usize_py import usize
 
 _NOTHING_PUBLISHED = -1
 _INT64_MAX = 2**63 - 1

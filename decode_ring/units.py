@@ -1,44 +1,65 @@
-"""Byte sizes as operators write them: ``7039MiB``, ``14.1GiB``, ``1.5 TB``."""
+"""Byte sizes as operators write them: ``7039MiB``, ``14.1Gi``, ``64 GB``.
+
+The grammar, everywhere a size is read: a number (digits, with an optional
+decimal point and decimals: ``5``, ``5.``, ``.5``, ``14.1``), an optional
+single space, and a unit in any case. Units have Kubernetes' meaning:
+``Ki``/``KiB`` to ``Ti``/``TiB`` are powers of 1024, ``K``/``KB`` to
+``T``/``TB`` powers of 1000, and ``B`` (or none) is bytes. Bytes are whole: a
+bare fractional number is refused; with a unit, fractions of a byte are
+dropped.
+"""
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Final
 
-from ._checks import USIZE_MAX
+from ._usize_py import USIZE_MAX
 
+_POWERS: Final = {"k": 1, "m": 2, "g": 3, "t": 4}
 UNITS: Final = {
     "": 1,
     "b": 1,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
+    **{prefix + suffix: 1024**power for prefix, power in _POWERS.items() for suffix in ("i", "ib")},
+    **{prefix + suffix: 1000**power for prefix, power in _POWERS.items() for suffix in ("", "b")},
 }
-_SIZE: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?|\.[0-9]+)[ ]?([A-Za-z]*)", re.ASCII)
+ACCEPTED_FORMS: Final = (
+    "bytes, or a number with a unit: Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB (powers of 1024) "
+    "or K/KB, M/MB, G/GB, T/TB (powers of 1000), any case, e.g. 14.1GiB"
+)
+_SIZE: Final = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+) ?([A-Za-z]*)", re.ASCII)
 
 
 def parse_size(text: str) -> int:
-    """Bytes in ``text``: a number, with decimals, and an optional unit:
-    ``B``, ``KiB``..``TiB`` (powers of 1024) or ``KB``..``TB`` (powers of
-    1000), in any case. Fractions of a byte are dropped. Raises ``ValueError``
-    for anything else or for more than ``USIZE_MAX`` bytes."""
-    match = _SIZE.fullmatch(text.strip())
+    """Bytes in ``text`` (the grammar above). Raises ``ValueError`` naming the
+    accepted forms for anything else, for a bare fractional number, and for
+    more than ``USIZE_MAX`` bytes; ``TypeError`` when ``text`` is not a str."""
+    if not isinstance(text, str):
+        raise TypeError(f"a size must be str, not {type(text).__name__}")
+    match = _SIZE.fullmatch(text.strip(" \t"))
     unit = UNITS.get(match.group(2).lower()) if match else None
     if match is None or unit is None:
+        raise ValueError(f"invalid size {quoted(text)}: write {ACCEPTED_FORMS}")
+    number = Decimal(match.group(1))
+    if match.group(2).lower() in ("", "b") and number != number.to_integral_value():
         raise ValueError(
-            f"invalid size {text!r}: write bytes or a number with a unit "
-            "(B, KiB, MiB, GiB, TiB, KB, MB, GB, TB), e.g. 14.1GiB"
+            f"invalid size {quoted(text)}: bytes must be whole; "
+            f"did you mean {match.group(1)}GiB? Write {ACCEPTED_FORMS}"
         )
-    size = int(Decimal(match.group(1)) * unit)
+    with localcontext() as exact:
+        exact.prec = len(match.group(1)) + 20  # room for every digit times the unit
+        size = int(number * unit)
     if size > USIZE_MAX:
-        raise ValueError(f"size {text!r} exceeds the {USIZE_MAX} bytes a usize holds")
+        raise ValueError(f"size {quoted(text)} exceeds the {USIZE_MAX} bytes a usize holds")
     return size
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    # ascii() keeps an error on one line and printable, whatever the input.
+    if len(text) > limit:
+        return f"{text[:limit]!a}... ({len(text)} characters)"
+    return ascii(text)
 
 
 def format_size(size: int) -> str:

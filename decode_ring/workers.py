@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import published_decode_ring_slots, set_decode_ring_slots
+from ._selector import published_decode_ring_slots, set_decode_ring_slots
+from .preflight import DecodeRingConflict
 
-
-class DecodeRingConflict(RuntimeError):
-    """Two depths for one process: what it published and what it was handed."""
+__all__ = ["DecodeRingConflict", "adopt_decode_ring_slots", "initializer"]
 
 
 def adopt_decode_ring_slots(slots: int | None) -> int | None:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from decode_ring._facade import (
-    environment_reader,
+    make_decode_rollback_ring_slots,
     parse_decode_ring_slots,
     watchdogs_disabled_from_value,
 )
@@ -44,7 +44,7 @@ def api(core: ModuleType) -> SimpleNamespace:
         **{name: getattr(core, name) for name in dir(core) if not name.startswith("_")},
         parse_decode_ring_slots=parse_decode_ring_slots,
         watchdogs_disabled_from_value=watchdogs_disabled_from_value,
-        decode_rollback_ring_slots=environment_reader(core),
+        decode_rollback_ring_slots=make_decode_rollback_ring_slots(core),
     )
 
 

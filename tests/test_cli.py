@@ -117,9 +117,13 @@ def test_an_explicit_depth_is_not_shrunk_and_is_refused(decode_ring_cli: Run) ->
 def test_a_reserve_that_alone_exceeds_free_memory_is_refused(decode_ring_cli: Run) -> None:
     completed = decode_ring_cli("fit", "--example", "--reserve-without-ring", "20GiB")
     assert completed.returncode == 1
-    assert "chosen depth   8" in completed.stdout
+    assert "chosen depth   none: the server refuses to boot" in completed.stdout
+    assert "<- chosen" not in completed.stdout
     assert "warning        -" in completed.stdout
-    assert completed.stderr.count("\n") == 1 and "refused" in completed.stderr
+    assert completed.stderr == (
+        "decode-ring: refused: the reserve without ring alone, 20.00 GiB, exceeds free memory "
+        "14.10 GiB by 5.90 GiB; no ring depth helps, 0 included\n"
+    )
 
 
 def test_reserve_ring_full_requests_eight_under_speculative_decode(decode_ring_cli: Run) -> None:

@@ -25,7 +25,7 @@ RANK = textwrap.dedent("""
     import torch.distributed as dist
     import decode_ring
     from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
-    from decode_ring.preflight import fit_ring, requested_slots, slot_bytes
+    from decode_ring.preflight import PreLoadFreeMemory, fit_ring, requested_slots, slot_bytes
 
     rank, world, store, free, pinned = sys.argv[1:6]
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=int(rank),
@@ -34,7 +34,7 @@ RANK = textwrap.dedent("""
         decode_ring.set_decode_ring_slots(int(pinned))
     explicit = decode_ring.published_decode_ring_slots() is not None
     fit = fit_ring(requested_slots(48, False), slot_bytes(32, 158_859_264),
-                   7039 * 2**20, int(free), explicit=explicit)
+                   PreLoadFreeMemory(7039 * 2**20, int(free)), explicit=explicit)
     try:
         agreed = agree_decode_ring_slots(fit.slots)
         outcome = {"fitted": fit.slots, "agreed": agreed,

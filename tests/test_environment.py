@@ -104,9 +104,9 @@ def test_the_reader_rejects_bad_names(
 def test_the_compiled_core_sees_putenv_and_unsetenv(
     compiled_core: ModuleType, ring_environment: pytest.MonkeyPatch
 ) -> None:
-    from decode_ring._facade import environment_reader
+    from decode_ring._facade import make_decode_rollback_ring_slots
 
-    decide = environment_reader(compiled_core)
+    decide = make_decode_rollback_ring_slots(compiled_core)
     try:
         os.putenv(RING, "0")
         assert decide(48, False).slots == 0
@@ -167,9 +167,9 @@ def test_a_published_depth_is_a_shared_decision_too(
     lines = run_python(
         f"""
         import {core.__name__} as core
-        from decode_ring._facade import environment_reader
+        from decode_ring._facade import make_decode_rollback_ring_slots
         from tests.support import blocks_allocated_by
-        decide = environment_reader(core)
+        decide = make_decode_rollback_ring_slots(core)
         core.set_decode_ring_slots({published})
         print(decide(48, True) is decide(48, False))
         print(blocks_allocated_by(decide, 48, True))

@@ -72,8 +72,8 @@ def test_a_published_depth_outranks_the_environment_and_both_skips(
     lines = run_python(
         f"""
         import {core_module} as core
-        from decode_ring._facade import environment_reader
-        decide = environment_reader(core)
+        from decode_ring._facade import make_decode_rollback_ring_slots
+        decide = make_decode_rollback_ring_slots(core)
         core.set_decode_ring_slots(4)
         for speculative in (False, True):
             decision = decide(48, speculative)
@@ -89,9 +89,9 @@ def test_a_published_zero_has_no_skip_reason(run_python: RunPython, core_module:
     lines = run_python(
         f"""
         import {core_module} as core
-        from decode_ring._facade import environment_reader
+        from decode_ring._facade import make_decode_rollback_ring_slots
         core.set_decode_ring_slots(0)
-        decision = environment_reader(core)(48, True)
+        decision = make_decode_rollback_ring_slots(core)(48, True)
         print((decision.slots, decision.skip_reason))
         """,
         env={"METRALE_DISABLE_WATCHDOGS": "1"},

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,13 +58,17 @@ def test_the_public_api() -> None:
     assert sorted(decode_ring.__all__) == sorted(
         [
             "CORE",
+            "DECISION_RULES",
             "DECODE_RING_FIT_LADDER",
             "DECODE_ROLLBACK_RING_SLOTS",
             "USIZE_MAX",
             "DecodeRingDecision",
+            "ExplainedDecision",
             "__version__",
             "decode_rollback_ring_slots",
             "decode_rollback_ring_slots_with",
+            "decode_rollback_ring_slots_with_rule",
+            "explain_decode_rollback_ring_slots",
             "fit_decode_ring_slots",
             "parse_decode_ring_slots",
             "published_decode_ring_slots",
@@ -98,3 +104,19 @@ def test_importing_the_package_never_imports_torch() -> None:
         timeout=60,
     )
     assert completed.stdout.strip() == "False", completed.stderr
+
+
+def test_only_the_selector_names_a_core() -> None:
+    """Every module takes the selected core's names from ``_selector``; the
+    cores themselves and their stub are the only other files that name one."""
+    package = Path(decode_ring.__file__).parent
+    naming = re.compile(r"\b_core(_py)?\b")
+    allowed = {"_selector.py", "_core.pyx", "_core_py.py", "_core.pyi"}
+    offenders = [
+        path.name
+        for path in sorted(package.iterdir())
+        if path.suffix in (".py", ".pyx", ".pxd")
+        and path.name not in allowed
+        and naming.search(path.read_text())
+    ]
+    assert offenders == []

@@ -6,8 +6,8 @@ import pytest
 
 from decode_ring import preflight
 from decode_ring.preflight import (
-    PRE_LOAD,
     PostLoadKvHeadroom,
+    PreLoadFreeMemory,
     autofit,
     fit_ring,
     requested_slots,
@@ -82,7 +82,7 @@ def test_slot_bytes_rejects(args: tuple[object, object], error: type[Exception])
     [(FREE, 1, True), (30 * GiB, 4, True), (64 * GiB, 8, False)],
 )
 def test_the_worked_example(free: int, slots: int, lowered: bool) -> None:
-    fit = fit_ring(8, SLOT, RESERVE, free)
+    fit = fit_ring(8, SLOT, PreLoadFreeMemory(RESERVE, free))
     assert (fit.slots, fit.requested, fit.fits, fit.lowered) == (slots, 8, True, lowered)
     assert (fit.warning is not None) is lowered
     assert fit.ring_bytes == slots * SLOT
@@ -91,7 +91,7 @@ def test_the_worked_example(free: int, slots: int, lowered: bool) -> None:
 
 
 def test_the_warning_says_from_what_to_what_against_what_and_how_to_pin() -> None:
-    warning = fit_ring(8, SLOT, RESERVE, FREE).warning
+    warning = fit_ring(8, SLOT, PreLoadFreeMemory(RESERVE, FREE)).warning
     assert warning is not None
     assert "from 8 to 1" in warning
     assert "pre-load free memory" in warning
@@ -100,7 +100,7 @@ def test_the_warning_says_from_what_to_what_against_what_and_how_to_pin() -> Non
 
 
 def test_the_decision_line_names_the_yardstick_and_every_term() -> None:
-    decision = fit_ring(8, SLOT, RESERVE, FREE).decision
+    decision = fit_ring(8, SLOT, PreLoadFreeMemory(RESERVE, FREE)).decision
     assert "\n" not in decision
     for term in (
         "pre-load free memory",
@@ -119,25 +119,25 @@ def test_the_decision_line_names_the_yardstick_and_every_term() -> None:
     [(0, SLOT, False), (8, 0, False), (8, SLOT, True), (2, SLOT, True)],
 )
 def test_requested_stands_without_warning(requested: int, slot: int, explicit: bool) -> None:
-    fit = fit_ring(requested, slot, RESERVE, FREE, explicit=explicit)
+    fit = fit_ring(requested, slot, PreLoadFreeMemory(RESERVE, FREE), explicit=explicit)
     assert (fit.slots, fit.warning) == (requested, None)
 
 
 def test_an_explicit_depth_that_does_not_fit_is_kept_unfitted() -> None:
-    fit = fit_ring(8, SLOT, RESERVE, FREE, explicit=True)
+    fit = fit_ring(8, SLOT, PreLoadFreeMemory(RESERVE, FREE), explicit=True)
     assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
 
 
 def test_pre_load_a_reserve_that_alone_exceeds_free_memory_keeps_the_request() -> None:
-    fit = fit_ring(8, SLOT, 20 * GiB, FREE)
+    fit = fit_ring(8, SLOT, PreLoadFreeMemory(20 * GiB, FREE))
     assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
-    fit = fit_ring(4, SLOT, FREE + 1, FREE, PRE_LOAD)
+    fit = fit_ring(4, SLOT, PreLoadFreeMemory(FREE + 1, FREE))
     assert (fit.slots, fit.fits, fit.warning) == (4, False, None)
 
 
 def test_post_load_lowers_to_what_fits_the_headroom() -> None:
     yardstick = PostLoadKvHeadroom(kv_floor=2 * GiB, headroom=12 * GiB)
-    fit = fit_ring(8, SLOT, RESERVE, FREE, yardstick)
+    fit = fit_ring(8, SLOT, yardstick)
     assert (fit.slots, fit.fits) == (2, True)
     assert (fit.beside, fit.limit) == (2 * GiB, 12 * GiB)
     assert fit.warning is not None and "post-load KV headroom" in fit.warning
@@ -145,21 +145,21 @@ def test_post_load_lowers_to_what_fits_the_headroom() -> None:
 
 
 def test_post_load_with_nothing_fitting_takes_zero_and_leaves_it_to_the_kv_budget() -> None:
-    fit = fit_ring(8, SLOT, RESERVE, FREE, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=4 * GiB))
+    fit = fit_ring(8, SLOT, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=4 * GiB))
     assert (fit.slots, fit.fits) == (0, False)
     assert fit.warning is not None and "KV budget stage will decide" in fit.warning
 
 
 def test_the_arithmetic_saturates() -> None:
-    fit = fit_ring(8, USIZE_MAX, USIZE_MAX, USIZE_MAX)
+    fit = fit_ring(8, USIZE_MAX, PreLoadFreeMemory(USIZE_MAX, USIZE_MAX))
     assert (fit.slots, fit.total, fit.fits) == (8, USIZE_MAX, True)
-    fit = fit_ring(8, USIZE_MAX, 1, USIZE_MAX - 1)
+    fit = fit_ring(8, USIZE_MAX, PreLoadFreeMemory(1, USIZE_MAX - 1))
     assert (fit.slots, fit.fits, fit.ring_bytes) == (0, True, 0)
     assert fit.rungs()[-2].total_bytes == USIZE_MAX
 
 
 def test_the_rungs_cover_the_ladder() -> None:
-    rungs = fit_ring(8, SLOT, RESERVE, FREE).rungs()
+    rungs = fit_ring(8, SLOT, PreLoadFreeMemory(RESERVE, FREE)).rungs()
     assert [(rung.slots, rung.fits) for rung in rungs] == [
         (8, False),
         (4, False),
@@ -173,14 +173,17 @@ def test_the_rungs_cover_the_ladder() -> None:
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        ((-1, SLOT, RESERVE, FREE), OverflowError),
-        ((8, 1.0, RESERVE, FREE), TypeError),
-        ((8, SLOT, RESERVE, "14GiB"), TypeError),
+        ((-1, SLOT, (RESERVE, FREE)), OverflowError),
+        ((8, 1.0, (RESERVE, FREE)), TypeError),
+        ((8, SLOT, (RESERVE, "14GiB")), TypeError),
     ],
 )
-def test_fit_ring_rejects(args: tuple[object, ...], error: type[Exception]) -> None:
+def test_fit_ring_rejects(
+    args: tuple[object, object, tuple[object, object]], error: type[Exception]
+) -> None:
+    requested, slot, (reserve, free) = args
     with pytest.raises(error):
-        fit_ring(*args)  # type: ignore[arg-type]
+        fit_ring(requested, slot, PreLoadFreeMemory(reserve, free))  # type: ignore[arg-type]
 
 
 def test_post_load_yardstick_rejects_bad_sizes() -> None:
@@ -213,19 +216,19 @@ def fake_cell(monkeypatch: pytest.MonkeyPatch) -> FakeCell:
 
 
 def test_autofit_publishes_a_fitted_depth(fake_cell: FakeCell) -> None:
-    assert autofit(8, SLOT, RESERVE, FREE).slots == 1
+    assert autofit(8, SLOT, PreLoadFreeMemory(RESERVE, FREE)).slots == 1
     assert fake_cell.writes == [1]
 
 
 def test_autofit_publishes_nothing_when_the_request_stands(fake_cell: FakeCell) -> None:
-    assert autofit(8, SLOT, RESERVE, 64 * GiB).slots == 8
-    assert autofit(8, SLOT, 20 * GiB, FREE).slots == 8
+    assert autofit(8, SLOT, PreLoadFreeMemory(RESERVE, 64 * GiB)).slots == 8
+    assert autofit(8, SLOT, PreLoadFreeMemory(20 * GiB, FREE)).slots == 8
     assert fake_cell.writes == []
 
 
 def test_autofit_treats_a_published_depth_as_explicit(fake_cell: FakeCell) -> None:
     fake_cell.value = 8
-    fit = autofit(8, SLOT, RESERVE, FREE)
+    fit = autofit(8, SLOT, PreLoadFreeMemory(RESERVE, FREE))
     assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
     assert fake_cell.writes == []
 
@@ -235,26 +238,26 @@ def test_autofit_refuses_to_disagree_with_a_racing_publisher(
 ) -> None:
     monkeypatch.setattr(preflight, "set_decode_ring_slots", lambda slots: 4)
     with pytest.raises(RuntimeError, match="published"):
-        autofit(8, SLOT, RESERVE, FREE)
+        autofit(8, SLOT, PreLoadFreeMemory(RESERVE, FREE))
 
 
 def test_autofit_publishes_through_the_real_cell(run_python: RunPython) -> None:
     lines = run_python(f"""
         import decode_ring
-        from decode_ring.preflight import autofit
-        fit = autofit(8, {SLOT}, {RESERVE}, {FREE})
+        from decode_ring.preflight import PreLoadFreeMemory, autofit
+        fit = autofit(8, {SLOT}, PreLoadFreeMemory({RESERVE}, {FREE}))
         print(fit.slots)
         print(decode_ring.published_decode_ring_slots())
         print(decode_ring.decode_rollback_ring_slots(48, False).slots)
-        second = autofit(8, {SLOT}, {RESERVE}, {FREE})
+        second = autofit(8, {SLOT}, PreLoadFreeMemory({RESERVE}, {FREE}))
         print((second.slots, second.fits))
     """)
     assert lines == [1, 1, 1, (8, False)]
 
 
 def test_only_the_pre_load_yardstick_refuses() -> None:
-    assert fit_ring(8, SLOT, 20 * GiB, FREE).refused
-    assert not fit_ring(8, SLOT, RESERVE, FREE).refused
-    post_load = fit_ring(8, SLOT, RESERVE, FREE, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=GiB))
+    assert fit_ring(8, SLOT, PreLoadFreeMemory(20 * GiB, FREE)).refused
+    assert not fit_ring(8, SLOT, PreLoadFreeMemory(RESERVE, FREE)).refused
+    post_load = fit_ring(8, SLOT, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=GiB))
     assert not post_load.fits
     assert not post_load.refused

@@ -1,6 +1,6 @@
-"""Rust's ``usize`` in pure Python: argument checks that raise as the compiled
-core's conversions do (``_usize.pxd``), and saturating arithmetic. A usize is
-anything with ``__index__`` in ``0..=USIZE_MAX``."""
+"""Rust's ``usize`` in pure Python, the twin of ``_usize.pxd``: argument
+checks that raise as the compiled core's conversions do, and saturating
+arithmetic. A usize is anything with ``__index__`` in ``0..=USIZE_MAX``."""
 
 from __future__ import annotations
 
