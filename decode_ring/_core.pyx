@@ -14,7 +14,8 @@ relies on the GIL to make its check-and-set atomic.
 
 cimport cython
 from libc.stdint cimport SIZE_MAX
-from libc.string cimport strcmp
+from libc.string cimport memset, strcmp, strncmp
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromString
 
 from decode_ring._usize cimport as_usize
@@ -23,9 +24,12 @@ cdef extern from *:
     """
     /* std::env::var reads the live process environment. Python's os.environ,
        os.putenv and os.unsetenv all update it: on Windows through _wputenv,
-       which keeps the CRT's wide copy current, so read that one there. */
-    #ifdef _WIN32
+       which keeps the CRT's wide copy current, so read that one there, a
+       variable at a time. Elsewhere the reader scans environ itself, once for
+       all of its variables; on macOS a shared library reaches environ
+       through _NSGetEnviron. */
     #include <stdlib.h>
+    #ifdef _WIN32
     #include <wchar.h>
     static PyObject *decode_ring_getenv_wide(PyObject *name) {
         wchar_t *wide_name = PyUnicode_AsWideCharString(name, NULL);
@@ -35,18 +39,23 @@ cdef extern from *:
         if (value == NULL) Py_RETURN_NONE;
         return PyUnicode_FromWideChar(value, -1);
     }
-    static const char *decode_ring_getenv(const char *name) { (void)name; return NULL; }
+    static char **decode_ring_environ(void) { return NULL; }
     #define DECODE_RING_WIDE_ENVIRONMENT 1
     #else
-    #include <stdlib.h>
+    #ifdef __APPLE__
+    #include <crt_externs.h>
+    static char **decode_ring_environ(void) { return *_NSGetEnviron(); }
+    #else
+    extern char **environ;
+    static char **decode_ring_environ(void) { return environ; }
+    #endif
     static PyObject *decode_ring_getenv_wide(PyObject *name) {
         (void)name; Py_RETURN_NONE;
     }
-    static const char *decode_ring_getenv(const char *name) { return getenv(name); }
     #define DECODE_RING_WIDE_ENVIRONMENT 0
     #endif
     """
-    const char *decode_ring_getenv(const char *name)
+    char **decode_ring_environ() noexcept
     object decode_ring_getenv_wide(str name)
     const bint DECODE_RING_WIDE_ENVIRONMENT
 
@@ -282,15 +291,25 @@ cdef class EnvironmentReader:
     ``std::env::var`` does: ``None`` when unset or not valid Unicode.
 
     Sees changes made through ``os.environ``, ``os.putenv`` and
-    ``os.unsetenv`` at the next ``read()``. The values last read are kept, so
-    reading unchanged values costs a ``getenv`` and a ``strcmp`` per name and
-    returns the same tuple.
+    ``os.unsetenv`` at the next ``read()``. One ``read()`` scans the
+    environment once for all of its variables, so its cost grows with the
+    number of variables in the environment, not with the number it reads.
+    The values last read are kept: while they are unchanged (a ``strcmp``
+    each), ``read()`` decodes nothing and returns the very same tuple, so a
+    caller can keep what it derived from that tuple.
     """
 
     cdef readonly tuple names
     cdef list encoded_names
     cdef list last_raw
     cdef tuple last_values
+    cdef Py_ssize_t count
+    cdef const char **name_pointers
+    cdef size_t *name_lengths
+    cdef const char **found
+    # Whether a name starts with the byte: most entries of the environment
+    # are passed over on their first byte.
+    cdef unsigned char starts_a_name[256]
 
     def __cinit__(self, names):
         names = tuple(names)
@@ -302,12 +321,59 @@ cdef class EnvironmentReader:
             if not name or "=" in name or "\0" in name:
                 raise ValueError(f"invalid environment variable name {name!r}")
         self.names = names
+        self.count = len(names)
         self.encoded_names = [name.encode("utf-8") for name in names]
-        self.last_raw = [None] * len(names)
-        self.last_values = (None,) * len(names)
+        self.last_raw = [None] * self.count
+        self.last_values = (None,) * self.count
+        self.name_pointers = <const char **>PyMem_Malloc((self.count + 1) * sizeof(char *))
+        self.name_lengths = <size_t *>PyMem_Malloc((self.count + 1) * sizeof(size_t))
+        self.found = <const char **>PyMem_Malloc((self.count + 1) * sizeof(char *))
+        if not self.name_pointers or not self.name_lengths or not self.found:
+            raise MemoryError()
+        cdef Py_ssize_t index
+        memset(self.starts_a_name, 0, sizeof(self.starts_a_name))
+        for index in range(self.count):
+            # encoded_names keeps the bytes these pointers point into alive.
+            self.name_pointers[index] = PyBytes_AS_STRING(self.encoded_names[index])
+            self.name_lengths[index] = len(self.encoded_names[index])
+            self.starts_a_name[<unsigned char>self.name_pointers[index][0]] = 1
+
+    def __dealloc__(self):
+        PyMem_Free(self.name_pointers)
+        PyMem_Free(self.name_lengths)
+        PyMem_Free(self.found)
 
     def __repr__(self):
         return f"EnvironmentReader({self.names!r})"
+
+    cdef void scan(self) noexcept:
+        # One pass over environ; the first entry of each name wins, as getenv.
+        cdef Py_ssize_t index
+        cdef Py_ssize_t missing = self.count
+        cdef char **entry = decode_ring_environ()
+        cdef const char *text
+        cdef size_t length
+        cdef const unsigned char *starts_a_name = self.starts_a_name
+        for index in range(self.count):
+            self.found[index] = NULL
+        if entry == NULL:
+            return
+        while missing and entry[0] != NULL:
+            text = entry[0]
+            entry += 1
+            if not starts_a_name[<unsigned char>text[0]]:
+                continue
+            for index in range(self.count):
+                length = self.name_lengths[index]
+                if (
+                    self.found[index] == NULL
+                    and text[0] == self.name_pointers[index][0]
+                    and strncmp(text, self.name_pointers[index], length) == 0
+                    and text[length] == b"="
+                ):
+                    self.found[index] = text + length + 1
+                    missing -= 1
+                    break
 
     def read(self):
         """Each variable's value, or None where it is unset or not valid Unicode."""
@@ -319,8 +385,9 @@ cdef class EnvironmentReader:
         cdef Py_ssize_t index
         cdef const char *raw
         cdef bint changed = False
-        for index in range(len(self.names)):
-            raw = decode_ring_getenv(PyBytes_AS_STRING(self.encoded_names[index]))
+        self.scan()
+        for index in range(self.count):
+            raw = self.found[index]
             last = self.last_raw[index]
             if raw == NULL:
                 if last is not None:
@@ -342,10 +409,8 @@ cdef class EnvironmentReader:
             return tuple([
                 decode_ring_getenv_wide(name) is not None for name in self.names
             ])
-        return tuple([
-            decode_ring_getenv(PyBytes_AS_STRING(encoded)) != NULL
-            for encoded in self.encoded_names
-        ])
+        self.scan()
+        return tuple([self.found[index] != NULL for index in range(self.count)])
 
 
 cdef object utf8_or_none(bytes raw):

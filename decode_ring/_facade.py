@@ -111,10 +111,14 @@ def make_decode_rollback_ring_slots(
     the environment, the core decides."""
     decide = core.decode_rollback_ring_slots_with
     published_decode_ring_slots = core.published_decode_ring_slots
-    common_watchdog_values = _COMMON_WATCHDOG_VALUES
     read_environment = core.EnvironmentReader(
         (RING_OVERRIDE_VARIABLE, DISABLE_WATCHDOGS_VARIABLE)
     ).read
+    # The values last read and what they mean, in one tuple so that a thread
+    # never pairs one call's values with another's meaning. The compiled
+    # reader returns the very same tuple while the environment is unchanged,
+    # so an unchanged value is never interpreted again.
+    last_reading: tuple[tuple[str | None, ...], bool] = ((), False)
 
     def decode_rollback_ring_slots(
         num_ssm_layers: int, use_speculative: bool
@@ -126,17 +130,17 @@ def make_decode_rollback_ring_slots(
         Preflight and the allocation must pass the same ``use_speculative``,
         or the reserve and the ring differ.
         """
-        ring_override, disable_watchdogs = read_environment()
-        # The common values are looked up here rather than through a call:
-        # this function is on the scheduler's hot path.
-        watchdogs_disabled = common_watchdog_values.get(disable_watchdogs)
-        if watchdogs_disabled is None:
-            watchdogs_disabled = watchdogs_disabled_from_value(disable_watchdogs)
+        nonlocal last_reading
+        values = read_environment()
+        last_values, watchdogs_disabled = last_reading
+        if values is not last_values:
+            watchdogs_disabled = watchdogs_disabled_from_value(values[1])
+            last_reading = (values, watchdogs_disabled)
         return decide(  # type: ignore[no-any-return]
             num_ssm_layers,
             use_speculative,
             published_decode_ring_slots(),
-            ring_override,
+            values[0],
             watchdogs_disabled,
         )
 

@@ -19,8 +19,17 @@ def usize(value: object, name: str) -> int:
     except TypeError:
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
     if not 0 <= number <= USIZE_MAX:
-        raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {number}")
+        raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {short_integer(number)}")
     return number
+
+
+def short_integer(value: int) -> str:
+    """``value`` as an error message quotes it: in full up to 128 bits, else
+    by its size (``str()`` of an int past 4,300 digits raises ``ValueError``)."""
+    bits = value.bit_length()
+    if bits <= 128:
+        return str(value)
+    return f"{'a negative' if value < 0 else 'an'} integer of {bits} bits"
 
 
 def optional_str(value: object, name: str) -> str | None:

@@ -177,3 +177,56 @@ def test_a_published_depth_is_a_shared_decision_too(
         env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
     assert lines == [True, 0]
+
+
+def test_a_name_is_matched_whole_not_as_a_prefix(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    ring_environment.setenv(RING + "_X", "1")
+    ring_environment.setenv(RING[:-1], "1")
+    ring_environment.setenv("M", "1")
+    reader = api.EnvironmentReader((RING, WATCHDOGS))
+    assert reader.read() == (None, None)
+    assert reader.present() == (False, False)
+    ring_environment.setenv(RING, "")
+    assert reader.read() == ("", None)
+    assert reader.present() == (True, False)
+
+
+def test_the_reader_finds_its_variables_in_a_large_environment(
+    api: SimpleNamespace, ring_environment: pytest.MonkeyPatch
+) -> None:
+    for index in range(4000):
+        ring_environment.setenv(f"DECODE_RING_TEST_PAD_{index:04d}", "x")
+    reader = api.EnvironmentReader((RING, WATCHDOGS))
+    assert reader.read() == (None, None)
+    ring_environment.setenv(WATCHDOGS, " TRUE ")  # after every pad, at the end
+    assert reader.read() == (None, " TRUE ")
+    assert outcome(api) == (0, "watchdogs disabled")
+    ring_environment.setenv(RING, "1")
+    assert reader.read() == ("1", " TRUE ")
+    assert outcome(api) == (8, None)
+
+
+def test_an_unchanged_value_is_interpreted_once(
+    compiled_core: ModuleType, ring_environment: pytest.MonkeyPatch
+) -> None:
+    from decode_ring import _facade
+
+    interpreted: list[str | None] = []
+    interpret = _facade.watchdogs_disabled_from_value
+
+    def counting(value: str | None) -> bool:
+        interpreted.append(value)
+        return interpret(value)
+
+    ring_environment.setattr(_facade, "watchdogs_disabled_from_value", counting)
+    decide = _facade.make_decode_rollback_ring_slots(compiled_core)
+    ring_environment.setenv(WATCHDOGS, " TRUE ")
+    assert [decide(48, False).slots for _ in range(100)] == [0] * 100
+    assert interpreted == [" TRUE "]
+    ring_environment.setenv(WATCHDOGS, " FALSE ")
+    assert decide(48, False).slots == 8
+    ring_environment.setenv(WATCHDOGS, " TRUE ")
+    assert decide(48, False).slots == 0
+    assert interpreted == [" TRUE ", " FALSE ", " TRUE "]
