@@ -64,7 +64,13 @@ cdef inline size_t as_usize_slow(object value, str name) except? <size_t>-1:
     if not PyLong_CheckExact(value):
         if not PyIndex_Check(value):
             raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
-        value = PyNumber_Index(value)
+        try:
+            value = PyNumber_Index(value)
+        except Exception as error:
+            raise TypeError(
+                f"{name} must be an integer: {type(value).__name__}.__index__ "
+                f"raised {type(error).__name__}"
+            ) from error
     result = unchecked_PyLong_AsSize_t(value)
     if result == SIZE_MAX and PyErr_Occurred() != NULL:
         PyErr_Clear()

@@ -12,12 +12,17 @@ USIZE_MAX: Final = sys.maxsize * 2 + 1
 
 
 def usize(value: object, name: str) -> int:
-    """``value`` as a usize: ``TypeError`` for a non-integer, ``OverflowError``
-    out of range."""
+    """``value`` as a usize: ``TypeError`` for a non-integer (also when its
+    ``__index__`` raises), ``OverflowError`` out of range."""
+    if not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
     try:
         number = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+    except Exception as error:
+        raise TypeError(
+            f"{name} must be an integer: {type(value).__name__}.__index__ "
+            f"raised {type(error).__name__}"
+        ) from error
     if not 0 <= number <= USIZE_MAX:
         raise OverflowError(f"{name} must be in 0..={USIZE_MAX}, got {short_integer(number)}")
     return number
