@@ -6,6 +6,7 @@ from ._core_py import DECODE_RING_FIT_LADDER as DECODE_RING_FIT_LADDER
 from ._core_py import DECODE_ROLLBACK_RING_SLOTS as DECODE_ROLLBACK_RING_SLOTS
 from ._core_py import USIZE_MAX as USIZE_MAX
 from ._core_py import DecodeRingDecision as DecodeRingDecision
+from ._core_py import EnvironmentDecision as EnvironmentDecision
 from ._core_py import EnvironmentReader as EnvironmentReader
 from ._core_py import decode_rollback_ring_slots_with as decode_rollback_ring_slots_with
 from ._core_py import (

@@ -377,6 +377,9 @@ cdef class EnvironmentReader:
 
     def read(self):
         """Each variable's value, or None where it is unset or not valid Unicode."""
+        return self.current()
+
+    cdef tuple current(self):
         if DECODE_RING_WIDE_ENVIRONMENT:
             return tuple([
                 valid_unicode_or_none(decode_ring_getenv_wide(name))
@@ -411,6 +414,50 @@ cdef class EnvironmentReader:
             ])
         self.scan()
         return tuple([self.found[index] != NULL for index in range(self.count)])
+
+
+@cython.final
+cdef class EnvironmentDecision:
+    """The depth decision over the live environment, in one compiled call.
+
+    Reads the ring override and the watchdogs variables with an
+    ``EnvironmentReader`` at every call, and interprets the watchdogs value
+    with ``interpret_watchdogs`` only when the reading changed: an unchanged
+    value, however it is spelled, costs no more than any other.
+    """
+
+    cdef EnvironmentReader reader
+    cdef object interpret_watchdogs
+    cdef tuple interpreted_reading
+    cdef bint watchdogs_disabled
+
+    def __cinit__(self, str ring_override_variable, str watchdogs_variable, interpret_watchdogs):
+        self.reader = EnvironmentReader((ring_override_variable, watchdogs_variable))
+        self.interpret_watchdogs = interpret_watchdogs
+        self.interpreted_reading = None
+        self.watchdogs_disabled = False
+
+    def __repr__(self):
+        return f"EnvironmentDecision({self.reader.names!r})"
+
+    def decode_rollback_ring_slots(self, num_ssm_layers, bint use_speculative):
+        """The per-sequence ring depth, from the published depth and the
+        environment, read afresh at every call."""
+        cdef tuple reading = self.reader.current()
+        cdef Rule rule
+        if reading is not self.interpreted_reading:
+            # Set the meaning before the reading it belongs to: another thread
+            # that sees this reading then also sees its meaning.
+            self.watchdogs_disabled = bool(self.interpret_watchdogs(reading[1]))
+            self.interpreted_reading = reading
+        return decide(
+            num_ssm_layers,
+            use_speculative,
+            cell_slots if cell_is_set else None,
+            reading[0],
+            self.watchdogs_disabled,
+            &rule,
+        )
 
 
 cdef object utf8_or_none(bytes raw):

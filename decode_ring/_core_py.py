@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final, final
 
 from ._usize_py import USIZE_MAX, optional_str, saturating_add, saturating_mul, usize
@@ -21,6 +21,7 @@ __all__ = [
     "DECODE_ROLLBACK_RING_SLOTS",
     "USIZE_MAX",
     "DecodeRingDecision",
+    "EnvironmentDecision",
     "EnvironmentReader",
     "decode_rollback_ring_slots_with",
     "decode_rollback_ring_slots_with_rule",
@@ -245,6 +246,45 @@ class EnvironmentReader:
     def present(self) -> tuple[bool, ...]:
         """Whether each variable is set at all, whatever its value."""
         return tuple(name in os.environ for name in self.names)
+
+
+@final
+class EnvironmentDecision:
+    """The depth decision over the live environment.
+
+    Reads the ring override and the watchdogs variables with an
+    ``EnvironmentReader`` at every call and interprets the watchdogs value
+    with ``interpret_watchdogs`` (this twin's reader hands back a new reading
+    each time, so it interprets at every call).
+    """
+
+    __slots__ = ("_interpret_watchdogs", "_reader")
+
+    def __init__(
+        self,
+        ring_override_variable: str,
+        watchdogs_variable: str,
+        interpret_watchdogs: Callable[[str | None], bool],
+    ) -> None:
+        self._reader = EnvironmentReader((ring_override_variable, watchdogs_variable))
+        self._interpret_watchdogs = interpret_watchdogs
+
+    def __repr__(self) -> str:
+        return f"EnvironmentDecision({self._reader.names!r})"
+
+    def decode_rollback_ring_slots(
+        self, num_ssm_layers: int, use_speculative: bool
+    ) -> DecodeRingDecision:
+        """The per-sequence ring depth, from the published depth and the
+        environment, read afresh at every call."""
+        ring_override, watchdogs = self._reader.read()
+        return decode_rollback_ring_slots_with(
+            num_ssm_layers,
+            use_speculative,
+            _cell,
+            ring_override,
+            bool(self._interpret_watchdogs(watchdogs)),
+        )
 
 
 def _valid_unicode_or_none(value: str | None) -> str | None:

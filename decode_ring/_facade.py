@@ -107,44 +107,21 @@ def watchdogs_disabled_from_value(value: str | None) -> bool:
 def make_decode_rollback_ring_slots(
     core: ModuleType,
 ) -> Callable[[int, bool], DecodeRingDecision]:
-    """Returns ``decode_rollback_ring_slots`` over ``core``: this facade reads
-    the environment, the core decides."""
-    decide = core.decode_rollback_ring_slots_with
-    published_decode_ring_slots = core.published_decode_ring_slots
-    read_environment = core.EnvironmentReader(
-        (RING_OVERRIDE_VARIABLE, DISABLE_WATCHDOGS_VARIABLE)
-    ).read
-    # The values last read and what they mean, in one tuple so that a thread
-    # never pairs one call's values with another's meaning. The compiled
-    # reader returns the very same tuple while the environment is unchanged,
-    # so an unchanged value is never interpreted again.
-    last_reading: tuple[tuple[str | None, ...], bool] = ((), False)
+    """Returns ``decode_rollback_ring_slots`` over ``core``: the core reads the
+    environment and decides in one call; this facade names the variables and
+    says what a watchdogs value means (``watchdogs_disabled_from_value``), which
+    the core asks only when the value changed.
 
-    def decode_rollback_ring_slots(
-        num_ssm_layers: int, use_speculative: bool
-    ) -> DecodeRingDecision:
-        """The per-sequence ring depth, from the published depth and the
-        environment, read afresh at every call: ``METRALE_SSM_DECODE_RING``
-        and ``METRALE_DISABLE_WATCHDOGS`` (unset when not valid Unicode).
-
-        Preflight and the allocation must pass the same ``use_speculative``,
-        or the reserve and the ring differ.
-        """
-        nonlocal last_reading
-        values = read_environment()
-        last_values, watchdogs_disabled = last_reading
-        if values is not last_values:
-            watchdogs_disabled = watchdogs_disabled_from_value(values[1])
-            last_reading = (values, watchdogs_disabled)
-        return decide(  # type: ignore[no-any-return]
-            num_ssm_layers,
-            use_speculative,
-            published_decode_ring_slots(),
-            values[0],
-            watchdogs_disabled,
-        )
-
-    return decode_rollback_ring_slots
+    The returned function is the per-sequence ring depth, from the published
+    depth and the environment, read afresh at every call:
+    ``METRALE_SSM_DECODE_RING`` and ``METRALE_DISABLE_WATCHDOGS`` (unset when
+    not valid Unicode). Preflight and the allocation must pass the same
+    ``use_speculative``, or the reserve and the ring differ.
+    """
+    decision = core.EnvironmentDecision(
+        RING_OVERRIDE_VARIABLE, DISABLE_WATCHDOGS_VARIABLE, watchdogs_disabled_from_value
+    )
+    return decision.decode_rollback_ring_slots  # type: ignore[no-any-return]
 
 
 decode_rollback_ring_slots: Final = make_decode_rollback_ring_slots(_selector.core)
