@@ -1,4 +1,4 @@
-"""decode-ring: the depth a server would choose here and now, and its fit.
+"""decode-ring: the depth a server would choose here and now, its fit, and a model's state.
 
 Exit status: 0 when the chosen depth fits (or, post-load, when the decision is
 left to the KV budget stage); 1 when the server would refuse to boot; 2 for a
@@ -21,6 +21,7 @@ from ._facade import (
     parse_decode_ring_slots,
     rust_usize_from_str,
 )
+from .models import LAYOUTS, ModelConfigError
 from .preflight import (
     DecodeRingConflict,
     PostLoadKvHeadroom,
@@ -31,6 +32,15 @@ from .preflight import (
     preflight,
 )
 from .render import render
+from .sizing import (
+    DEFAULT_BATCH_SIZES,
+    DEFAULT_TP_SIZES,
+    WORKED_EXAMPLE,
+    WORKED_EXAMPLE_LAYOUT,
+    plan,
+    plot_plan,
+    state_report,
+)
 from .units import ACCEPTED_FORMS, parse_size, quoted
 
 EXIT_OK: Final = 0
@@ -41,12 +51,11 @@ EXIT_BROKEN_PIPE: Final = 128 + 13  # what a shell reports for a writer killed b
 EXIT_INTERRUPTED: Final = 128 + 2
 PROGRAM: Final = "decode-ring"
 
-# The worked example: 48 SSM layers, 151.5 MiB of state per sequence, batch
-# 32, 7,039 MiB of reserve without the ring, 14.1 GiB free.
+# The worked example: 48 gated-delta-net layers of 151.5 MiB per sequence, as
+# the reference lays them out; batch 32, 7,039 MiB of reserve without the
+# ring, 14.1 GiB free.
 EXAMPLE: Final = {
-    "ssm_layers": 48,
     "max_batch_size": 32,
-    "per_seq_state": 48 * (48 * 128 * 128 * 4 + (16 * 128 * 2 + 48 * 128) * 4 * 4),
     "reserve_without_ring": 7039 * 2**20,
     "free": parse_size("14.1GiB"),
 }
@@ -79,6 +88,20 @@ def size(text: str) -> int:
         return parse_size(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def positive_count(text: str) -> int:
+    value = count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def count_list(text: str) -> tuple[int, ...]:
+    values = tuple(positive_count(part) for part in text.split(","))
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"a value repeats in {quoted(text)}")
+    return values
 
 
 def ring_slots_flag(text: str) -> int | None:
@@ -153,7 +176,93 @@ def build_parser() -> Parser:
         metavar="SIZE",
         help="post-load: the predicted KV headroom (with --kv-floor)",
     )
+
+    def model(command: argparse.ArgumentParser, required: bool, tp: str) -> None:
+        command.add_argument(
+            "--config",
+            required=required,
+            metavar="PATH",
+            help="the model's config.json, or the directory holding it",
+        )
+        if tp == "one":
+            command.add_argument("--tp", type=positive_count, default=1, metavar="N")
+        command.add_argument("--layout", choices=LAYOUTS, default="vllm", help="whose layout")
+        command.add_argument("--conv-dtype", metavar="D", help="bfloat16, float16 or float32")
+        command.add_argument("--ssm-dtype", metavar="D", help="bfloat16, float16 or float32")
+        command.add_argument(
+            "--speculative-tokens",
+            type=count,
+            default=0,
+            metavar="N",
+            help="draft tokens per step (vLLM widens the conv window)",
+        )
+
+    model(fit, required=False, tp="one")
+
+    state = commands.add_parser("state", help="a model's SSM state from its config.json")
+    model(state, required=True, tp="one")
+    state.add_argument("--max-batch-size", type=count, metavar="B", help="also size the ring")
+    state.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    grid = commands.add_parser(
+        "plan",
+        help="depth by tensor-parallel size and batch, memory per rank",
+        epilog=f"SIZE: {ACCEPTED_FORMS}.",
+    )
+    model(grid, required=True, tp="many")
+    grid.add_argument("--free", type=size, required=True, metavar="SIZE", help="per rank")
+    grid.add_argument(
+        "--reserve-without-ring", type=size, required=True, metavar="SIZE", help="per rank"
+    )
+    grid.add_argument(
+        "--tp",
+        type=count_list,
+        default=DEFAULT_TP_SIZES,
+        metavar="N,N,...",
+        help="tensor-parallel sizes (default 1,2,4,8)",
+    )
+    grid.add_argument(
+        "--max-batch-size",
+        type=count_list,
+        default=DEFAULT_BATCH_SIZES,
+        metavar="B,B,...",
+        help="batch sizes (default 8,16,32,64,128,256,512)",
+    )
+    grid.add_argument("--plot", metavar="FILE.png", help="also draw the grid (needs matplotlib)")
+    grid.add_argument("--json", action="store_true", help="one JSON object on stdout")
     return parser
+
+
+def state_options(args: argparse.Namespace) -> dict[str, object]:
+    """The ``ssm_state`` options the model flags give."""
+    return {
+        "layout": args.layout,
+        "conv_dtype": args.conv_dtype,
+        "ssm_dtype": args.ssm_dtype,
+        "speculative_tokens": args.speculative_tokens,
+    }
+
+
+def run_state(args: argparse.Namespace) -> object:
+    return state_report(args.config, args.max_batch_size, tp_size=args.tp, **state_options(args))
+
+
+def run_plan(args: argparse.Namespace) -> object:
+    grid = plan(
+        args.config,
+        args.free,
+        args.reserve_without_ring,
+        args.tp,
+        args.max_batch_size,
+        use_speculative=args.speculative_tokens > 0,
+        **state_options(args),
+    )
+    if args.plot is not None:
+        try:
+            plot_plan(grid, args.plot)
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'decode_ring[plot]'") from None
+    return grid
 
 
 def pin(slots: int | None) -> None:
@@ -174,9 +283,16 @@ def flag(name: str) -> str:
     return f"--{name.replace('_', '-')}"
 
 
-def fit_inputs(args: argparse.Namespace) -> tuple[int, RingSlot, Yardstick]:
-    """The fit's inputs from the flags (``--example`` fills what is not given)
-    and the yardstick they choose."""
+def worked_example_state() -> dict[str, int]:
+    """The worked example's SSM layers and per-sequence state, from its config."""
+    state = state_report(WORKED_EXAMPLE, None, layout=WORKED_EXAMPLE_LAYOUT).state
+    return {"ssm_layers": state.ssm_layers, "per_seq_state": state.per_sequence_bytes}
+
+
+def fit_inputs(args: argparse.Namespace) -> tuple[int, bool, RingSlot, Yardstick]:
+    """The fit's inputs from the flags (``--example`` fills what is not given;
+    ``--config`` gives the layers and the state), the speculative flag, and
+    the yardstick they choose."""
     post_load = args.kv_floor is not None or args.headroom is not None
     if post_load and (args.kv_floor is None or args.headroom is None):
         raise UsageError("--kv-floor and --headroom go together")
@@ -185,15 +301,24 @@ def fit_inputs(args: argparse.Namespace) -> tuple[int, RingSlot, Yardstick]:
             "--reserve-without-ring and --free fit pre-load; --kv-floor and --headroom "
             "post-load: give one pair"
         )
-    needed = ["ssm_layers", "max_batch_size", "per_seq_state"]
+    if args.config is not None and (args.ssm_layers is not None or args.per_seq_state is not None):
+        raise UsageError(
+            "--config gives the SSM layers and the per-sequence state: "
+            "drop --ssm-layers and --per-seq-state"
+        )
+    names = ["ssm_layers", "max_batch_size", "per_seq_state"]
     if not post_load:
-        needed += ["reserve_without_ring", "free"]
-    given = {name: getattr(args, name) for name in needed}
+        names += ["reserve_without_ring", "free"]
+    given = {name: getattr(args, name) for name in names}
+    if args.config is not None:
+        state = state_report(args.config, None, tp_size=args.tp, **state_options(args)).state
+        given.update(ssm_layers=state.ssm_layers, per_seq_state=state.per_sequence_bytes)
     if args.example:
-        given = {name: EXAMPLE[name] if value is None else value for name, value in given.items()}
+        example = {**EXAMPLE, **worked_example_state()}
+        given = {name: example[name] if value is None else value for name, value in given.items()}
     missing = [flag(name) for name, value in given.items() if value is None]
     if missing:
-        raise UsageError(f"fit needs {', '.join(missing)} (or --example)")
+        raise UsageError(f"fit needs {', '.join(missing)} (or --config, or --example)")
     try:
         slot = RingSlot(given["max_batch_size"], given["per_seq_state"])
     except OverflowError as error:
@@ -203,18 +328,21 @@ def fit_inputs(args: argparse.Namespace) -> tuple[int, RingSlot, Yardstick]:
         yardstick = PostLoadKvHeadroom(args.kv_floor, args.headroom)
     else:
         yardstick = PreLoadFreeMemory(given["reserve_without_ring"], given["free"])
-    return given["ssm_layers"], slot, yardstick
+    speculative = args.speculative or args.speculative_tokens > 0
+    return given["ssm_layers"], speculative, slot, yardstick
 
 
 def run_fit(args: argparse.Namespace) -> object:
-    ssm_layers, slot, yardstick = fit_inputs(args)
+    ssm_layers, speculative, slot, yardstick = fit_inputs(args)
     pin(args.ssm_decode_ring_slots)
-    return preflight(ssm_layers, args.speculative, slot, yardstick)
+    return preflight(ssm_layers, speculative, slot, yardstick)
 
 
 COMMANDS: Final[dict[str, Callable[[argparse.Namespace], object]]] = {
     "decide": run_decide,
     "fit": run_fit,
+    "state": run_state,
+    "plan": run_plan,
 }
 
 
@@ -235,7 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``decode-ring``; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
-        rendered = render(COMMANDS[args.command](args))
+        try:
+            rendered = render(COMMANDS[args.command](args))
+        except (ModelConfigError, OverflowError) as error:
+            raise UsageError(str(error)) from None
         write(sys.stdout, json.dumps(rendered.json) if args.json else "\n".join(rendered.lines))
     except UsageError as error:
         write(sys.stderr, f"{PROGRAM}: error: {one_line(str(error))}")
@@ -250,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_IO_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except SystemExit as finished:  # --help and --version: argparse printed and exits
+        return finished.code if isinstance(finished.code, int) else EXIT_USAGE
     if rendered.refusal is not None:
         write(sys.stderr, f"{PROGRAM}: {one_line(rendered.refusal)}")
         return EXIT_REFUSED

@@ -15,7 +15,9 @@ from functools import singledispatch
 from typing import Any
 
 from ._facade import ExplainedDecision
+from ._selector import DECODE_ROLLBACK_RING_SLOTS
 from .preflight import Preflight, PreLoadFreeMemory
+from .sizing import Plan, StateReport
 from .units import format_size
 
 
@@ -155,3 +157,100 @@ def _(report: Preflight) -> Rendered:
     if not fit.fits and not yardstick.refuses_boot:
         lines.append("note           the KV budget stage decides whether the server boots")
     return Rendered(json, lines, fit.refusal)
+
+
+def layer_ranges(indices: tuple[int, ...]) -> str:
+    """Layer indices with runs compressed: ``0-3,5,7-9``; ``none`` when empty."""
+    runs: list[str] = []
+    start = previous = None
+    for index in (*indices, None):
+        if index is not None and previous is not None and index == previous + 1:
+            previous = index
+            continue
+        if start is not None:
+            runs.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = index
+    return ",".join(runs) or "none"
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(size) for size in shape) + ")" if shape else "-"
+
+
+@render.register
+def _(report: StateReport) -> Rendered:
+    state = report.state
+    json = state.as_dict()
+    json.update(
+        max_batch_size=report.max_batch_size,
+        slot_bytes=report.slot_bytes,
+        full_ring_slots=DECODE_ROLLBACK_RING_SLOTS,
+        full_ring_bytes=report.full_ring_bytes,
+    )
+    lines = [
+        f"ssm state of {state.model_type} ({state.family}) per sequence, tp rank 1 of "
+        f"{state.tp_size}, {state.layout} layout",
+        f"  {'config':<22} {ascii(state.source) if state.source else '(mapping)'}",
+        f"  {'ssm layers':<22} {state.ssm_layers:>11}  {layer_ranges(state.layer_indices)}",
+        f"  {'conv state':<22} {shape_text(state.conv_shape)} {state.conv_dtype} "
+        f"({state.conv_dtype_rule})",
+        f"  {'ssm state':<22} {shape_text(state.ssm_shape)} {state.ssm_dtype} "
+        f"({state.ssm_dtype_rule})",
+        f"  {'speculative tokens':<22} {state.speculative_tokens:>11}",
+        sized("conv bytes per layer", state.conv_bytes),
+        sized("ssm bytes per layer", state.ssm_bytes),
+        sized("per layer", state.per_layer_bytes),
+        sized("per sequence", state.per_sequence_bytes),
+    ]
+    if report.max_batch_size is not None:
+        lines += [
+            f"  {'max batch size':<22} {report.max_batch_size:>11}",
+            sized("one ring slot", report.slot_bytes),
+            sized(f"full ring ({DECODE_ROLLBACK_RING_SLOTS} slots)", report.full_ring_bytes),
+        ]
+    return Rendered(json, lines)
+
+
+@render.register
+def _(plan: Plan) -> Rendered:
+    json = {
+        "model": plan.model,
+        "source": plan.source,
+        "layout": plan.layout,
+        "free_bytes": plan.free,
+        "reserve_without_ring_bytes": plan.reserve_without_ring,
+        "requested": plan.requested,
+        "batch_sizes": list(plan.batch_sizes),
+        "rows": [
+            {
+                "tp_size": row.tp_size,
+                "per_sequence_bytes": row.state.per_sequence_bytes if row.state else None,
+                "problem": row.problem,
+                "depths": list(row.depths),
+                "largest_full_depth_batch": row.largest_full_depth_batch,
+            }
+            for row in plan.rows
+        ],
+    }
+    lines = [
+        f"decode ring depth by tensor-parallel size and batch: {plan.model}, {plan.layout} "
+        f"layout, per rank",
+        f"free memory {format_size(plan.free)}, reserve without ring "
+        f"{format_size(plan.reserve_without_ring)}, requested depth {plan.requested}",
+        "",
+        f"  {'tp':>3}  {'state/seq':>11}  "
+        + "".join(f"{batch:>6}" for batch in plan.batch_sizes)
+        + f"  {'full depth up to batch':>22}",
+    ]
+    for row in plan.rows:
+        if row.state is None:
+            lines.append(f"  {row.tp_size:>3}  {'-':>11}  cannot split: {row.problem}")
+            continue
+        cells = "".join(f"{'-' if depth is None else depth:>6}" for depth in row.depths)
+        full = row.largest_full_depth_batch
+        lines.append(
+            f"  {row.tp_size:>3}  {format_size(row.state.per_sequence_bytes):>11}  {cells}  "
+            f"{'any' if full is None else full:>22}"
+        )
+    lines += ["", "- : the server refuses to boot (the reserve alone does not fit)"]
+    return Rendered(json, lines)
