@@ -18,6 +18,7 @@ import pytest
 from decode_ring.cli import main
 
 MiB, GiB = 2**20, 2**30
+CONFIGS = Path(__file__).resolve().parent / "configs"
 EXAMPLE_SIZES = [
     "--ssm-layers",
     "48",
@@ -240,3 +241,138 @@ def test_json_refusal_is_one_object(decode_ring_cli: Run) -> None:
     assert completed.returncode == 1
     assert len(completed.stdout.strip().splitlines()) == 1
     assert as_json(completed)["fits"] is False
+
+
+# Issue 10: the command line under hostile use.
+
+
+def test_a_bare_fractional_size_is_refused_with_a_hint(decode_ring_cli: Run) -> None:
+    completed = decode_ring_cli("fit", "--example", "--free", "14.1")
+    assert completed.returncode == 2
+    assert "bytes must be whole; did you mean 14.1GiB?" in completed.stderr
+    assert "Ki/KiB" in completed.stderr and "K/KB" in completed.stderr
+    assert completed.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("free", ["14.1G", "14.1g", "14.1 GB", "14.1GB"])
+def test_operators_unit_spellings_are_taken_with_kubernetes_meaning(
+    decode_ring_cli: Run, free: str
+) -> None:
+    report = as_json(decode_ring_cli("fit", "--example", "--free", free, "--json"))
+    assert report["limit_bytes"] == 14_100_000_000
+
+
+def test_five_dot_and_dot_five_gib_behave_alike(decode_ring_cli: Run) -> None:
+    five = as_json(decode_ring_cli("fit", "--example", "--free", "5.GiB", "--json"))
+    half = as_json(decode_ring_cli("fit", "--example", "--free", ".5GiB", "--json"))
+    assert (five["limit_bytes"], half["limit_bytes"]) == (5 * GiB, GiB // 2)
+
+
+def test_an_echoed_value_with_a_newline_stays_on_one_line(decode_ring_cli: Run) -> None:
+    completed = decode_ring_cli("decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", "1\n")
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        "decode-ring: error: argument --ssm-decode-ring-slots: "
+        "unknown ssm-decode-ring-slots '1\\n' (valid: auto, 0..=8)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args", [["fit", "--fr", "64GiB", "--example"], ["fit", "--exam"], ["decide", "--ssm", "4"]]
+)
+def test_abbreviated_flags_are_refused(decode_ring_cli: Run, args: list[str]) -> None:
+    completed = decode_ring_cli(*args)
+    assert completed.returncode == 2
+    assert "unrecognized arguments" in completed.stderr or "required" in completed.stderr
+
+
+def test_version(decode_ring_cli: Run) -> None:
+    completed = decode_ring_cli("--version")
+    assert completed.returncode == 0
+    assert completed.stdout == f"decode-ring {importlib.metadata.version('decode_ring')}\n"
+
+
+def test_help_is_plain_text(decode_ring_cli: Run) -> None:
+    for args in ([], ["fit"], ["plan"], ["state"], ["decide"]):
+        completed = decode_ring_cli(*args, "--help")
+        assert completed.returncode == 0
+        assert "``" not in completed.stdout
+    assert "powers of 1024" in " ".join(decode_ring_cli("fit", "--help").stdout.split())
+
+
+def test_no_depth_fitting_is_said_as_it_is(decode_ring_cli: Run) -> None:
+    completed = decode_ring_cli("fit", "--example", "--free", "5GiB")
+    assert completed.returncode == 1
+    assert "<- chosen" not in completed.stdout
+    assert "      0          0 B     6.87 GiB  no" in completed.stdout
+    assert completed.stderr == (
+        "decode-ring: refused: the reserve without ring alone, 6.87 GiB, exceeds free memory "
+        "5.00 GiB by 1.87 GiB; no ring depth helps, 0 included\n"
+    )
+
+
+def test_a_pinned_depth_that_does_not_fit_names_the_deepest_that_does(
+    decode_ring_cli: Run,
+) -> None:
+    completed = decode_ring_cli("fit", "--example", "--ssm-decode-ring-slots", "4")
+    assert completed.returncode == 1
+    assert "4    18.94 GiB    25.81 GiB  no   <- pinned, refused" in completed.stdout
+    assert completed.stderr.endswith("the deepest depth that fits is 1\n")
+
+
+def run_shell(command: str, **env: str) -> subprocess.CompletedProcess[str]:
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("METRALE_")}
+    child_env.update(env)
+    return subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {command}"],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_reader_that_closes_early_ends_the_command_quietly() -> None:
+    python = sys.executable
+    for command in (
+        f"{python} -m decode_ring fit --example --json | true",
+        f"{python} -m decode_ring plan --config {CONFIGS}/nemotron-nano-9b-v2.json "
+        "--free 80GiB --reserve-without-ring 20GiB --tp 1,2 | true",
+    ):
+        completed = run_shell(f"sleep 0.2 | true; {command}")
+        assert completed.returncode in (0, 141), completed.stderr
+        assert completed.stderr == ""
+    # A reader gone before the first write: the writer sees EPIPE for certain.
+    completed = run_shell(
+        f"exec 3>&1; {python} -c 'import os, sys, subprocess; r, w = os.pipe(); os.close(r); "
+        f'sys.exit(subprocess.run([sys.executable, "-m", "decode_ring", "fit", "--example"], '
+        f"stdout=w).returncode)'"
+    )
+    assert completed.returncode == 141, completed.stderr
+    assert completed.stderr == ""
+
+
+def test_a_full_disk_is_one_line_and_status_74() -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    completed = run_shell(f"{sys.executable} -m decode_ring fit --example > /dev/full")
+    assert completed.returncode == 74
+    assert completed.stderr == (
+        "decode-ring: error: cannot write the output: [Errno 28] No space left on device\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "encoding", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}]
+)
+def test_values_from_the_environment_print_on_any_stdout(
+    decode_ring_cli: Run, encoding: dict[str, str]
+) -> None:
+    completed = decode_ring_cli(
+        "decide",
+        "--ssm-layers",
+        "48",
+        env={"METRALE_DISABLE_WATCHDOGS": " TRUE\u3000", **encoding},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "METRALE_DISABLE_WATCHDOGS      ' TRUE\\u3000'" in completed.stdout
