@@ -1,161 +1,208 @@
 """``decode_ring.distributed``: one depth for every rank, over gloo on 127.0.0.1.
 
 Each rank is its own process: the published depth is per process, as on a
-real tensor-parallel deployment. Every group is made with a 60 s timeout, so
-a fault case that ends within a few seconds shows that no rank waited for
-the group's timeout. Each fault case prints how long the ranks took to raise
-(through pytest's capture, so CI logs show it). Skipped, saying so, where
-torch is absent; CI installs torch so that these run.
+real tensor-parallel deployment. The ranks are forked from one launcher
+process (``tests/rank_launcher.py``, started once for the module) that has
+imported torch but run no torch op and published no depth, so every rank is
+a fresh process for the once-cell without paying for ``import torch``.
+Every group is made with a 60 s timeout, so a fault case that ends within a
+few seconds shows that no rank waited for the group's timeout. Each fault
+case prints how long the ranks took to raise (through pytest's capture, so
+CI logs show it). Skipped, saying so, where torch is absent; CI installs
+torch so that these run.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
-import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 pytest.importorskip("torch", reason="torch not installed: pip install 'decode_ring[torch]'")
+if not hasattr(os, "fork"):
+    pytest.skip("the rank launcher forks: no os.fork here", allow_module_level=True)
 
 GiB = 2**30
 GROUP_TIMEOUT_S = 60
-# Bounds a whole launch: torch imports, init, the calls; a hung rank fails
-# the test instead of the run.
+# Bounds a whole launch: init, the calls; a hung rank fails the test instead
+# of the run. The launcher's own start (its import of torch) has the same bound.
 LAUNCH_BOUND_S = 90.0
+# Bounds the wait for killed ranks, and for the launcher to exit.
+KILL_BOUND_S = 10.0
+LAUNCHER = Path(__file__).with_name("rank_launcher.py")
 
-# One rank: joins the group, then runs its plan, a list of steps:
-#   {"pin": n}                   publish n, as an operator's pinned depth would
-#   {"fit": free}                fit the ring to `free` bytes, agree on the fit
-#   {"agree": value, "timeout": t}
-#                                agree on `value`; t is seconds, {"seconds": s}
-#                                for a timedelta, or absent
-#   {"exit_after": s, "code": c} sleep s seconds, then exit at once with code c
-#   {"all_reduce": 1}            a plain collective: is the group still usable?
-# It prints one JSON list with an outcome per agree, fit or all_reduce step.
-# After an exchange fault it exits at once, as the README tells a server to:
-# tearing down a group with a collective in flight blocks until its timeout.
-RANK = textwrap.dedent("""
-    import datetime, json, os, sys, time
-    import torch
-    import torch.distributed as dist
-    import decode_ring
-    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
 
-    rank, world, store, plan = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
-                            world_size=world, timeout=datetime.timedelta(seconds=60))
+class Launcher:
+    """The process that forks every rank (``tests/rank_launcher.py``), and
+    the exit status of each rank it has reaped."""
 
-    def agree(slots, timeout):
-        start = time.monotonic()
+    def __init__(self, directory: Path) -> None:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("METRALE_")}
+        # No torch op runs in the launcher, so it starts no thread, which
+        # keeps forking it safe (it checks); OMP_NUM_THREADS=1 for safety.
+        env.update(GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", OMP_NUM_THREADS="1")
+        self.stderr = directory / "launcher.stderr"
+        with self.stderr.open("wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, str(LAUNCHER)],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+            )
+        self.buffer = b""
+        self.replies: list[dict[str, Any]] = []
+        self.exits: dict[int, int] = {}
+        self.started = time.monotonic()
+        self.ready = False
+
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        return self.process.stdin, self.process.stdout
+
+    def _died(self, doing: str) -> str:
+        return (
+            f"the rank launcher exited (code {self.process.poll()}) while {doing}; "
+            f"its stderr:\n{self.stderr.read_text(errors='replace')}"
+        )
+
+    def _read_until(self, done: Callable[[], bool], deadline: float, doing: str) -> None:
+        fd = self._pipes()[1].fileno()
+        while not done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                pytest.fail(f"timed out {doing}")
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                pytest.fail(self._died(doing))
+            self.buffer += chunk
+            *lines, self.buffer = self.buffer.split(b"\n")
+            for line in lines:
+                message = json.loads(line)
+                if "exited" in message:
+                    self.exits[message["exited"]] = message["returncode"]
+                else:
+                    self.replies.append(message)
+
+    def _ask(self, request: dict[str, Any], deadline: float, doing: str) -> dict[str, Any]:
+        if not self.ready:
+            self._read_until(
+                lambda: bool(self.replies),
+                self.started + LAUNCH_BOUND_S,
+                "waiting for the rank launcher to import torch",
+            )
+            ready = self.replies.pop(0)
+            assert ready.get("threads") == 1, ready
+            self.ready = True
+        stdin = self._pipes()[0]
         try:
-            outcome = {"agreed": agree_decode_ring_slots(slots, timeout=timeout)}
-        except DecodeRingAgreementError as error:
-            cause = error.__cause__
-            outcome = {"error": str(error),
-                       "cause": None if cause is None else type(cause).__name__}
-        outcome["seconds"] = time.monotonic() - start
-        outcome["published"] = decode_ring.published_decode_ring_slots()
-        return outcome
+            stdin.write(json.dumps(request).encode() + b"\n")
+            stdin.flush()
+        except BrokenPipeError:
+            pytest.fail(self._died(doing))
+        self._read_until(lambda: bool(self.replies), deadline, doing)
+        return self.replies.pop(0)
 
-    outcomes, faulted = [], False
-    for step in json.loads(plan):
-        if "pin" in step:
-            decode_ring.set_decode_ring_slots(step["pin"])
-        elif "fit" in step:
-            from decode_ring.preflight import (
-                PreLoadFreeMemory, fit_ring, requested_slots, slot_bytes)
-            explicit = decode_ring.published_decode_ring_slots() is not None
-            fit = fit_ring(requested_slots(48, False), slot_bytes(32, 158_859_264),
-                           PreLoadFreeMemory(7039 * 2**20, int(step["fit"])),
-                           explicit=explicit)
-            outcomes.append({"fitted": fit.slots, **agree(fit.slots, None)})
-        elif "agree" in step:
-            timeout = step.get("timeout")
-            if isinstance(timeout, dict):
-                timeout = datetime.timedelta(seconds=timeout["seconds"])
-            outcomes.append(agree(step["agree"], timeout))
-            faulted = "all_gather" in outcomes[-1].get("error", "")
-        elif "exit_after" in step:
-            time.sleep(step["exit_after"])
-            os._exit(step["code"])
-        elif "all_reduce" in step:
-            total = torch.ones(1)
-            dist.all_reduce(total)
-            outcomes.append({"all_reduce": int(total.item())})
-        if faulted:
-            break
-    print(json.dumps(outcomes), flush=True)
-    if faulted:
-        os._exit(0)
-    dist.destroy_process_group()
-""")
+    def launch(self, directory: Path, plans: list[list[dict[str, Any]]]) -> list[int]:
+        """Forks one rank per plan; their pids."""
+        reply = self._ask(
+            {"launch": {"dir": str(directory), "plans": plans}},
+            time.monotonic() + LAUNCH_BOUND_S,
+            "launching the ranks",
+        )
+        assert "pids" in reply, reply
+        pids: list[int] = reply["pids"]
+        return pids
+
+    def returncode(self, pid: int, deadline: float) -> int:
+        self._read_until(lambda: pid in self.exits, deadline, f"waiting for rank process {pid}")
+        return self.exits[pid]
+
+    def alive(self, pid: int) -> bool:
+        reply = self._ask({"poll": pid}, time.monotonic() + KILL_BOUND_S, "polling a rank")
+        alive: bool = reply["alive"]
+        return alive
+
+    def kill(self, pids: list[int]) -> None:
+        """Kills those of ``pids`` still alive and waits until they exit."""
+        left = [pid for pid in pids if pid not in self.exits]
+        if left:
+            deadline = time.monotonic() + KILL_BOUND_S
+            reply = self._ask({"kill": left}, deadline, "killing ranks")
+            assert reply == {"killed": left}, reply
+            self._read_until(
+                lambda: all(pid in self.exits for pid in left), deadline, f"reaping {left}"
+            )
+
+    def close(self) -> None:
+        """Ends the launcher; it kills any rank still alive."""
+        stdin, stdout = self._pipes()
+        stdin.close()
+        try:
+            self.process.wait(timeout=KILL_BOUND_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        stdout.close()
+
+
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    process = Launcher(tmp_path_factory.mktemp("launcher"))
+    yield process
+    process.close()
 
 
 class Ranks:
     """Rank processes of one group; every one still alive is killed at the end."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, launcher: Launcher, tmp_path: Path) -> None:
+        self.launcher = launcher
         self.tmp_path = tmp_path
-        self.processes: list[subprocess.Popen[str]] = []
+        self.pids: list[int] = []
         self.started = 0.0
 
     def launch(self, plans: list[list[dict[str, Any]]]) -> None:
-        script = self.tmp_path / "rank.py"
-        script.write_text(RANK)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("METRALE_")}
-        env.update(GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1")
         self.started = time.monotonic()
-        self.processes = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(script),
-                    str(rank),
-                    str(len(plans)),
-                    str(self.tmp_path / "store"),
-                    json.dumps(plan),
-                ],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for rank, plan in enumerate(plans)
-        ]
+        self.pids = self.launcher.launch(self.tmp_path, plans)
 
     def outcomes(self, rank: int) -> list[dict[str, Any]]:
         """The outcomes rank ``rank`` printed; it must have exited with 0."""
-        process = self.processes[rank]
-        left = LAUNCH_BOUND_S - (time.monotonic() - self.started)
-        out, err = process.communicate(timeout=max(left, 1.0))
-        assert process.returncode == 0, err
+        returncode = self.returncode(rank)
+        err = (self.tmp_path / f"rank{rank}.stderr").read_text(errors="replace")
+        assert returncode == 0, err
+        out = (self.tmp_path / f"rank{rank}.stdout").read_text()
         outcomes: list[dict[str, Any]] = json.loads(out.strip().splitlines()[-1])
         return outcomes
 
     def returncode(self, rank: int) -> int:
-        left = LAUNCH_BOUND_S - (time.monotonic() - self.started)
-        return self.processes[rank].wait(timeout=max(left, 1.0))
+        deadline = max(self.started + LAUNCH_BOUND_S, time.monotonic() + 1.0)
+        return self.launcher.returncode(self.pids[rank], deadline)
+
+    def alive(self, rank: int) -> bool:
+        return self.launcher.alive(self.pids[rank])
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
     def kill(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
+        self.launcher.kill(self.pids)
 
 
 @pytest.fixture
-def ranks(tmp_path: Path) -> Iterator[Ranks]:
-    group = Ranks(tmp_path)
+def ranks(launcher: Launcher, tmp_path: Path) -> Iterator[Ranks]:
+    group = Ranks(launcher, tmp_path)
     yield group
     group.kill()
 
@@ -166,8 +213,10 @@ def say(capsys: pytest.CaptureFixture[str], line: str) -> None:
         print(f"\n[decode_ring.distributed] {line}")
 
 
-def run_ranks(tmp_path: Path, free: list[int], pinned: list[int | None]) -> list[dict[str, Any]]:
-    group = Ranks(tmp_path)
+def run_ranks(
+    launcher: Launcher, tmp_path: Path, free: list[int], pinned: list[int | None]
+) -> list[dict[str, Any]]:
+    group = Ranks(launcher, tmp_path)
     plans = [
         [*([] if pin is None else [{"pin": pin}]), {"fit": f}]
         for f, pin in zip(free, pinned, strict=True)
@@ -179,23 +228,27 @@ def run_ranks(tmp_path: Path, free: list[int], pinned: list[int | None]) -> list
         group.kill()
 
 
-def test_ranks_that_fit_different_depths_all_end_with_the_smallest(tmp_path: Path) -> None:
-    outcomes = run_ranks(tmp_path, [64 * GiB, 30 * GiB, int(14.1 * GiB)], [None, None, None])
+def test_ranks_that_fit_different_depths_all_end_with_the_smallest(
+    launcher: Launcher, tmp_path: Path
+) -> None:
+    outcomes = run_ranks(
+        launcher, tmp_path, [64 * GiB, 30 * GiB, int(14.1 * GiB)], [None, None, None]
+    )
     assert [outcome["fitted"] for outcome in outcomes] == [8, 4, 1]
     assert [outcome["agreed"] for outcome in outcomes] == [1, 1, 1]
     assert [outcome["published"] for outcome in outcomes] == [1, 1, 1]
 
 
-def test_a_depth_pinned_alike_on_every_rank_stands(tmp_path: Path) -> None:
-    outcomes = run_ranks(tmp_path, [64 * GiB, int(14.1 * GiB)], [8, 8])
+def test_a_depth_pinned_alike_on_every_rank_stands(launcher: Launcher, tmp_path: Path) -> None:
+    outcomes = run_ranks(launcher, tmp_path, [64 * GiB, int(14.1 * GiB)], [8, 8])
     assert [(o["fitted"], o["agreed"], o["published"]) for o in outcomes] == [(8, 8, 8)] * 2
 
 
 @pytest.mark.parametrize("pinned", [[8, 4], [8, None]])
 def test_differing_pinned_depths_raise_on_every_rank(
-    tmp_path: Path, pinned: list[int | None]
+    launcher: Launcher, tmp_path: Path, pinned: list[int | None]
 ) -> None:
-    outcomes = run_ranks(tmp_path, [64 * GiB, 64 * GiB], pinned)
+    outcomes = run_ranks(launcher, tmp_path, [64 * GiB, 64 * GiB], pinned)
     for outcome in outcomes:
         assert "error" in outcome, outcome
         assert "rank 0: 8" in outcome["error"]
@@ -251,7 +304,9 @@ CAUSES = {0: {1: "OverflowError"}, 2: {0: "TypeError", 2: "OverflowError"}}
 
 
 @pytest.fixture(scope="module")
-def invalid_calls(tmp_path_factory: pytest.TempPathFactory) -> list[list[dict[str, Any]]]:
+def invalid_calls(
+    launcher: Launcher, tmp_path_factory: pytest.TempPathFactory
+) -> list[list[dict[str, Any]]]:
     """Per rank, the outcome of each call in ``INVALID_CALLS``, then of a
     plain all_reduce over the same group."""
     plans: list[list[dict[str, Any]]] = [[] for _ in range(3)]
@@ -260,7 +315,7 @@ def invalid_calls(tmp_path_factory: pytest.TempPathFactory) -> list[list[dict[st
             plan += rank_steps
     for plan in plans:
         plan.append({"all_reduce": 1})
-    group = Ranks(tmp_path_factory.mktemp("invalid"))
+    group = Ranks(launcher, tmp_path_factory.mktemp("invalid"))
     try:
         group.launch(plans)
         return [group.outcomes(rank) for rank in range(3)]
@@ -314,7 +369,7 @@ def test_a_rank_that_never_calls_makes_the_others_raise_at_the_deadline(
         ]
     )
     outcomes = [ranks.outcomes(rank)[0] for rank in (0, 1)]
-    assert ranks.processes[2].poll() is None, "rank 2 was meant to stay alive"
+    assert ranks.alive(2), "rank 2 was meant to stay alive"
     for rank, outcome in enumerate(outcomes):
         error = outcome.get("error", "")
         assert error.startswith(

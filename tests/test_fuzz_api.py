@@ -10,6 +10,7 @@ a fresh process that published a depth first.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -73,10 +74,8 @@ hostile_objects = st.one_of(
 
 
 def call(function: Callable[..., Any], *args: object) -> None:
-    try:
+    with contextlib.suppress(DOCUMENTED):
         function(*args)
-    except DOCUMENTED:
-        pass
 
 
 FUZZ = settings(
