@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import pickle
 from types import SimpleNamespace
@@ -13,7 +14,24 @@ def test_constants_match_the_reference(api: SimpleNamespace) -> None:
     assert api.DECODE_ROLLBACK_RING_SLOTS == 8
     assert api.DECODE_RING_FIT_LADDER == (8, 4, 2, 1, 0)
     assert type(api.DECODE_RING_FIT_LADDER) is tuple
-    assert api.USIZE_MAX == 2**64 - 1 or api.USIZE_MAX == 2**32 - 1
+
+
+def test_usize_max_is_the_platforms_size_t_maximum(api: SimpleNamespace) -> None:
+    size_t_max = 2 ** (8 * ctypes.sizeof(ctypes.c_size_t)) - 1
+    assert size_t_max == api.USIZE_MAX
+    assert type(api.USIZE_MAX) is int
+
+
+def test_the_rules_are_named_as_the_readme_lists_them(api: SimpleNamespace) -> None:
+    assert api.DECISION_RULES == (
+        "no SSM layers",
+        "published",
+        "METRALE_SSM_DECODE_RING=1",
+        "METRALE_SSM_DECODE_RING=0",
+        "speculative decode",
+        "watchdogs disabled",
+        "default",
+    )
 
 
 def test_the_ladder_descends_strictly_from_the_full_depth_to_zero(

@@ -1,4 +1,9 @@
-"""``fit_decode_ring_slots``: the ladder fit, with the reference's worked example."""
+"""``fit_decode_ring_slots``: the ladder fit, with the reference's worked example.
+
+The example's figures are the README's, written out (``decode-ring fit
+--example``): 48 SSM layers, batch 32. The edges of the saturating arithmetic
+are in ``test_boundaries.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +12,33 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from decode_ring.preflight import slot_bytes
+
 MiB = 2**20
 GiB = 2**30
 
-# The reference's worked example: 48 SSM layers, batch 32.
-PER_SEQUENCE_STATE = 48 * (48 * 128 * 128 * 4 + (16 * 128 * 2 + 48 * 128) * 4 * 4)
-SLOT_BYTES = 32 * PER_SEQUENCE_STATE
-RESERVE_WITHOUT_RING = 7039 * MiB
+PER_SEQUENCE_STATE = 158_859_264  # 151.50 MiB
+SLOT_BYTES = 5_083_496_448  # one ring slot, 4.73 GiB
+RESERVE_WITHOUT_RING = 7_380_926_464  # 7039 MiB, 6.87 GiB
+FREE = 15_139_759_718  # 14.10 GiB
+USIZE_MAX = 2**64 - 1
 
 
-def test_the_worked_example_figures() -> None:
-    assert PER_SEQUENCE_STATE == 158_859_264
-    assert PER_SEQUENCE_STATE / MiB == 151.5
+def test_the_worked_example_as_the_readme_prints_it(api: SimpleNamespace) -> None:
+    """Depth 1 is chosen; rung by rung, 'fits' reads no, no, no, yes, yes."""
+    assert slot_bytes(32, PER_SEQUENCE_STATE) == SLOT_BYTES
+    fit = api.fit_decode_ring_slots
+    assert fit(8, RESERVE_WITHOUT_RING, SLOT_BYTES, FREE) == 1
+    fits = [fit(rung, RESERVE_WITHOUT_RING, SLOT_BYTES, FREE) == rung for rung in (8, 4, 2, 1, 0)]
+    assert fits == [False, False, False, True, True]
+    # The README's call, in the units it gives them.
+    assert fit(8, 7039 * MiB, 32 * PER_SEQUENCE_STATE, int(14.1 * GiB)) == 1
 
 
 @pytest.mark.parametrize(
     ("start", "free", "slots"),
     [
-        (8, int(14.1 * GiB), 1),
+        (8, FREE, 1),
         (8, 30 * GiB, 4),
         (8, 64 * GiB, 8),
         (2, 64 * GiB, 2),
@@ -47,9 +61,8 @@ def test_worked_example(api: SimpleNamespace, start: int, free: int, slots: int)
 
 
 def test_two_does_not_fit_in_the_worked_example(api: SimpleNamespace) -> None:
-    free = int(14.1 * GiB)
-    assert free < RESERVE_WITHOUT_RING + 2 * SLOT_BYTES
-    assert api.fit_decode_ring_slots(2, RESERVE_WITHOUT_RING, SLOT_BYTES, free) == 1
+    assert FREE < RESERVE_WITHOUT_RING + 2 * SLOT_BYTES
+    assert api.fit_decode_ring_slots(2, RESERVE_WITHOUT_RING, SLOT_BYTES, FREE) == 1
 
 
 def test_nothing_fits_gives_zero_also_with_a_zero_byte_slot(api: SimpleNamespace) -> None:
@@ -61,7 +74,7 @@ def test_nothing_fits_gives_zero_also_with_a_zero_byte_slot(api: SimpleNamespace
 
 def test_arithmetic_saturates_at_usize_max(api: SimpleNamespace) -> None:
     fit = api.fit_decode_ring_slots
-    top = api.USIZE_MAX
+    top = USIZE_MAX
     # reserve + slots * bytes would wrap; saturated, it equals USIZE_MAX.
     assert fit(8, top, top, top) == 8
     assert fit(8, top, 1, top - 1) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from types import SimpleNamespace
 
 import numpy as np
@@ -61,37 +62,64 @@ def test_rules_in_order(
     assert (decision.slots, decision.skip_reason) == (slots, reason)
 
 
-def reference_model(
-    num_ssm_layers: int,
-    speculative: bool,
-    published: int | None,
-    override: str | None,
-    watchdogs: bool,
-) -> tuple[int, str | None]:
-    """The reference's match, transcribed as a table lookup would read it."""
-    if num_ssm_layers == 0:
-        return 0, None
-    if published is not None:
-        return published, None
-    if override == "1":
-        return 8, None
-    if override == "0":
-        return 0, None
-    if speculative or watchdogs:
-        return 0, SPECULATIVE if speculative else WATCHDOGS
-    return 8, None
+# Each rule stated on its own, as the reference's doc comment words it, over
+# every combination of the other inputs at their edges; the exhaustive check
+# against the compiled reference itself is in test_properties.py. Values
+# that are no exact "1" or "0" stand beside the overrides.
+LAYERS = (1, 2, 48, 2**64 - 1)
+PUBLISHED = (0, 1, 4, 8, 9, 2**64 - 1)
+OVERRIDES = (None, "1", "0", "", " 1", "01", "2", "auto")
+NOT_OVERRIDES = (None, "", " 1", "1 ", "01", "00", "2", "auto", "true")
+FLAGS = (False, True)
 
 
-def test_every_combination_matches_the_reference_model(api: SimpleNamespace) -> None:
-    for case in itertools.product(
-        (0, 1, 48),
-        (False, True),
-        (None, 0, 1, 4, 8, 9, 2**64 - 1),
-        (None, "1", "0", "", "2", "auto"),
-        (False, True),
-    ):
-        decision = api.decode_rollback_ring_slots_with(*case)
-        assert (decision.slots, decision.skip_reason) == reference_model(*case), case
+def outcomes(
+    api: SimpleNamespace, cases: Iterable[tuple[int, bool, int | None, str | None, bool]]
+) -> set[tuple[int, str | None, str]]:
+    """Every distinct (slots, skip_reason, rule) over ``cases``."""
+    made = set()
+    for case in cases:
+        decision, rule = api.decode_rollback_ring_slots_with_rule(*case)
+        made.add((decision.slots, decision.skip_reason, rule))
+    return made
+
+
+def test_rule_1_no_ssm_layers_gives_zero_whatever_else_holds(api: SimpleNamespace) -> None:
+    cases = itertools.product((0,), FLAGS, (None, *PUBLISHED), OVERRIDES, FLAGS)
+    assert outcomes(api, cases) == {(0, None, "no SSM layers")}
+
+
+@pytest.mark.parametrize("published", PUBLISHED)
+def test_rule_2_a_published_depth_wins_also_under_both_skips(
+    api: SimpleNamespace, published: int
+) -> None:
+    cases = itertools.product(LAYERS, FLAGS, (published,), OVERRIDES, FLAGS)
+    assert outcomes(api, cases) == {(published, None, "published")}
+
+
+def test_rule_3_the_override_one_gives_the_full_depth(api: SimpleNamespace) -> None:
+    cases = itertools.product(LAYERS, FLAGS, (None,), ("1",), FLAGS)
+    assert outcomes(api, cases) == {(8, None, "METRALE_SSM_DECODE_RING=1")}
+
+
+def test_rule_3_the_override_zero_gives_no_ring(api: SimpleNamespace) -> None:
+    cases = itertools.product(LAYERS, FLAGS, (None,), ("0",), FLAGS)
+    assert outcomes(api, cases) == {(0, None, "METRALE_SSM_DECODE_RING=0")}
+
+
+def test_rule_4_speculative_decode_skips_the_ring_named_first(api: SimpleNamespace) -> None:
+    cases = itertools.product(LAYERS, (True,), (None,), NOT_OVERRIDES, FLAGS)
+    assert outcomes(api, cases) == {(0, SPECULATIVE, "speculative decode")}
+
+
+def test_rule_4_disabled_watchdogs_skip_the_ring(api: SimpleNamespace) -> None:
+    cases = itertools.product(LAYERS, (False,), (None,), NOT_OVERRIDES, (True,))
+    assert outcomes(api, cases) == {(0, WATCHDOGS, "watchdogs disabled")}
+
+
+def test_rule_5_otherwise_the_full_depth(api: SimpleNamespace) -> None:
+    cases = itertools.product(LAYERS, (False,), (None,), NOT_OVERRIDES, (False,))
+    assert outcomes(api, cases) == {(8, None, "default")}
 
 
 def test_recurring_outcomes_are_shared_instances(api: SimpleNamespace) -> None:
