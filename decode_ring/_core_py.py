@@ -221,11 +221,13 @@ class EnvironmentReader:
     """Reads environment variables as Rust's ``std::env::var`` does: ``None``
     when unset or not valid Unicode.
 
-    Reads ``os.environ``, so it sees changes made through it; unlike the
-    compiled core it does not see ``os.putenv`` or ``os.unsetenv``.
+    Reads ``os.environ`` (as raw bytes where the platform has them, decoded
+    as UTF-8 whatever the locale, as Rust does), so it sees changes made
+    through it; unlike the compiled core it does not see ``os.putenv`` or
+    ``os.unsetenv``.
     """
 
-    __slots__ = ("names",)
+    __slots__ = ("_byte_names", "names")
 
     def __init__(self, names: Iterable[str]) -> None:
         names = tuple(names)
@@ -235,16 +237,21 @@ class EnvironmentReader:
             if not name or "=" in name or "\0" in name:
                 raise ValueError(f"invalid environment variable name {name!r}")
         self.names: Final = names
+        self._byte_names: Final = tuple(name.encode("utf-8") for name in names)
 
     def __repr__(self) -> str:
         return f"EnvironmentReader({self.names!r})"
 
     def read(self) -> tuple[str | None, ...]:
         """Each variable's value, or None where it is unset or not valid Unicode."""
+        if os.supports_bytes_environ:
+            return tuple(_valid_unicode_or_none(os.environb.get(name)) for name in self._byte_names)
         return tuple(_valid_unicode_or_none(os.environ.get(name)) for name in self.names)
 
     def present(self) -> tuple[bool, ...]:
         """Whether each variable is set at all, whatever its value."""
+        if os.supports_bytes_environ:
+            return tuple(name in os.environb for name in self._byte_names)
         return tuple(name in os.environ for name in self.names)
 
 
@@ -287,12 +294,15 @@ class EnvironmentDecision:
         )
 
 
-def _valid_unicode_or_none(value: str | None) -> str | None:
-    # os.environ carries undecodable bytes as lone surrogates.
+def _valid_unicode_or_none(value: bytes | str | None) -> str | None:
+    # Raw bytes must be UTF-8; a str from Windows' os.environ carries what is
+    # not valid Unicode as lone surrogates.
     if value is None:
         return None
     try:
+        if isinstance(value, bytes):
+            return value.decode("utf-8")
         value.encode("utf-8")
-    except UnicodeEncodeError:
+    except UnicodeError:
         return None
     return value

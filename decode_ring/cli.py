@@ -359,6 +359,12 @@ def write(stream: TextIO, text: str) -> None:
     stream.flush()
 
 
+def discard_unwritten_output() -> None:
+    """Points stdout at nothing: the interpreter flushes it again at exit, and
+    a second failure would end the command with a traceback and status 120."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``decode-ring``; returns the exit status."""
     try:
@@ -372,11 +378,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         write(sys.stderr, f"{PROGRAM}: error: {one_line(str(error))}")
         return EXIT_USAGE
     except BrokenPipeError:
-        # The interpreter flushes stdout again at exit; point it at nothing so
-        # that a reader closing early ends the command quietly.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        discard_unwritten_output()
         return EXIT_BROKEN_PIPE
     except OSError as error:
+        discard_unwritten_output()
         write(sys.stderr, f"{PROGRAM}: error: cannot write the output: {one_line(str(error))}")
         return EXIT_IO_ERROR
     except KeyboardInterrupt:

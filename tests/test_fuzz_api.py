@@ -74,7 +74,7 @@ hostile_objects = st.one_of(
 
 
 def call(function: Callable[..., Any], *args: object) -> None:
-    with contextlib.suppress(DOCUMENTED):
+    with contextlib.suppress(*DOCUMENTED):
         function(*args)
 
 
