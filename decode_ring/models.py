@@ -637,7 +637,9 @@ def _shapes(
         # extra_groups_for_head_shards: vLLM mamba_utils.py:260-269, SGLang mamba_utils.py:29-38.
         groups += 0 if groups % tp == 0 else tp - groups
         conv_dim = geometry.d_inner + 2 * groups * geometry.d_state
-        channels = _divide(cfg, geometry.heads_field, conv_dim, tp, what="conv channels")
+        # Divides: d_inner is heads x head_dim and the heads divided; groups
+        # is a multiple of tp, divided or replicated.
+        channels = conv_dim // tp
         ssm = (heads, geometry.head_dim, geometry.d_state)
     else:
         # vLLM mamba_utils.py:271-293 and gdn/qwen_gdn_linear_attn.py:647-652 (value heads),
@@ -646,7 +648,7 @@ def _shapes(
         _divide(cfg, "linear_num_key_heads", geometry.k_heads, tp)
         heads = _divide(cfg, "linear_num_value_heads", geometry.v_heads, tp)
         conv_dim = 2 * geometry.k_heads * geometry.k_dim + geometry.v_heads * geometry.v_dim
-        channels = _divide(cfg, "linear_num_value_heads", conv_dim, tp, what="conv channels")
+        channels = conv_dim // tp  # divides: both head counts divided just above
         ssm = (heads, geometry.v_dim, geometry.k_dim)
     k = geometry.kernel
     # vLLM mamba2_state_shape / gated_delta_net_state_shape: conv_kernel - 1 + num_spec,
@@ -658,12 +660,11 @@ def _shapes(
     return (k, channels), ssm
 
 
-def _divide(cfg: _Config, field: str, value: int, tp: int, *, what: str = "") -> int:
+def _divide(cfg: _Config, field: str, value: int, tp: int) -> int:
     if value % tp:
-        noun = f" ({_show(value)} {what})" if what else f" {_show(value)}"
         raise cfg.fail(
             field,
-            f"tp_size {_show(tp)} does not divide{noun}; the servers shard it evenly",
+            f"tp_size {_show(tp)} does not divide {_show(value)}; the servers shard it evenly",
             TensorParallelSplitError,
         )
     return value // tp

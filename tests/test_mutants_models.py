@@ -1,0 +1,520 @@
+"""What mutation testing found unchecked in ``models``: whole refusal messages
+with the field and file they name, the edges of what is accepted, and exact
+integer shapes. Small hand-made configs; expected values written out."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from decode_ring.models import ModelConfigError, TensorParallelSplitError, ssm_state
+
+MAMBA2: dict[str, Any] = {
+    "model_type": "mamba2",
+    "num_heads": 8,
+    "head_dim": 16,
+    "expand": 2,
+    "hidden_size": 64,
+    "n_groups": 1,
+    "state_size": 16,
+    "conv_kernel": 4,
+    "num_hidden_layers": 2,
+}
+JAMBA: dict[str, Any] = {
+    "model_type": "jamba",
+    "attn_layer_period": 2,
+    "attn_layer_offset": 0,
+    "mamba_expand": 2,
+    "hidden_size": 3,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "num_hidden_layers": 4,
+}
+NEMOTRON: dict[str, Any] = {
+    "model_type": "nemotron_h",
+    "mamba_num_heads": 3,
+    "mamba_head_dim": 16,
+    "n_groups": 1,
+    "ssm_state_size": 16,
+    "conv_kernel": 4,
+    "hybrid_override_pattern": "M*M",
+}
+FALCON: dict[str, Any] = {
+    "model_type": "falcon_h1",
+    "mamba_d_ssm": None,
+    "mamba_expand": 2,
+    "hidden_size": 64,
+    "mamba_n_heads": 8,
+    "mamba_d_head": "auto",
+    "mamba_n_groups": 3,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "num_hidden_layers": 2,
+}
+ZAMBA2: dict[str, Any] = {
+    "model_type": "zamba2",
+    "mamba_expand": 2,
+    "hidden_size": 64,
+    "n_mamba_heads": 8,
+    "mamba_ngroups": 3,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "layers_block_type": ["mamba", "hybrid"],
+}
+QWEN: dict[str, Any] = {
+    "model_type": "qwen3_next",
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "linear_key_head_dim": 8,
+    "linear_value_head_dim": 8,
+    "linear_conv_kernel_dim": 4,
+    "num_hidden_layers": 4,
+    "full_attention_interval": 4,
+}
+
+
+def refused(config: Any, message: str, **kwargs: Any) -> ModelConfigError:
+    with pytest.raises(ModelConfigError, match=f"^{re.escape(message)}$") as caught:
+        ssm_state(config, **kwargs)
+    return caught.value
+
+
+def fields_of(error: ModelConfigError) -> tuple[str | None, str | None, str | None]:
+    return error.path, error.family, error.field
+
+
+# --- how values are shown -----------------------------------------------------
+
+
+def test_integers_are_shown_in_full_up_to_128_bits() -> None:
+    for value, shown in [
+        (-(2**128 - 1), f"-{2**128 - 1}"),
+        (-(2**128), "<129-bit integer>"),
+    ]:
+        refused(
+            {**MAMBA2, "conv_kernel": value},
+            f"mamba2 config: field 'conv_kernel': must be at least 1, got {shown}",
+        )
+
+
+def test_strings_are_shown_up_to_64_characters() -> None:
+    refused(
+        {**MAMBA2, "state_size": "a" * 64},
+        f"mamba2 config: field 'state_size': must be an integer, got '{'a' * 64}' (str)",
+    )
+    refused(
+        {**MAMBA2, "state_size": "b" * 65},
+        f"mamba2 config: field 'state_size': must be an integer, got '{'b' * 64}'... "
+        "(65 characters) (str)",
+    )
+
+
+def test_other_values_are_shown_by_their_type() -> None:
+    refused(
+        {**MAMBA2, "state_size": [1]},
+        "mamba2 config: field 'state_size': must be an integer, got <list> (list)",
+    )
+    refused(
+        {**MAMBA2, "state_size": {"a": 1}},
+        "mamba2 config: field 'state_size': must be an integer, got <dict> (dict)",
+    )
+
+
+# --- layer lists and patterns -------------------------------------------------
+
+
+def test_a_layer_list_of_100000_entries_is_read_and_one_more_is_not() -> None:
+    config = {**ZAMBA2, "layers_block_type": ["mamba"] * 100_000}
+    assert ssm_state(config).ssm_layers == 100_000
+    error = refused(
+        {**ZAMBA2, "layers_block_type": ["mamba"] * 100_001},
+        "zamba2 config: field 'layers_block_type': 100001 layers is implausible",
+    )
+    assert fields_of(error) == (None, "zamba2", "layers_block_type")
+
+
+def test_a_bad_layer_entry_names_the_vocabulary_and_no_note() -> None:
+    error = refused(
+        {**ZAMBA2, "layers_block_type": ["mamba", "attention"]},
+        "zamba2 config: field 'layers_block_type': entry 1 is 'attention'; "
+        "expected hybrid, linear_attention, mamba",
+    )
+    assert fields_of(error) == (None, "zamba2", "layers_block_type")
+
+
+def test_a_pattern_of_100000_layers_is_read_and_one_more_is_not() -> None:
+    assert ssm_state({**NEMOTRON, "hybrid_override_pattern": "M" * 100_000}).ssm_layers == 100_000
+    error = refused(
+        {**NEMOTRON, "hybrid_override_pattern": "M" * 100_001},
+        "nemotron_h config: field 'hybrid_override_pattern': 100001 layers is implausible",
+    )
+    assert error.field == "hybrid_override_pattern"
+
+
+def test_a_pattern_that_is_not_a_string() -> None:
+    error = refused(
+        {**NEMOTRON, "hybrid_override_pattern": ["M"]},
+        "nemotron_h config: field 'hybrid_override_pattern': must be a string, got <list>",
+    )
+    assert error.field == "hybrid_override_pattern"
+
+
+def test_qwen3_next_layer_types_must_cover_every_layer() -> None:
+    refused(
+        {**QWEN, "layer_types": ["linear_attention"] * 3},
+        "qwen3_next config: field 'layer_types': has 3 entries but num_hidden_layers is 4",
+    )
+
+
+def test_qwen3_next_on_sglang_needs_the_interval() -> None:
+    config = {key: value for key, value in QWEN.items() if key != "full_attention_interval"}
+    refused(
+        config,
+        "qwen3_next config: field 'full_attention_interval': missing; SGLang 0.5.23 counts "
+        "linear layers by it alone (configs/qwen3_next.py:259-268)",
+        layout="sglang",
+    )
+
+
+# --- families -----------------------------------------------------------------
+
+
+def test_mamba2_intermediate_size_must_agree() -> None:
+    error = refused(
+        {**MAMBA2, "intermediate_size": 100},
+        "mamba2 config: field 'intermediate_size': is 100 but expand*hidden_size is 128",
+    )
+    assert error.field == "intermediate_size"
+
+
+def test_jamba_takes_offset_zero_and_names_mamba_expand_in_a_split() -> None:
+    state = ssm_state(JAMBA)
+    assert state.layer_indices == (1, 3)
+    error = refused(
+        JAMBA,
+        "jamba config: field 'mamba_expand': tp_size 4 does not divide 6; "
+        "the servers shard it evenly",
+        tp_size=4,
+    )
+    assert isinstance(error, TensorParallelSplitError)
+    assert error.field == "mamba_expand"
+
+
+def test_nemotron_split_errors_name_heads_and_groups() -> None:
+    error = refused(
+        NEMOTRON,
+        "nemotron_h config: field 'mamba_num_heads': tp_size 2 does not divide 3; "
+        "the servers shard it evenly",
+        tp_size=2,
+    )
+    assert error.field == "mamba_num_heads"
+    error = refused(
+        {**NEMOTRON, "mamba_num_heads": 4, "n_groups": 3},
+        "nemotron_h config: field 'n_groups': tp_size 2 does not divide 3 groups, and only "
+        "1 group is replicated",
+        tp_size=2,
+    )
+    assert error.field == "n_groups"
+
+
+def test_falcon_auto_head_dim_is_an_integer() -> None:
+    state = ssm_state(FALCON)
+    assert state.ssm_shape == (8, 16, 16)
+    assert [type(size) for size in state.ssm_shape] == [int, int, int]
+    assert json.dumps(state.ssm_shape) == "[8, 16, 16]"
+    error = refused(
+        FALCON,
+        "falcon_h1 config: field 'mamba_n_groups': tp_size 2 does not divide 3 groups, and "
+        "only 1 group is replicated",
+        tp_size=2,
+    )
+    assert error.field == "mamba_n_groups"
+
+
+def test_zamba2_heads_that_do_not_divide() -> None:
+    error = refused(
+        {**ZAMBA2, "n_mamba_heads": 5},
+        "zamba2 config: field 'n_mamba_heads': 5 heads do not divide mamba_expand*hidden_size",
+    )
+    assert error.field == "n_mamba_heads"
+    error = refused(
+        ZAMBA2,
+        "zamba2 config: field 'mamba_ngroups': tp_size 2 does not divide 3 groups, and only "
+        "1 group is replicated",
+        tp_size=2,
+    )
+    assert error.field == "mamba_ngroups"
+
+
+def test_zamba2_head_dim_is_compared_exactly() -> None:
+    # 2**55 + 1 is no float: a float division would round it and refuse the config.
+    head_dim = 2**55 + 1
+    config = {**ZAMBA2, "mamba_expand": 1, "hidden_size": 3 * head_dim, "n_mamba_heads": 3}
+    config["mamba_headdim"] = head_dim
+    config["mamba_ngroups"] = 1
+    state = ssm_state(config, layout="metrale")
+    assert state.ssm_shape == (3, head_dim, 16)
+
+
+# --- files --------------------------------------------------------------------
+
+
+class BytesPath:
+    def __fspath__(self) -> bytes:
+        return b"config.json"
+
+
+def test_a_bytes_path_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match=r"^a config path must be str, not bytes$"):
+        ssm_state(BytesPath())  # type: ignore[arg-type]
+
+
+def test_file_errors_carry_the_path(tmp_path: Path) -> None:
+    error = refused(tmp_path, f"{str(tmp_path)!a}: directory has no config.json")
+    assert error.path == str(tmp_path)
+    missing = tmp_path / "missing.json"
+    error = refused(missing, f"{str(missing)!a}: cannot read: 'No such file or directory'")
+    assert error.path == str(missing)
+    malformed = tmp_path / "malformed.json"
+    malformed.write_text("{")
+    error = refused(
+        malformed,
+        f"{str(malformed)!a}: malformed JSON: Expecting property name "
+        "enclosed in double quotes at line 1 column 2",
+    )
+    assert error.path == str(malformed)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    error = refused(deep, f"{str(deep)!a}: malformed JSON: nested too deep")
+    assert error.path == str(deep)
+    array = tmp_path / "array.json"
+    array.write_text("[]")
+    error = refused(array, f"{str(array)!a}: JSON is list, not an object")
+    assert error.path == str(array)
+
+
+def test_a_config_is_read_as_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(
+        json.dumps(
+            {"model_type": "llama", "num_hidden_layers": 2, "é": 1}, ensure_ascii=False
+        ).encode("utf-8")
+    )
+    assert ssm_state(path).model_type == "llama"
+
+
+# --- configs no family reads --------------------------------------------------
+
+
+def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("{}")
+    error = refused(path, f"{str(path)!a}: field 'model_type': missing")
+    assert (error.path, error.field) == (str(path), "model_type")
+    error = refused({"model_type": 1}, "field 'model_type': must be a string, got 1")
+    assert (error.path, error.field) == (None, "model_type")
+
+
+FAMILY_LIST = (
+    "supported families: falcon_h1, granitemoehybrid, jamba, mamba, mamba2, nemotron_h, "
+    "qwen3_next, zamba2"
+)
+
+
+def test_unknown_ssm_configs_list_what_looks_ssm(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps({"model_type": "x", "num_hidden_layers": 1, "layer_types": ["mamba"]})
+    )
+    error = refused(
+        path,
+        f"{str(path)!a}: field 'model_type': unknown model_type 'x' has SSM fields "
+        f"('layer_types'); {FAMILY_LIST}",
+    )
+    assert (error.path, error.field) == (str(path), "model_type")
+    refused(
+        {
+            "model_type": "x",
+            "num_hidden_layers": 1,
+            "a_mamba": 1,
+            "b_ssm": 1,
+            "conv_kernel": 1,
+            "linear_x": 1,
+            "state_size": 1,
+        },
+        "field 'model_type': unknown model_type 'x' has SSM fields ('a_mamba', 'b_ssm', "
+        f"'conv_kernel', 'linear_x'); {FAMILY_LIST}",
+    )
+    refused(
+        {"model_type": "x", "text_config": {"mamba_x": 1, "num_hidden_layers": 1}},
+        f"field 'model_type': unknown model_type 'x' has SSM fields ('mamba_x'); {FAMILY_LIST}",
+    )
+    refused(
+        {"model_type": "x"},
+        "field 'model_type': unknown model_type 'x' is not a plain transformer (no integer "
+        f"num_hidden_layers); {FAMILY_LIST}",
+    )
+    refused(
+        {"model_type": "x", "num_hidden_layers": None, "text_config": {"num_hidden_layers": "2"}},
+        "field 'model_type': unknown model_type 'x' is not a plain transformer (no integer "
+        f"num_hidden_layers); {FAMILY_LIST}",
+    )
+
+
+def test_plain_transformers_take_their_layers_from_text_config(tmp_path: Path) -> None:
+    assert ssm_state({"model_type": "x", "text_config": {"num_hidden_layers": 2}}).ssm_layers == 0
+    assert ssm_state({"model_type": "x", "num_hidden_layers": 0}).ssm_layers == 0
+    refused(
+        {"model_type": "x", "num_hidden_layers": "2", "text_config": {"num_hidden_layers": 2}},
+        "field 'model_type': unknown model_type 'x' is not a plain transformer (no integer "
+        f"num_hidden_layers); {FAMILY_LIST}",
+    )
+
+
+def test_a_plain_transformer_state(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps({"model_type": "llama", "num_hidden_layers": 2, "torch_dtype": "float16"})
+    )
+    state = ssm_state(path, tp_size=2, layout="sglang", speculative_tokens=3, ssm_dtype="fp16")
+    assert state.as_dict() == {
+        "family": "transformer",
+        "model_type": "llama",
+        "ssm_layers": 0,
+        "layer_indices": [],
+        "conv_shape": [],
+        "ssm_shape": [],
+        "conv_dtype": "bfloat16",
+        "ssm_dtype": "float16",
+        "conv_dtype_rule": "SGLang default bfloat16",
+        "ssm_dtype_rule": "override --ssm-dtype",
+        "conv_bytes": 0,
+        "ssm_bytes": 0,
+        "per_layer_bytes": 0,
+        "per_sequence_bytes": 0,
+        "tp_size": 2,
+        "layout": "sglang",
+        "speculative_tokens": 3,
+        "source": str(path),
+    }
+    state = ssm_state({"model_type": "llama", "num_hidden_layers": 2}, conv_dtype="fp32")
+    assert (state.conv_dtype, state.conv_dtype_rule) == ("float32", "override --conv-dtype")
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == (
+        "float32",
+        "as conv state (vLLM: mamba_ssm_cache_dtype auto)",
+    )
+
+
+def test_a_plain_transformer_with_a_bad_dtype_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 2, "dtype": "int8"}))
+    error = refused(path, f"{str(path)!a}: transformer config: field 'dtype': unknown dtype 'int8'")
+    assert fields_of(error) == (str(path), "transformer", "dtype")
+
+
+def test_optional_fields_are_checked_by_name() -> None:
+    mamba = {
+        "model_type": "mamba",
+        "intermediate_size": 8,
+        "state_size": 4,
+        "conv_kernel": 4,
+        "num_hidden_layers": 1,
+    }
+    error = refused(
+        {**mamba, "expand": "2"},
+        "mamba config: field 'expand': must be an integer, got '2' (str)",
+    )
+    assert error.field == "expand"
+
+
+def test_layer_counts_from_0_to_100000() -> None:
+    assert ssm_state({**MAMBA2, "num_hidden_layers": 0}).ssm_layers == 0
+    assert ssm_state({**MAMBA2, "num_hidden_layers": 100_000}).ssm_layers == 100_000
+    error = refused(
+        {**MAMBA2, "num_hidden_layers": 100_001},
+        "mamba2 config: field 'num_hidden_layers': 100001 layers is implausible",
+    )
+    assert error.field == "num_hidden_layers"
+
+
+def test_fields_past_int64_are_refused() -> None:
+    refused(
+        {**MAMBA2, "state_size": 2**63},
+        "mamba2 config: field 'state_size': must be at most 2**63 - 1, got 9223372036854775808",
+    )
+
+
+def test_an_optional_field_of_one_is_read() -> None:
+    mamba = {
+        "model_type": "mamba",
+        "intermediate_size": 8,
+        "expand": 1,
+        "hidden_size": 8,
+        "state_size": 4,
+        "conv_kernel": 4,
+        "num_hidden_layers": 1,
+    }
+    assert ssm_state(mamba).ssm_shape == (8, 4)
+
+
+def test_argument_errors_name_the_argument() -> None:
+    plain = {"model_type": "llama", "num_hidden_layers": 1}
+    assert ssm_state(plain, tp_size=2**63 - 1).tp_size == 2**63 - 1
+    error = refused(plain, "argument tp_size: must be from 1 to 2**63 - 1, got 0", tp_size=0)
+    assert error.field == "tp_size"
+    error = refused(
+        plain,
+        "argument tp_size: must be from 1 to 2**63 - 1, got 9223372036854775808",
+        tp_size=2**63,
+    )
+    assert error.field == "tp_size"
+    error = refused(
+        plain, "argument layout: unknown layout 'x'; use vllm, sglang, metrale", layout="x"
+    )
+    assert error.field == "layout"
+    error = refused(
+        plain,
+        "argument conv_dtype: unknown dtype 'int8'; use bfloat16, float16 or float32 "
+        "(or bf16, fp16, half, fp32, float, auto)",
+        conv_dtype="int8",
+    )
+    assert error.field == "conv_dtype"
+    with pytest.raises(
+        TypeError,
+        match=r"^config must be a mapping, a path to config\.json or its directory, or have "
+        r"to_dict\(\), not int$",
+    ):
+        ssm_state(42)  # type: ignore[arg-type]
+
+
+def test_float64_models_are_taken_as_bfloat16() -> None:
+    state = ssm_state({**MAMBA2, "torch_dtype": "float64"})
+    assert (state.conv_dtype, state.conv_dtype_rule) == (
+        "bfloat16",
+        "config torch_dtype float64, as bfloat16 (vLLM: model dtype)",
+    )
+
+
+def test_qwen3_next_value_heads_must_split() -> None:
+    error = refused(
+        {**QWEN, "linear_num_value_heads": 3},
+        "qwen3_next config: field 'linear_num_value_heads': tp_size 2 does not divide 3; "
+        "the servers shard it evenly",
+        tp_size=2,
+    )
+    assert isinstance(error, TensorParallelSplitError)
+    assert error.field == "linear_num_value_heads"
+
+
+def test_a_group_split_is_a_tensor_parallel_error() -> None:
+    with pytest.raises(TensorParallelSplitError):
+        ssm_state({**NEMOTRON, "mamba_num_heads": 4, "n_groups": 3}, tp_size=2)
+
+
+def test_a_wrapper_without_its_own_model_type_is_named_by_the_family() -> None:
+    assert ssm_state({"text_config": MAMBA2}).model_type == "mamba2"
+    assert ssm_state({"model_type": "wrapper", "text_config": MAMBA2}).model_type == "wrapper"
