@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -46,3 +47,35 @@ def blocks_allocated_by(function: Callable[..., object], *args: object) -> int:
             function(*args)
         counts.append(sys.getallocatedblocks() - before)
     return min(counts)
+
+
+class FakeCell:
+    """Stands in for the process's once-cell, which a test may not set: the
+    first write wins, as in the real one, and every write is recorded."""
+
+    def __init__(self, value: int | None = None) -> None:
+        self.value = value
+        self.writes: list[int] = []
+
+    def set(self, slots: int) -> int:
+        self.writes.append(slots)
+        if self.value is None:
+            self.value = slots
+        return self.value
+
+    def get(self) -> int | None:
+        return self.value
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m decode_ring ARGS`` in a fresh process, with none of the
+    ring's variables but those given."""
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("METRALE_")}
+    child_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "decode_ring", *args],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -17,6 +17,8 @@ import pytest
 
 from decode_ring.cli import main
 
+from .support import run_cli
+
 MiB, GiB = 2**20, 2**30
 CONFIGS = Path(__file__).resolve().parent / "configs"
 EXAMPLE_SIZES = [
@@ -36,19 +38,7 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture
 def decode_ring_cli() -> Run:
     """Runs ``python -m decode_ring ARGS`` with a clean ring environment."""
-
-    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        child_env = {k: v for k, v in os.environ.items() if not k.startswith("METRALE_")}
-        child_env.update(env or {})
-        return subprocess.run(
-            [sys.executable, "-m", "decode_ring", *args],
-            env=child_env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    return run
+    return run_cli
 
 
 def as_json(completed: subprocess.CompletedProcess[str]) -> Any:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .support import run_cli
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
@@ -22,25 +22,13 @@ NEMOTRON_SSM = 128 * 80 * 128 * 4
 NEMOTRON_PER_SEQUENCE = 27 * (NEMOTRON_CONV + NEMOTRON_SSM)
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith("METRALE_")}
-    child_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "decode_ring", *args],
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def as_json(completed: subprocess.CompletedProcess[str]) -> Any:
     assert completed.returncode in (0, 1), completed.stderr
     return json.loads(completed.stdout)
 
 
 def test_state_of_nemotron_nano_9b_v2_matches_the_published_allocation() -> None:
-    report = as_json(cli("state", "--config", NEMOTRON, "--max-batch-size", "256", "--json"))
+    report = as_json(run_cli("state", "--config", NEMOTRON, "--max-batch-size", "256", "--json"))
     assert (report["family"], report["ssm_layers"]) == ("nemotron_h", 27)
     assert report["ssm_shape"] == [128, 80, 128]
     assert report["ssm_dtype"] == "float32"
@@ -52,7 +40,7 @@ def test_state_of_nemotron_nano_9b_v2_matches_the_published_allocation() -> None
 
 
 def test_state_text_names_the_dtype_rules_and_compresses_the_layers() -> None:
-    completed = cli("state", "--config", NEMOTRON, "--max-batch-size", "32")
+    completed = run_cli("state", "--config", NEMOTRON, "--max-batch-size", "32")
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout
     assert "0,2,4,6-7,9,11,13,16,18,20,23,25,27,29,32,34,36,38,41,43-44,46,48,50,52,54" in out
@@ -63,15 +51,15 @@ def test_state_text_names_the_dtype_rules_and_compresses_the_layers() -> None:
 
 def test_state_reads_a_snapshot_directory_and_other_layouts(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text((CONFIGS / "metrale-gdn-48.json").read_text())
-    report = as_json(cli("state", "--config", str(tmp_path), "--layout", "metrale", "--json"))
+    report = as_json(run_cli("state", "--config", str(tmp_path), "--layout", "metrale", "--json"))
     assert report["per_sequence_bytes"] == 158_859_264
-    sglang = as_json(cli("state", "--config", NEMOTRON, "--layout", "sglang", "--json"))
+    sglang = as_json(run_cli("state", "--config", NEMOTRON, "--layout", "sglang", "--json"))
     assert sglang["per_sequence_bytes"] == NEMOTRON_PER_SEQUENCE
 
 
 def test_fit_config_takes_layers_and_state_from_the_config() -> None:
     report = as_json(
-        cli(
+        run_cli(
             "fit",
             "--config",
             NEMOTRON,
@@ -92,7 +80,7 @@ def test_fit_config_takes_layers_and_state_from_the_config() -> None:
 
 def test_fit_config_with_speculative_tokens_turns_speculative_decode_on() -> None:
     report = as_json(
-        cli(
+        run_cli(
             "fit",
             "--config",
             NEMOTRON,
@@ -142,7 +130,7 @@ def test_fit_config_with_speculative_tokens_turns_speculative_decode_on() -> Non
     ],
 )
 def test_bad_model_input_is_one_line_and_exit_two(args: list[str], message: str) -> None:
-    completed = cli(*args)
+    completed = run_cli(*args)
     assert completed.returncode == 2, completed.stdout
     assert completed.stderr.count("\n") == 1, completed.stderr
     assert completed.stderr.startswith("decode-ring: error: ")
@@ -153,7 +141,7 @@ def test_bad_model_input_is_one_line_and_exit_two(args: list[str], message: str)
 def test_an_unknown_model_type_lists_the_families(tmp_path: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"model_type": "rwkv7", "num_hidden_layers": 4, "ssm_x": 1}))
-    completed = cli("state", "--config", str(config))
+    completed = run_cli("state", "--config", str(config))
     assert completed.returncode == 2
     for family in ("mamba2", "nemotron_h", "qwen3_next", "zamba2"):
         assert family in completed.stderr
@@ -161,7 +149,7 @@ def test_an_unknown_model_type_lists_the_families(tmp_path: Path) -> None:
 
 def test_plan_grid_and_the_largest_batch_at_full_depth() -> None:
     report = as_json(
-        cli(
+        run_cli(
             "plan",
             "--config",
             NEMOTRON,
@@ -186,7 +174,7 @@ def test_plan_grid_and_the_largest_batch_at_full_depth() -> None:
 
 
 def test_plan_text_reads_at_a_glance() -> None:
-    completed = cli(
+    completed = run_cli(
         "plan", "--config", NEMOTRON, "--free", "24GiB", "--reserve-without-ring", "30GiB"
     )
     assert completed.returncode == 0
@@ -201,7 +189,7 @@ def test_plan_plots_a_heat_map(tmp_path: Path) -> None:
         "matplotlib", reason="matplotlib not installed: pip install 'decode_ring[plot]'"
     )
     picture = tmp_path / "plan.png"
-    completed = cli(
+    completed = run_cli(
         "plan",
         "--config",
         NEMOTRON,

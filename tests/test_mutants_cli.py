@@ -21,6 +21,8 @@ import pytest
 from decode_ring import _facade, _selector, cli, preflight
 from decode_ring._facade import watchdogs_disabled_from_value
 
+from .support import FakeCell
+
 ROOT = Path(__file__).resolve().parent.parent
 NEMOTRON = "tests/configs/nemotron-nano-9b-v2.json"
 
@@ -90,27 +92,10 @@ RESERVE = 7039 * MiB
 FREE = 15_139_759_718  # 14.1 GiB
 
 
-class Cell:
-    """Stands in for the once-cell: the first write wins, as the real one."""
-
-    def __init__(self) -> None:
-        self.value: int | None = None
-        self.writes: list[int] = []
-
-    def set(self, slots: int) -> int:
-        self.writes.append(slots)
-        if self.value is None:
-            self.value = slots
-        return self.value
-
-    def get(self) -> int | None:
-        return self.value
-
-
 @pytest.fixture
-def cell(ring_environment: pytest.MonkeyPatch) -> Cell:
+def cell(ring_environment: pytest.MonkeyPatch) -> FakeCell:
     """The CLI over a stand-in once-cell, with the ring's variables unset."""
-    fake = Cell()
+    fake = FakeCell()
 
     def decide(layers: int, speculative: bool) -> Any:
         return _selector.decode_rollback_ring_slots_with(
@@ -157,17 +142,17 @@ def squeeze(text: str) -> str:
 # --- the README's outputs ----------------------------------------------------
 
 
-def test_fit_example_prints_the_readme(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_example_prints_the_readme(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "fit", "--example") == (0, FIT_EXAMPLE, "")
     assert cell.writes == [1]
 
 
-def test_state_prints_the_readme(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_state_prints_the_readme(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     args = ("state", "--config", NEMOTRON, "--max-batch-size", "256")
     assert run(capsys, *args) == (0, STATE_NEMOTRON, "")
 
 
-def test_plan_prints_the_readme(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_prints_the_readme(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
     assert run(capsys, *args) == (0, PLAN_NEMOTRON, "")
 
@@ -175,7 +160,7 @@ def test_plan_prints_the_readme(cell: Cell, capsys: pytest.CaptureFixture[str]) 
 # --- fit ----------------------------------------------------------------------
 
 
-def test_fit_example_json_inputs(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_example_json_inputs(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "fit", "--example")
     assert status == 0
     assert out["inputs"] == {
@@ -192,7 +177,9 @@ def test_fit_example_json_inputs(cell: Cell, capsys: pytest.CaptureFixture[str])
     assert (out["slot_bytes"], out["limit_bytes"]) == (SLOT, FREE)
 
 
-def test_flags_given_override_the_example(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_flags_given_override_the_example(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, out = run_json(
         capsys,
         "fit",
@@ -224,7 +211,7 @@ def test_flags_given_override_the_example(cell: Cell, capsys: pytest.CaptureFixt
 
 
 def test_fit_without_example_takes_every_flag(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     status, out = run_json(
         capsys,
@@ -244,7 +231,9 @@ def test_fit_without_example_takes_every_flag(
     assert (out["slots"], out["slot_bytes"], out["beside_bytes"]) == (1, SLOT, RESERVE)
 
 
-def test_fit_speculative_requests_no_ring(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_speculative_requests_no_ring(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, out = run_json(capsys, "fit", "--example", "--speculative")
     assert status == 0
     assert (out["requested"], out["slots"], out["inputs"]["speculative"]) == (0, 0, True)
@@ -252,7 +241,7 @@ def test_fit_speculative_requests_no_ring(cell: Cell, capsys: pytest.CaptureFixt
 
 
 def test_fit_speculative_tokens_turn_speculative_decode_on(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     status, out = run_json(capsys, "fit", "--example", "--speculative-tokens", "1")
     assert (status, out["requested"], out["inputs"]["speculative"]) == (0, 0, True)
@@ -260,7 +249,7 @@ def test_fit_speculative_tokens_turn_speculative_decode_on(
     assert (status, out["requested"], out["inputs"]["speculative"]) == (0, 8, False)
 
 
-def test_fit_post_load(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_post_load(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "fit", "--example", "--kv-floor", "1GiB", "--headroom", "8GiB")
     assert status == 0
     assert out["yardstick"] == "post-load KV headroom"
@@ -270,7 +259,7 @@ def test_fit_post_load(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_fit_post_load_needs_no_pre_load_pair(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Without --example: --reserve-without-ring and --free are not asked for.
     status, out = run_json(
@@ -291,7 +280,7 @@ def test_fit_post_load_needs_no_pre_load_pair(
 
 
 def test_fit_a_pinned_depth_that_does_not_fit_is_refused(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     status, out, err = run(capsys, "fit", "--example", "--ssm-decode-ring-slots", "4")
     assert status == 1
@@ -304,20 +293,22 @@ def test_fit_a_pinned_depth_that_does_not_fit_is_refused(
     assert cell.writes == [4]
 
 
-def test_fit_json_refusal_is_one_object(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_json_refusal_is_one_object(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "fit", "--example", "--ssm-decode-ring-slots", "2")
     assert status == 1
     assert (out["slots"], out["fits"]) == (2, False)
     assert capsys.readouterr() == ("", "")
 
 
-def test_fit_auto_publishes_nothing_first(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_auto_publishes_nothing_first(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, out = run_json(capsys, "fit", "--example", "--ssm-decode-ring-slots", "auto")
     assert (status, out["slots"]) == (0, 1)
     assert cell.writes == [1]
 
 
-def test_fit_with_a_config(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_with_a_config(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(
         capsys,
         "fit",
@@ -338,7 +329,7 @@ def test_fit_with_a_config(cell: Cell, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_fit_with_a_config_follows_the_model_flags(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     common = ("fit", "--config", NEMOTRON, "--max-batch-size", "1", "--example")
     # README: 68.45 MiB per sequence at tp 2.
@@ -389,12 +380,12 @@ def test_fit_with_a_config_follows_the_model_flags(
     ],
 )
 def test_fit_flag_combinations_that_are_refused(
-    cell: Cell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     assert usage_error(capsys, "fit", "--example", *args) == message
 
 
-def test_fit_names_every_missing_flag(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_names_every_missing_flag(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_error(capsys, "fit") == (
         "fit needs --ssm-layers, --max-batch-size, --per-seq-state, --reserve-without-ring, "
         "--free (or --config, or --example)"
@@ -408,7 +399,7 @@ def test_fit_names_every_missing_flag(cell: Cell, capsys: pytest.CaptureFixture[
 
 
 def test_fit_a_slot_past_usize_is_a_usage_error(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     big = str(2**63)
     assert usage_error(capsys, "fit", "--example", "--max-batch-size", big) == (
@@ -420,7 +411,7 @@ def test_fit_a_slot_past_usize_is_a_usage_error(
 # --- decide -------------------------------------------------------------------
 
 
-def test_decide_text(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_decide_text(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "decide", "--ssm-layers", "48")
     assert (status, err) == (0, "")
     assert out == (
@@ -437,7 +428,7 @@ def test_decide_text(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
-def test_decide_json_speculative(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_decide_json_speculative(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "decide", "--ssm-layers", "48", "--speculative")
     assert status == 0
     assert out == {
@@ -456,13 +447,13 @@ def test_decide_json_speculative(cell: Cell, capsys: pytest.CaptureFixture[str])
     }
 
 
-def test_decide_pins_a_depth_first(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_decide_pins_a_depth_first(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", "3")
     assert (status, out["slots"], out["rule"], out["published"]) == (0, 3, "published", 3)
     assert cell.writes == [3]
 
 
-def test_decide_auto_pins_nothing(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_decide_auto_pins_nothing(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(
         capsys, "decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", "auto"
     )
@@ -471,7 +462,7 @@ def test_decide_auto_pins_nothing(cell: Cell, capsys: pytest.CaptureFixture[str]
 
 
 def test_pinning_against_another_published_depth_is_a_usage_error(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cell.value = 4
     message = usage_error(capsys, "decide", "--ssm-layers", "48", "--ssm-decode-ring-slots", "2")
@@ -480,21 +471,23 @@ def test_pinning_against_another_published_depth_is_a_usage_error(
     assert cell.writes == [2, 0]
 
 
-def test_decide_needs_ssm_layers(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_decide_needs_ssm_layers(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_error(capsys, "decide") == "the following arguments are required: --ssm-layers"
 
 
 # --- state and plan -----------------------------------------------------------
 
 
-def test_state_json(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_state_json(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "state", "--config", NEMOTRON, "--tp", "2", "--layout", "sglang")
     assert status == 0
     assert out["tp_size"] == 2 and out["layout"] == "sglang"
     assert out["per_sequence_bytes"] == 143_548_416 // 2
 
 
-def test_state_dtype_and_speculative_flags(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_state_dtype_and_speculative_flags(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, out = run_json(
         capsys,
         "state",
@@ -516,12 +509,12 @@ def test_state_dtype_and_speculative_flags(cell: Cell, capsys: pytest.CaptureFix
     assert state["conv_shape"] == [5, 12288]
 
 
-def test_state_needs_a_config(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_state_needs_a_config(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_error(capsys, "state") == "the following arguments are required: --config"
 
 
 def test_a_config_error_is_a_usage_error(
-    cell: Cell, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     missing = tmp_path / "none"
     missing.mkdir()
@@ -530,7 +523,7 @@ def test_a_config_error_is_a_usage_error(
     )
 
 
-def test_plan_json_and_flags(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_json_and_flags(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(
         capsys,
         "plan",
@@ -551,7 +544,7 @@ def test_plan_json_and_flags(cell: Cell, capsys: pytest.CaptureFixture[str]) -> 
     assert [row["tp_size"] for row in out["rows"]] == [1, 8]
 
 
-def test_plan_follows_the_model_flags(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_follows_the_model_flags(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
     _, out = run_json(capsys, *args, "--tp", "1", "--max-batch-size", "8", "--layout", "metrale")
     # metrale keeps all 4 conv columns, float32: 27 x (4 x 12288 x 4 + 128 x 80 x 128 x 4) B.
@@ -560,7 +553,7 @@ def test_plan_follows_the_model_flags(cell: Cell, capsys: pytest.CaptureFixture[
 
 
 def test_plan_speculative_tokens_turn_speculative_decode_on(
-    cell: Cell, capsys: pytest.CaptureFixture[str]
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
     _, out = run_json(capsys, *args, "--tp", "8", "--max-batch-size", "8")
@@ -572,7 +565,7 @@ def test_plan_speculative_tokens_turn_speculative_decode_on(
 
 
 def test_plan_plot_without_matplotlib_is_a_usage_error(
-    cell: Cell, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     drawn: list[tuple[str, str]] = []
 
@@ -632,7 +625,7 @@ def test_plan_plot_without_matplotlib_is_a_usage_error(
     ],
 )
 def test_usage_errors_are_one_line(
-    cell: Cell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     got = usage_error(capsys, *args)
     # argparse quotes choices differently across Python versions.
@@ -642,14 +635,16 @@ def test_usage_errors_are_one_line(
         assert got == message
 
 
-def test_counts_read_leading_zeros_and_plus(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_counts_read_leading_zeros_and_plus(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, out = run_json(capsys, "decide", "--ssm-layers", "+007")
     assert (status, out["ssm_layers"]) == (0, 7)
     status, out = run_json(capsys, "decide", "--ssm-layers", "0")
     assert (status, out["ssm_layers"], out["rule"]) == (0, 0, "no SSM layers")
 
 
-def test_count_list_keeps_the_order(cell: Cell) -> None:
+def test_count_list_keeps_the_order(cell: FakeCell) -> None:
     assert cli.count_list("8,1,4") == (8, 1, 4)
     assert cli.count_list("3") == (3,)
 
@@ -663,11 +658,11 @@ def help_of(capsys: pytest.CaptureFixture[str], *command: str) -> str:
     return squeeze(out)
 
 
-def test_version(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_version(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "--version") == (0, "decode-ring 0.1.0\n", "")
 
 
-def test_top_level_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys)
     assert text.startswith("usage: decode-ring [-h] [--version] {decide,fit,state,plan} ...")
     assert "Exit status" not in text  # only the docstring's first paragraph
@@ -700,7 +695,7 @@ SIZE_EPILOG = (
 )
 
 
-def test_decide_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_decide_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "decide")
     assert text.startswith(
         "usage: decode-ring decide [-h] --ssm-layers N [--speculative] "
@@ -710,7 +705,7 @@ def test_decide_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
         assert fragment in text
 
 
-def test_fit_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "fit")
     assert text.startswith(
         "usage: decode-ring fit [-h] [--ssm-layers N] [--speculative] "
@@ -734,7 +729,7 @@ def test_fit_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
     assert text.endswith(SIZE_EPILOG)
 
 
-def test_state_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_state_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "state")
     assert text.startswith(
         "usage: decode-ring state [-h] --config PATH [--tp N] [--layout {vllm,sglang,metrale}] "
@@ -750,7 +745,7 @@ def test_state_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
     assert "SIZE" not in text
 
 
-def test_plan_help(cell: Cell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "plan")
     assert text.startswith(
         "usage: decode-ring plan [-h] --config PATH [--layout {vllm,sglang,metrale}] "
@@ -790,7 +785,7 @@ class Unwritable(io.StringIO):
 
 
 def test_a_full_disk_is_one_line_and_status_74(
-    cell: Cell,
+    cell: FakeCell,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
@@ -806,7 +801,7 @@ def test_a_full_disk_is_one_line_and_status_74(
 
 
 def test_a_closed_pipe_points_stdout_at_nothing_and_is_141(
-    cell: Cell,
+    cell: FakeCell,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
@@ -823,7 +818,7 @@ def test_a_closed_pipe_points_stdout_at_nothing_and_is_141(
     [(KeyboardInterrupt(), 130), (SystemExit(3), 3), (SystemExit("bye"), 2), (SystemExit(), 2)],
 )
 def test_interrupts_and_exits(
-    cell: Cell,
+    cell: FakeCell,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     raised: BaseException,
@@ -837,7 +832,7 @@ def test_interrupts_and_exits(
 
 
 def test_an_overflow_is_a_usage_error(
-    cell: Cell, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def command(args: object) -> object:
         raise OverflowError("too\nbig")

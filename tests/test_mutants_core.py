@@ -36,7 +36,7 @@ from decode_ring.preflight import (
     pin_decode_ring_slots,
 )
 
-from .test_mutants_cli import Cell
+from .support import FakeCell
 
 MiB = 2**20
 PER_SEQ = 158_859_264
@@ -245,8 +245,8 @@ def test_explain_names_the_published_depth(ring_environment: pytest.MonkeyPatch)
 
 
 @pytest.fixture
-def cell(ring_environment: pytest.MonkeyPatch) -> Cell:
-    fake = Cell()
+def cell(ring_environment: pytest.MonkeyPatch) -> FakeCell:
+    fake = FakeCell()
 
     def decide(layers: int, speculative: bool) -> Any:
         return _selector.decode_rollback_ring_slots_with(
@@ -259,7 +259,7 @@ def cell(ring_environment: pytest.MonkeyPatch) -> Cell:
     return fake
 
 
-def test_pin_publishes_or_refuses(cell: Cell) -> None:
+def test_pin_publishes_or_refuses(cell: FakeCell) -> None:
     assert pin_decode_ring_slots(4) == 4
     assert pin_decode_ring_slots(4) == 4
     with pytest.raises(DecodeRingConflict, match=whole("a ring depth of 4 is already published")):
@@ -267,7 +267,7 @@ def test_pin_publishes_or_refuses(cell: Cell) -> None:
     assert cell.writes == [4, 4, 2]
 
 
-def test_preflight_fits_and_publishes(cell: Cell) -> None:
+def test_preflight_fits_and_publishes(cell: FakeCell) -> None:
     slot = RingSlot(32, PER_SEQ)
     yardstick = PreLoadFreeMemory(RESERVE, FREE)
     found = preflight.preflight(48, ZERO, slot, yardstick)
@@ -290,7 +290,7 @@ def test_preflight_fits_and_publishes(cell: Cell) -> None:
     assert cell.writes == [1]
 
 
-def test_preflight_pins_first(cell: Cell) -> None:
+def test_preflight_pins_first(cell: FakeCell) -> None:
     slot = RingSlot(32, PER_SEQ)
     yardstick = PreLoadFreeMemory(RESERVE, FREE)
     found = preflight.preflight(48, ONE, slot, yardstick, pinned=2)
@@ -301,7 +301,7 @@ def test_preflight_pins_first(cell: Cell) -> None:
     assert (found.fit.fits, cell.writes) == (False, [2])
 
 
-def test_preflight_without_ssm_layers_publishes_nothing(cell: Cell) -> None:
+def test_preflight_without_ssm_layers_publishes_nothing(cell: FakeCell) -> None:
     found = preflight.preflight(0, False, RingSlot(1, 1), PreLoadFreeMemory(0, 0))
     assert (found.fit.slots, found.fit.requested, found.published) == (0, 0, None)
     assert cell.writes == []

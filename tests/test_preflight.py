@@ -14,7 +14,7 @@ from decode_ring.preflight import (
     slot_bytes,
 )
 
-from .support import RunPython
+from .support import FakeCell, RunPython
 
 MiB, GiB = 2**20, 2**30
 PER_SEQUENCE_STATE = 158_859_264
@@ -189,21 +189,6 @@ def test_fit_ring_rejects(
 def test_post_load_yardstick_rejects_bad_sizes() -> None:
     with pytest.raises(OverflowError):
         PostLoadKvHeadroom(kv_floor=-1, headroom=0)
-
-
-class FakeCell:
-    def __init__(self, value: int | None = None) -> None:
-        self.value = value
-        self.writes: list[int] = []
-
-    def set(self, slots: int) -> int:
-        self.writes.append(slots)
-        if self.value is None:
-            self.value = slots
-        return self.value
-
-    def get(self) -> int | None:
-        return self.value
 
 
 @pytest.fixture
