@@ -11,7 +11,7 @@ behind the README's worked example.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ._selector import DECODE_ROLLBACK_RING_SLOTS
@@ -43,21 +43,22 @@ DEFAULT_BATCH_SIZES: Final = (8, 16, 32, 64, 128, 256, 512)
 class StateReport:
     """A model's per-sequence SSM state and, with a batch, one ring slot
     (a snapshot of every sequence) and the full ring of
-    ``DECODE_ROLLBACK_RING_SLOTS`` slots."""
+    ``DECODE_ROLLBACK_RING_SLOTS`` slots. Raises ``OverflowError`` when a
+    slot exceeds ``USIZE_MAX`` bytes."""
 
     state: SsmState
     max_batch_size: int | None = None
+    slot_bytes: int | None = field(init=False)
 
-    @property
-    def slot_bytes(self) -> int | None:
-        if self.max_batch_size is None:
-            return None
-        return RingSlot(self.max_batch_size, self.state.per_sequence_bytes).bytes
+    def __post_init__(self) -> None:
+        slot = None
+        if self.max_batch_size is not None:
+            slot = RingSlot(self.max_batch_size, self.state.per_sequence_bytes).bytes
+        object.__setattr__(self, "slot_bytes", slot)
 
     @property
     def full_ring_bytes(self) -> int | None:
-        slot = self.slot_bytes
-        return None if slot is None else DECODE_ROLLBACK_RING_SLOTS * slot
+        return None if self.slot_bytes is None else DECODE_ROLLBACK_RING_SLOTS * self.slot_bytes
 
 
 def state_report(
@@ -66,9 +67,7 @@ def state_report(
     """``ssm_state(config, **state_options)`` with the ring it implies at
     ``max_batch_size``. Raises as ``ssm_state`` does, and ``OverflowError``
     when a slot exceeds ``USIZE_MAX`` bytes."""
-    report = StateReport(ssm_state(config, **state_options), max_batch_size)
-    report.slot_bytes  # noqa: B018  (checks the slot's size now, not when it is shown)
-    return report
+    return StateReport(ssm_state(config, **state_options), max_batch_size)
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,7 @@ def largest_batch_at(slots: int, per_sequence: int, yardstick: PreLoadFreeMemory
     if slots == 0 or per_sequence == 0:
         return None if yardstick.reserve_without_ring <= yardstick.free_mem else 0
     room = yardstick.free_mem - yardstick.reserve_without_ring
-    return max(room, -1) // (slots * per_sequence) if room >= 0 else 0
+    return room // (slots * per_sequence) if room >= 0 else 0
 
 
 def plan(
