@@ -133,6 +133,9 @@ class _StubMeta(type):
     def __getitem__(cls, item: object) -> Any:
         return Stub
 
+    def __setitem__(cls, item: object, value: object) -> None:
+        pass
+
     def __or__(cls, other: object) -> Any:
         return Stub
 
@@ -155,6 +158,9 @@ class Stub(metaclass=_StubMeta):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        pass
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
@@ -167,6 +173,12 @@ class Stub(metaclass=_StubMeta):
 
     def __getitem__(self, item: object) -> Any:
         return Stub()
+
+    def __setitem__(self, item: object, value: object) -> None:
+        pass
+
+    def __delattr__(self, name: str) -> None:
+        pass
 
     def __iter__(self) -> Iterator[Any]:
         return iter(())
@@ -357,12 +369,14 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
         partial: Mapping[str, tuple[str | None, Sequence[str]]] | None = None,
         stubs: Mapping[str, types.ModuleType] | None = None,
         stubbed_roots: Sequence[str] = (),
+        real_prefixes: Sequence[str] = (),
     ) -> None:
         self.roots = dict(roots)
         self.real = set(real)
         self.partial = {name: (file, tuple(keep)) for name, (file, keep) in (partial or {}).items()}
         self.stubs = dict(stubs or {})
         self.stubbed_roots = set(stubbed_roots) | {"torch"}
+        self.real_prefixes = tuple(real_prefixes)
         self.touched: set[str] = set()
         self.allocations = Allocations()
         self.torch = fake_torch(self.allocations, self.touched)
@@ -424,9 +438,13 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
         if name in self.stubs:
             return self.stubs[name]
         location, is_package = self._file(name)
-        if location is not None and (name in self.real or name in self.partial):
-            module = types.ModuleType(name)
+        if location is not None and self.is_real(name, is_package):
+            # Names the file does not define resolve to placeholders, so that one missing
+            # helper in a ``from m import a, b`` does not fail the whole import.
+            module = StubModule(name, self.touched)
             module.__file__ = str(location)
+            if is_package:
+                module.__path__ = [str(location)]
             return module
         if location is not None and is_package:
             package = types.ModuleType(name)
@@ -439,7 +457,9 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
         location, _ = self._file(name)
         if location is None or name in self.stubs:
             return
-        if name in self.real:
+        if self.is_real(name, location.is_dir()) and name not in self.partial:
+            if location.is_dir():
+                location = location / "__init__.py"
             code = compile(location.read_text(encoding="utf-8"), str(location), "exec")
             exec(code, module.__dict__)
         elif name in self.partial:
@@ -447,6 +467,12 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
             source = location if file is None else self.roots[name.split(".")[0]] / file
             module.__file__ = str(source)
             _exec_partial(source, keep, module.__dict__)
+
+    def is_real(self, name: str, is_package: bool) -> bool:
+        """Whether ``name`` runs from the wheel (whole or partial)."""
+        if name in self.real or name in self.partial:
+            return True
+        return not is_package and name.startswith(self.real_prefixes)
 
     # helpers for callers
 
@@ -467,6 +493,7 @@ def _exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) ->
     names to ``Stub``) and the top-level definitions and assignments named in ``keep``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     namespace.setdefault("__name__", path.stem)
+    namespace.setdefault("logger", Stub())
     _exec_imports(tree, path, namespace)
     wanted = set(keep)
     body = [node for node in tree.body if _defines(node) & wanted]
@@ -504,6 +531,32 @@ def _exec_imports(tree: ast.Module, path: Path, namespace: dict[str, Any]) -> No
         except Exception:  # an import the functions run here do not need
             for alias in node.names:
                 namespace[(alias.asname or alias.name).split(".")[0]] = Stub
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                _import_names_one_by_one(node, namespace)
+
+
+def _exec_definitions(tree: ast.Module, path: Path, namespace: dict[str, Any]) -> None:
+    """Define each top-level function, class and assignment of ``tree`` on its own (module
+    constants and helpers the extracted methods call); one that cannot be built here is left
+    out. Calls at top level (registrations) are not run."""
+    for node in tree.body:
+        if isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign
+        ):
+            with contextlib.suppress(Exception):
+                module = ast.Module(body=[node], type_ignores=[])
+                exec(compile(module, str(path), "exec"), namespace)
+
+
+def _import_names_one_by_one(node: ast.ImportFrom, namespace: dict[str, Any]) -> None:
+    """Bind each name of a failed ``from m import a, b`` that ``m`` does define."""
+    try:
+        module = importlib.import_module(str(node.module))
+    except Exception:
+        return
+    for alias in node.names:
+        with contextlib.suppress(Exception):
+            namespace[alias.asname or alias.name] = getattr(module, alias.name)
 
 
 # --- extracting methods from a file that does not import whole ----------------------------------
@@ -515,7 +568,7 @@ class Extracted:
     that file's imports. ``cls`` holds them (with the class's own bases dropped);
     ``lines`` maps each method to ``(wheel-relative path, first line, last line)``."""
 
-    cls: type
+    cls: Any
     lines: Mapping[str, tuple[str, int, int]]
 
     def cite(self, method: str) -> str:
@@ -539,18 +592,22 @@ def extract_class(
     methods: Sequence[str],
     *,
     extra: Mapping[str, Any] | None = None,
+    bases: Sequence[type] = (),
 ) -> Extracted:
     """Extract ``methods`` (and the class's plain class-level assignments) of ``class_name`` in
-    ``path``, and execute them as a class with no bases, in a namespace of the file's imports
-    (run through ``runtime``, which must be entered) updated with ``extra``.
+    ``path``, and execute them as a class whose bases are ``bases`` (other extracted classes; the
+    class's own are dropped), in a namespace of the file's imports (run through ``runtime``,
+    which must be entered) updated with ``extra``. Methods that ``methods`` does not name are
+    not there: a base's are reached through ``bases``.
 
     Decorators are kept (``classmethod``, ``property``, ``staticmethod``); a method missing
     from the class raises ``LookupError``."""
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     node = find_class(path, class_name)
-    namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}"}
+    namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}", "logger": Stub()}
     _exec_imports(tree, path, namespace)
+    _exec_definitions(tree, path, namespace)
     namespace.update(extra or {})
     body: list[ast.stmt] = []
     lines: dict[str, tuple[str, int, int]] = {}
@@ -567,9 +624,10 @@ def extract_class(
             found.add(item.name)
             end = item.end_lineno or item.lineno
             lines[item.name] = (runtime.relative(path), item.lineno, end)
-        elif isinstance(item, ast.Assign) and all(
-            isinstance(target, ast.Name) for target in item.targets
-        ):
+        elif (
+            isinstance(item, ast.Assign)
+            and all(isinstance(target, ast.Name) for target in item.targets)
+        ) or (isinstance(item, ast.AnnAssign) and item.value is not None):
             # A class attribute a method may read; one that cannot be evaluated here is dropped.
             guard = ast.Try(
                 body=[item],
@@ -585,9 +643,11 @@ def extract_class(
     missing = set(methods) - found
     if missing:
         raise LookupError(f"{path}: class {class_name} has no {', '.join(sorted(missing))}")
+    base_names = [f"_peer_base_{index}" for index in range(len(bases))]
+    namespace.update(zip(base_names, bases, strict=True))
     stripped = ast.ClassDef(
         name=class_name,
-        bases=[],
+        bases=[ast.Name(name, ast.Load()) for name in base_names],
         keywords=[],
         body=body or [ast.Pass()],
         decorator_list=[],
@@ -674,6 +734,7 @@ class EnvValue:
 
 # Modules run whole from the vLLM wheel (their other imports are stubs or partial modules).
 VLLM_REAL = (
+    "vllm.envs",
     "vllm.model_executor.layers.mamba.mamba_utils",
     "vllm.v1.kv_cache_interface",
     "vllm.utils.math_utils",
@@ -703,9 +764,10 @@ SGLANG_PARTIAL: Mapping[str, tuple[str | None, Sequence[str]]] = {
 def vllm_runtime(wheels: Wheels, parallel: Parallel) -> PeerRuntime:
     """A runtime for vLLM 0.33.0's sizing code. Stubs written here:
 
-    * ``vllm.envs``: ``VLLM_SSM_CONV_STATE_LAYOUT = None``, the unset environment, which
-      ``get_conv_state_layout`` turns into "SD" (V:vllm/model_executor/layers/mamba/
-      mamba_utils.py:28-45);
+    * ``vllm.envs`` runs whole: environment variables with vLLM's defaults (with
+      ``VLLM_SSM_CONV_STATE_LAYOUT`` unset, ``get_conv_state_layout`` is "SD",
+      V:vllm/model_executor/layers/mamba/mamba_utils.py:28-45; a ``VLLM_*`` variable set in
+      this process applies, as it would to the server);
     * ``vllm.distributed``: the wheel's own ``divide``/``ensure_divisibility``
       (V:vllm/distributed/utils.py:51-55, :130-134) plus
       ``get_tensor_model_parallel_world_size`` returning ``parallel.tp``;
@@ -714,17 +776,20 @@ def vllm_runtime(wheels: Wheels, parallel: Parallel) -> PeerRuntime:
         {"vllm": wheels.vllm},
         real=VLLM_REAL,
         partial=VLLM_PARTIAL,
-        stubs={"vllm.envs": _module("vllm.envs", VLLM_SSM_CONV_STATE_LAYOUT=None)},
         stubbed_roots=("transformers", "pydantic", "msgspec", "triton", "flashinfer"),
+        real_prefixes=("vllm.transformers_utils.configs.",),
     )
+    runtime.stubs.update(transformers_stub(runtime.touched))
     return runtime
 
 
 def vllm_distributed(runtime: PeerRuntime, parallel: Parallel) -> types.ModuleType:
     """Import ``vllm.distributed`` (partial) and give it the world-size getter."""
     module = runtime.import_module("vllm.distributed")
-    module.get_tensor_model_parallel_world_size = lambda: parallel.tp  # type: ignore[attr-defined]
-    module.get_tensor_model_parallel_rank = lambda: 0  # type: ignore[attr-defined]
+    state = runtime.import_module("vllm.distributed.parallel_state")
+    for target in (module, state):
+        target.get_tensor_model_parallel_world_size = lambda: parallel.tp  # type: ignore[attr-defined]
+        target.get_tensor_model_parallel_rank = lambda: 0  # type: ignore[attr-defined]
     return module
 
 
@@ -758,13 +823,6 @@ def sglang_runtime(
     runtime_context.linear_attn_tp_size = lambda: parallel.tp  # type: ignore[attr-defined]
     utils = StubModule("sglang.srt.utils", touched)
     utils.is_cpu = lambda: False  # type: ignore[attr-defined]
-    transformers = StubModule("transformers", touched)
-    configuration_utils = StubModule("transformers.configuration_utils", touched)
-    configuration_utils.PretrainedConfig = PretrainedConfig  # type: ignore[attr-defined]
-    configuration_utils.PreTrainedConfig = PretrainedConfig  # type: ignore[attr-defined]
-    transformers.PretrainedConfig = PretrainedConfig  # type: ignore[attr-defined]
-    transformers.PreTrainedConfig = PretrainedConfig  # type: ignore[attr-defined]
-    transformers.configuration_utils = configuration_utils  # type: ignore[attr-defined]
     runtime = PeerRuntime(
         {"sglang": wheels.sglang},
         real=SGLANG_REAL,
@@ -773,26 +831,74 @@ def sglang_runtime(
             "sglang.srt.environ": _module("sglang.srt.environ", envs=envs),
             "sglang.srt.runtime_context": runtime_context,
             "sglang.srt.utils": utils,
-            "transformers": transformers,
-            "transformers.configuration_utils": configuration_utils,
+            **transformers_stub(touched),
         },
         stubbed_roots=("transformers", "msgspec", "triton", "PIL"),
+        real_prefixes=("sglang.srt.configs.",),
     )
     runtime.touched = touched
     return runtime
 
 
 class PretrainedConfig:
-    """transformers' ``PretrainedConfig`` as far as config classes need it: keyword arguments
-    become attributes (transformers does the same for the ones it does not know), and
-    ``to_dict`` returns them. Nested ``text_config``/``llm_config`` mappings stay mappings
-    unless the subclass converts them."""
+    """transformers' ``PretrainedConfig`` as far as the servers' config classes need it:
+    keyword arguments become attributes (transformers does the same for the ones a class does
+    not declare); ``dtype``/``torch_dtype`` strings become torch dtypes of the runtime's torch,
+    as transformers 5 does; ``get_text_config`` is transformers 5.23's (configuration_utils.py
+    ``PreTrainedConfig.get_text_config``: the one non-None of ``text_encoder``, ``decoder``,
+    ``generator``, ``text_config``, else the config itself); ``to_dict`` returns the
+    attributes. A few of transformers' own defaults are class attributes."""
 
     model_type = ""
+    architectures: Any = None
+    is_encoder_decoder = False
+    tie_word_embeddings = True
+    dtype: Any = None
 
     def __init__(self, **kwargs: Any) -> None:
         for key, value in kwargs.items():
             setattr(self, key, value)
+        dtype = kwargs.get("dtype", kwargs.get("torch_dtype"))
+        torch = sys.modules.get("torch")
+        if (
+            isinstance(dtype, str)
+            and torch is not None
+            and isinstance(getattr(torch, dtype, None), FakeDtype)
+        ):
+            self.dtype = getattr(torch, dtype)
+
+    def get_text_config(self, decoder: Any = None, encoder: Any = None) -> Any:
+        names = ("text_encoder", "decoder", "generator", "text_config")
+        found = [name for name in names if getattr(self, name, None) is not None]
+        if len(found) > 1:
+            raise ValueError(f"Multiple valid text configs were found in the model config: {found}")
+        return getattr(self, found[0]) if found else self
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+class _TransformersModule(StubModule):
+    """A transformers module whose ``...Config`` names are ``PretrainedConfig`` subclasses (a
+    server's config class that derives from transformers' own then keeps the checkpoint's
+    fields as attributes; transformers' defaults and derivations are not applied)."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.endswith("Config") and attribute[:1].isupper() and attribute != "AutoConfig":
+            made = type(attribute, (PretrainedConfig,), {"__module__": self.__name__})
+            setattr(self, attribute, made)
+            return made
+        return super().__getattr__(attribute)
+
+
+def transformers_stub(touched: set[str]) -> dict[str, types.ModuleType]:
+    """``transformers`` and ``transformers.configuration_utils`` with ``PretrainedConfig``
+    (both spellings), ``...Config`` classes as ``PretrainedConfig`` subclasses; every other
+    name a placeholder."""
+    transformers = _TransformersModule("transformers", touched)
+    configuration_utils = _TransformersModule("transformers.configuration_utils", touched)
+    for module in (transformers, configuration_utils):
+        module.PretrainedConfig = PretrainedConfig  # type: ignore[attr-defined]
+        module.PreTrainedConfig = PretrainedConfig  # type: ignore[attr-defined]
+    transformers.configuration_utils = configuration_utils  # type: ignore[attr-defined]
+    return {"transformers": transformers, "transformers.configuration_utils": configuration_utils}
