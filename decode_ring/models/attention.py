@@ -67,12 +67,14 @@ def check_split(cfg: Fields, attention: AttentionLayers, tp: int, kv_heads_field
     """Refuse a ``tp`` that vLLM refuses on the attention side: ``num_attention_heads % tp``
     (``ModelConfig.verify_with_parallel_config``, vllm/config/model.py:1557-1564), and KV heads
     that neither divide ``tp`` nor are divided by it (``QKVParallelLinear``,
-    vllm/model_executor/layers/linear.py:1066-1070); MLA's one latent is replicated."""
+    vllm/model_executor/layers/linear.py:1066-1070); SGLang's models assert the same
+    (sglang/srt/models/falcon_h1.py:119-131, granitemoehybrid.py:196-201). MLA's one latent is
+    replicated."""
     if attention.num_attention_heads % tp:
         raise cfg.fail(
             "num_attention_heads",
-            f"tp_size {show(tp)} does not divide {show(attention.num_attention_heads)}; vLLM "
-            "requires it (vllm/config/model.py:1557-1564)",
+            f"tp_size {show(tp)} does not divide {show(attention.num_attention_heads)}; the "
+            "servers shard attention heads evenly (vllm/config/model.py:1557-1564)",
             TensorParallelSplitError,
         )
     kv = attention.num_key_value_heads

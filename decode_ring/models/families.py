@@ -16,6 +16,7 @@ from .dtypes import NEMOTRON_H_HOOK, NO_HOOKS, QWEN3_5_HOOK, DtypeHooks
 from .fields import Fields, positions, show
 from .gated_delta_net import GatedDeltaNet
 from .kda import Kda
+from .linear_attention import LinearAttention
 from .mamba1 import Mamba1
 from .mamba2 import Mamba2
 from .short_conv import ShortConv
@@ -527,11 +528,54 @@ def _read_jet_nemotron(cfg: Fields, server: str) -> Parsed:
     return _one(geometry, layers, gqa(cfg, positions(kinds, _JET_ATTENTION)))
 
 
+def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
+    """``bailing_hybrid``: KDA layers (BailingMoeV3, Ling 3) where the config gives
+    ``short_conv_kernel_size`` (SGLang's ``use_kda``; vLLM: the ``BailingMoeV3ForCausalLM``
+    architecture), else lightning linear-attention layers (BailingMoeV2.5, Ling/Ring 2.5); MLA
+    attention in the others. Layers by ``layer_group_size`` ``g``: SGLang makes layer ``i``
+    linear when ``(i + 1) % g != 0`` (or, for a list, where its entry is 1); vLLM the same for
+    lightning, and for KDA not in the tail past the last whole group. Heads
+    ``num_attention_heads`` of ``head_dim`` (else ``hidden_size // num_attention_heads``).
+    vLLM models/bailing_moe_v3.py:131-157, :1477-1489, bailing_moe_linear.py:68-72, :768-795;
+    SGLang configs/bailing_hybrid.py:80-236."""
+    count = cfg.num_layers()
+    architectures = cfg.fields.get("architectures")
+    if server == "vllm" and isinstance(architectures, list) and architectures:
+        kda = architectures[0] == "BailingMoeV3ForCausalLM"
+    else:
+        kda = cfg.has("short_conv_kernel_size")
+    if server == "sglang" and isinstance(cfg.fields.get("layer_group_size"), list):
+        kinds = cfg.entries("layer_group_size", count)
+        layers = tuple(i for i, entry in enumerate(kinds) if entry == 1)
+    else:
+        group = cfg.int_("layer_group_size")
+        layers = tuple(i for i in range(count) if (i + 1) % group)
+        if server == "vllm" and kda:
+            layers = tuple(i for i in layers if i < count // group * group)
+    heads = cfg.int_("num_attention_heads")
+    head_dim = cfg.opt_int("head_dim") or cfg.int_("hidden_size") // heads
+
+    def geometry() -> Geometry:
+        if kda:
+            kernel = cfg.int_("short_conv_kernel_size")
+            return Kda(heads, head_dim, kernel, "num_attention_heads")
+        return LinearAttention(heads, head_dim, "num_attention_heads")
+
+    others = _others(count, layers)
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(geometry, layers, attention)
+
+
 _SGLANG_CONFIG: Final = DtypeHooks(sglang_passes_config=True)
 
 _QWEN3_5: Final = DtypeHooks(sglang_passes_config=True, vllm_ssm=QWEN3_5_HOOK)
 
 REGISTRY: Final[Mapping[str, Family]] = {
+    "bailing_hybrid": Family(
+        _read_bailing_hybrid,
+        ("bailing_hybrid",),
+        hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
+    ),
     "falcon_h1": Family(_read_falcon_h1, ("falcon_h1",), hooks=_SGLANG_CONFIG),
     "falcon_mamba": Family(_read_mamba, ("falcon_mamba",)),
     "granitemoehybrid": Family(_read_granitemoehybrid, ("granitemoehybrid",)),
