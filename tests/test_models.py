@@ -1584,15 +1584,24 @@ def _one_line(error: ModelConfigError) -> None:
 
 
 def _check(state: SsmState) -> None:
+    sizes = {"bfloat16": 2, "float16": 2, "float32": 4}
     assert state.ssm_layers == len(state.layer_indices) >= 0
-    assert state.per_layer_bytes == state.conv_bytes + state.ssm_bytes >= 0
-    assert state.per_sequence_bytes == state.per_layer_bytes * state.ssm_layers
-    assert state.conv_dtype in ("bfloat16", "float16", "float32")
-    assert state.ssm_dtype in ("bfloat16", "float16", "float32")
-    assert all(isinstance(size, int) and size >= 0 for size in state.conv_shape + state.ssm_shape)
+    assert state.layer_indices == tuple(
+        sorted(index for group in state.groups for index in group.layer_indices)
+    )
+    assert state.per_sequence_bytes == sum(group.bytes for group in state.groups)
+    for group in state.groups:
+        assert group.layer_indices and group.bytes == group.per_layer_bytes * len(
+            group.layer_indices
+        )
+        assert group.per_layer_bytes == sum(tensor.bytes for tensor in group.tensors)
+        for tensor in group.tensors:
+            assert all(isinstance(size, int) and size >= 0 for size in tensor.shape)
+            assert tensor.bytes == math.prod(tensor.shape) * sizes[tensor.dtype]
     if state.conv_shape:
-        sizes = {"bfloat16": 2, "float16": 2, "float32": 4}
+        assert state.per_layer_bytes == state.conv_bytes + state.ssm_bytes
         assert state.conv_bytes == math.prod(state.conv_shape) * sizes[state.conv_dtype]
+    assert state.conv_dtype in sizes and state.ssm_dtype in sizes
     json.dumps(state.as_dict())
 
 

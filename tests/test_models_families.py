@@ -580,3 +580,26 @@ def test_the_readme_family_table_lists_every_family_with_its_servers() -> None:
                 state = ssm_state(CONFIGS / TABLE_FIXTURES[family], layout=layout)
                 assert cell == format_size(state.per_sequence_bytes), (family, layout)
                 assert layers == str(state.ssm_layers)
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "layout"),
+    [
+        ("granite-4.0-h-tiny.json", "layer_types", "vllm"),
+        ("zamba2-2.7b.json", "layers_block_type", "vllm"),
+        ("qwen3.5-35b-a3b.json", "layer_types", "sglang"),
+        ("jet-nemotron-2b.json", "layer_types", "sglang"),
+        ("nemotron-nano-9b-v2.json", "hybrid_override_pattern", "vllm"),
+    ],
+)
+def test_a_layer_list_one_short_is_refused_in_every_family(
+    name: str, field: str, layout: str
+) -> None:
+    fields = config(name)
+    where = fields.get("text_config", fields)
+    where[field] = where[field][:-1]
+    layers = where["num_hidden_layers"]
+    message = refusal(fields, layout=layout)
+    assert message.endswith(
+        f"field {field!r}: has {layers - 1} entries but num_hidden_layers is {layers}"
+    )
