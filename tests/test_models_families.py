@@ -603,3 +603,18 @@ def test_a_layer_list_one_short_is_refused_in_every_family(
     assert message.endswith(
         f"field {field!r}: has {layers - 1} entries but num_hidden_layers is {layers}"
     )
+
+
+def test_importing_decode_ring_imports_no_models_module() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).parent.parent
+    script = (
+        "import sys, decode_ring; "
+        "print(sorted(m for m in sys.modules if m.startswith('decode_ring.models')))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert completed.stdout == "[]\n"
