@@ -45,11 +45,10 @@ class Geometry(Protocol):
 class Parsed:
     """What a family's fields say: each kind of recurrent layer's layers with how to read its
     geometry (read only where there are such layers: with none, the servers build no mixer and
-    read no mixer field), the attention side, and the field that gives the KV heads."""
+    read no mixer field), and the attention side."""
 
     groups: tuple[tuple[Callable[[], Geometry], tuple[int, ...]], ...]
     attention: AttentionLayers | None
-    kv_heads_field: str = "num_key_value_heads"
 
 
 Reader = Callable[[Fields, str], Parsed]
