@@ -536,3 +536,326 @@ def test_a_group_split_is_a_tensor_parallel_error() -> None:
 def test_a_wrapper_without_its_own_model_type_is_named_by_the_family() -> None:
     assert ssm_state({"text_config": MAMBA2}).model_type == "mamba2"
     assert ssm_state({"model_type": "wrapper", "text_config": MAMBA2}).model_type == "wrapper"
+
+
+# --- the package's new pieces: written-out values for what mutation testing changes ----------
+
+KIMI: dict[str, Any] = {
+    "model_type": "kimi_linear",
+    "num_hidden_layers": 3,
+    "num_attention_heads": 4,
+    "kv_lora_rank": 8,
+    "qk_rope_head_dim": 2,
+    "linear_attn_config": {
+        "kda_layers": [1, 3],
+        "full_attn_layers": [2],
+        "num_heads": 2,
+        "head_dim": 4,
+        "short_conv_kernel_size": 3,
+    },
+    "dtype": "float16",
+}
+
+
+def test_a_kda_state_as_a_dict_whole() -> None:
+    state = ssm_state(KIMI, tp_size=2, speculative_tokens=1)
+    conv_rule = "config dtype float16 (vLLM: model dtype)"
+    kda_rule = "vLLM KDA default float32 (vllm/model_executor/layers/mamba/mamba_utils.py:133-151)"
+    assert state.as_dict() == {
+        "family": "kimi_linear",
+        "model_type": "kimi_linear",
+        "layout": "vllm",
+        "tp_size": 2,
+        "speculative_tokens": 1,
+        "source": None,
+        "groups": [
+            {
+                "kind": "kda",
+                "layer_indices": [0, 2],
+                "tensors": [
+                    {
+                        "name": "conv",
+                        "shape": [3, 12],
+                        "dtype": "float16",
+                        "dtype_rule": conv_rule,
+                        "bytes": 72,
+                    },
+                    {
+                        "name": "recurrent",
+                        "shape": [1, 4, 4],
+                        "dtype": "float32",
+                        "dtype_rule": kda_rule,
+                        "bytes": 64,
+                    },
+                ],
+                "per_layer_bytes": 136,
+                "bytes": 272,
+            }
+        ],
+        "attention": {
+            "layer_indices": [1],
+            "num_attention_heads": 4,
+            "num_key_value_heads": 1,
+            "head_dim": 10,
+            "v_head_dim": 0,
+            "mla": True,
+            "kv_lora_rank": 8,
+            "qk_rope_head_dim": 2,
+            "model_dtype": "float16",
+        },
+        "ssm_layers": 2,
+        "layer_indices": [0, 2],
+        "per_sequence_bytes": 272,
+        "conv_shape": [3, 12],
+        "ssm_shape": [1, 4, 4],
+        "conv_dtype": "float16",
+        "ssm_dtype": "float32",
+        "conv_dtype_rule": conv_rule,
+        "ssm_dtype_rule": kda_rule,
+        "conv_bytes": 72,
+        "ssm_bytes": 64,
+        "per_layer_bytes": 136,
+    }
+
+
+def test_gqa_attention_defaults() -> None:
+    jamba = {**JAMBA, "num_attention_heads": 1, "hidden_size": 8, "mamba_expand": 1}
+    attention = ssm_state(jamba).attention
+    assert attention is not None
+    # No num_key_value_heads: one per head; no head_dim: hidden_size // heads.
+    assert (attention.layer_indices, attention.num_key_value_heads) == ((0, 2), 1)
+    assert (attention.head_dim, attention.v_head_dim, attention.mla) == (8, 8, False)
+    assert (attention.kv_lora_rank, attention.qk_rope_head_dim) == (None, None)
+    assert attention.model_dtype == "bfloat16"
+    zero = ssm_state({**NEMOTRON, "head_dim": 0, "hidden_size": 64}).attention
+    assert zero is not None and zero.head_dim == 16
+    plain = ssm_state(
+        {
+            "model_type": "llama",
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "hidden_size": 32,
+            "num_key_value_heads": 2,
+        }
+    )
+    assert plain.attention is not None
+    assert (plain.attention.layer_indices, plain.attention.head_dim) == ((0, 1), 8)
+    assert ssm_state({"model_type": "llama", "num_hidden_layers": 2}).attention is None
+    assert (
+        ssm_state(
+            {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4}
+        ).attention
+        is None
+    )
+    headed = {
+        "model_type": "llama",
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "head_dim": 8,
+    }
+    assert ssm_state(headed).attention is not None
+
+
+def test_kv_heads_that_divide_or_are_divided_split() -> None:
+    for kv, tp in [(2, 2), (2, 4), (4, 2)]:
+        assert (
+            ssm_state(
+                {**NEMOTRON, "mamba_num_heads": 4, "num_key_value_heads": kv}, tp_size=tp
+            ).tp_size
+            == tp
+        )
+    error = refused(
+        {**NEMOTRON, "mamba_num_heads": 4, "num_attention_heads": 8, "num_key_value_heads": 6},
+        "nemotron_h config: field 'num_key_value_heads': tp_size 4 neither divides 6 KV heads "
+        "nor is a multiple of them; the servers shard or replicate them evenly",
+        tp_size=4,
+    )
+    assert isinstance(error, TensorParallelSplitError)
+    assert error.field == "num_key_value_heads"
+
+
+def test_the_vllm_hooks_read_their_field() -> None:
+    qwen = {**QWEN, "model_type": "qwen3_5_text"}
+    follows = (
+        "as conv state (vLLM: mamba_ssm_cache_dtype auto, "
+        "vllm/model_executor/layers/mamba/mamba_utils.py:98-111)"
+    )
+    for value in (None, "auto"):
+        state = ssm_state({**qwen, "mamba_ssm_dtype": value})
+        assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", follows)
+    state = ssm_state({**qwen, "mamba_ssm_dtype": "float16"})
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == (
+        "float16",
+        "config mamba_ssm_dtype (vLLM Qwen3.5, vllm/model_executor/models/config.py:953-977)",
+    )
+    refused(
+        {**qwen, "mamba_ssm_dtype": "fp8"},
+        "qwen3_5 config: field 'mamba_ssm_dtype': unknown dtype 'fp8'",
+    )
+    refused(
+        {**NEMOTRON, "mamba_ssm_cache_dtype": None},
+        "nemotron_h config: field 'mamba_ssm_cache_dtype': unknown dtype None",
+    )
+
+
+def test_linear_attention_dtype_rules() -> None:
+    lightning = {
+        "model_type": "bailing_hybrid",
+        "num_hidden_layers": 2,
+        "layer_group_size": 2,
+        "num_attention_heads": 2,
+        "head_dim": 4,
+    }
+    state = ssm_state(lightning)
+    (tensor,) = state.groups[0].tensors
+    assert (tensor.dtype, tensor.dtype_rule) == (
+        "bfloat16",
+        "no dtype in config: bfloat16 (vLLM: weights' dtype, float32 downcast); "
+        "linear_attention_state_dtype (vllm/model_executor/layers/mamba/mamba_utils.py:55-62)",
+    )
+    (tensor,) = ssm_state(lightning, conv_dtype="fp32").groups[0].tensors
+    assert (tensor.dtype, tensor.dtype_rule) == (
+        "float32",
+        "override --conv-dtype (vLLM: --mamba-cache-dtype)",
+    )
+    conv, state_tensor = ssm_state(lightning, layout="sglang", ssm_dtype="fp16").groups[0].tensors
+    assert (state_tensor.dtype, state_tensor.dtype_rule) == ("float16", "override --ssm-dtype")
+    assert (conv.shape, conv.bytes) == ((0, 0), 0)
+    # The head size falls back to hidden_size // num_attention_heads.
+    fallback = {k: v for k, v in lightning.items() if k != "head_dim"} | {"hidden_size": 6}
+    assert ssm_state(fallback).groups[0].tensors[0].shape == (2, 3, 3)
+    assert ssm_state(lightning).per_layer_bytes == 2 * 4 * 4 * 2
+    assert ssm_state(lightning).layer_indices == (0,)
+
+
+def test_kda_override_rules() -> None:
+    state = ssm_state(KIMI, ssm_dtype="bf16")
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", "override --ssm-dtype")
+    error = refused(
+        KIMI,
+        "argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
+        "bfloat16 (vllm/model_executor/layers/mamba/mamba_utils.py:143-149), not float16",
+        ssm_dtype="half",
+    )
+    assert fields_of(error) == (None, "kimi_linear", "ssm_dtype")
+    assert ssm_state(KIMI, layout="metrale").ssm_dtype_rule == "metrale: float32"
+
+
+def test_nested_fields_name_their_path() -> None:
+    error = refused(
+        {**KIMI, "linear_attn_config": [1]},
+        "kimi_linear config: field 'linear_attn_config': must be a mapping, got <list>",
+    )
+    assert error.field == "linear_attn_config"
+    linear = {**KIMI["linear_attn_config"], "head_dim": 0}
+    error = refused(
+        {**KIMI, "linear_attn_config": linear},
+        "kimi_linear config: field 'linear_attn_config.head_dim': must be at least 1, got 0",
+    )
+    assert fields_of(error) == (None, "kimi_linear", "linear_attn_config.head_dim")
+    bad = {**KIMI["linear_attn_config"], "kda_layers": [True, 3]}
+    refused(
+        {**KIMI, "linear_attn_config": bad},
+        "kimi_linear config: field 'linear_attn_config.kda_layers': entry True is not a layer "
+        "number from 1 to 3",
+    )
+    upper = {**KIMI["linear_attn_config"], "kda_layers": [1, 4]}
+    refused(
+        {**KIMI, "linear_attn_config": upper},
+        "kimi_linear config: field 'linear_attn_config.kda_layers': entry 4 is not a layer "
+        "number from 1 to 3",
+    )
+    assert ssm_state(
+        {**KIMI, "linear_attn_config": {**KIMI["linear_attn_config"], "kda_layers": [3, 1, 1]}}
+    ).layer_indices == (0, 2)
+
+
+def test_numbers_are_bounded() -> None:
+    jet = {
+        "model_type": "jet_nemotron",
+        "num_hidden_layers": 1,
+        "layer_types": ["jet"],
+        "efficient_attention_config": {
+            "jet": {"num_heads": 2, "head_dim": 4, "expand_v": 2, "conv_size": 4}
+        },
+    }
+    state = ssm_state(jet, layout="sglang")
+    assert state.ssm_shape == (2, 8, 4)
+    for value, problem in [
+        (True, "must be a number, got True (bool)"),
+        (0, "must be positive and at most 2**63 - 1, got 0"),
+        (2**63, "must be positive and at most 2**63 - 1, got 9223372036854775808"),
+    ]:
+        bad = {**jet["efficient_attention_config"]["jet"], "expand_v": value}
+        refused(
+            {**jet, "efficient_attention_config": {"jet": bad}},
+            f"jet_nemotron config: field 'efficient_attention_config.jet.expand_v': {problem}",
+            layout="sglang",
+        )
+    refused(
+        {
+            **jet,
+            "efficient_attention_config": {
+                "jet": {
+                    k: v
+                    for k, v in jet["efficient_attention_config"]["jet"].items()
+                    if k != "expand_v"
+                }
+            },
+        },
+        "jet_nemotron config: field 'efficient_attention_config.jet.expand_v': missing",
+        layout="sglang",
+    )
+    assert ssm_state(
+        {
+            **jet,
+            "efficient_attention_config": {
+                "jet": {**jet["efficient_attention_config"]["jet"], "expand_v": 2**63 - 1}
+            },
+        },
+        layout="metrale",
+    ).ssm_shape[1] == 4 * (2**63 - 1)
+
+
+def test_wrappers_and_removed_families() -> None:
+    assert ssm_state({"model_type": "w", "text_config": 3, "llm_config": MAMBA2}).family == "mamba2"
+    error = refused(
+        {"model_type": "w", "llm_config": {"model_type": "plamo2"}},
+        "field 'model_type': vLLM removed Plamo2 in version 0.26.0; SGLang 0.5.23 has no Plamo2 "
+        "('plamo2': vllm/model_executor/models/registry.py:841-895)",
+    )
+    assert fields_of(error) == (None, "plamo2", "model_type")
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 1,
+        "layer_types": ["conv"],
+        "hidden_size": 4,
+        "conv_L_cache": 2,
+    }
+    assert (
+        ssm_state(
+            {"model_type": "lfm2_vl", "text_config": 1, "llm_config": lfm2}, layout="sglang"
+        ).family
+        == "lfm2_vl"
+    )
+    assert (
+        ssm_state({"model_type": "lfm2_vl", "text_config": lfm2}, layout="sglang").ssm_shape == ()
+    )
+
+
+def test_a_render_of_a_model_that_mixes_kinds(tmp_path: Path) -> None:
+    import dataclasses
+
+    from decode_ring.render import render
+    from decode_ring.sizing import StateReport
+
+    mamba = ssm_state(MAMBA2)
+    kda = ssm_state(KIMI)
+    mixed = dataclasses.replace(
+        mamba, groups=(mamba.groups[0], kda.groups[0]), per_layer_bytes=None
+    )
+    lines = render(StateReport(mixed)).lines
+    assert "  mamba2 layers                    2  0-1" in lines
+    assert "  kda layers                       2  0,2" in lines
+    assert any(line.startswith("  kda recurrent state    (2, 4, 4) float32 (") for line in lines)
+    assert "  per layer                        -" in lines
