@@ -771,7 +771,7 @@ def test_nested_fields_name_their_path() -> None:
 
 
 def test_numbers_are_bounded() -> None:
-    jet = {
+    jet: dict[str, Any] = {
         "model_type": "jet_nemotron",
         "num_hidden_layers": 1,
         "layer_types": ["jet"],
