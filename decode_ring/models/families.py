@@ -473,34 +473,40 @@ def _read_kimi_linear(cfg: Fields, server: str) -> Parsed:
 _LFM2_LAYERS: Final = frozenset({"conv", "short_conv"})
 
 
-def _read_lfm2(dim_field: str) -> Reader:
-    """``lfm2`` (vLLM sizes it by ``dim_field``), ``lfm2_moe`` and ``lfm2_vl`` (short conv):
-    the ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers``
-    of them, others ``full_attention``; ``full_attn_idxs``, where given, must name the
-    attention layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for
-    ``lfm2``, ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577,
-    lfm2_moe.py:546-567, lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang
-    configs/lfm2.py:59-98, lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+def _read_short_conv(cfg: Fields, server: str, dim_field: str) -> Parsed:
+    """The short-conv families, ``dim_field`` the field vLLM sizes the channels by: the
+    ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers`` of
+    them, others ``full_attention``; ``full_attn_idxs``, where given, must name the attention
+    layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for ``lfm2``,
+    ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577, lfm2_moe.py:546-567,
+    lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang configs/lfm2.py:59-98,
+    lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+    count = cfg.num_layers()
+    kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
+    layers = positions(kinds, _LFM2_LAYERS)
+    attention = _others(count, layers)
+    if cfg.has("full_attn_idxs"):
+        listed = _layer_numbers(cfg, "full_attn_idxs", count, base=0)
+        if listed != attention:
+            index = min(set(listed) ^ set(attention))
+            shown = "listed" if index in listed else "not listed"
+            _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
+    field = dim_field if server == "vllm" else "hidden_size"
+    return _one(
+        lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
+        layers,
+        gqa(cfg, attention),
+    )
 
-    def read(cfg: Fields, server: str) -> Parsed:
-        count = cfg.num_layers()
-        kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
-        layers = positions(kinds, _LFM2_LAYERS)
-        attention = _others(count, layers)
-        if cfg.has("full_attn_idxs"):
-            listed = _layer_numbers(cfg, "full_attn_idxs", count, base=0)
-            if listed != attention:
-                index = min(set(listed) ^ set(attention))
-                shown = "listed" if index in listed else "not listed"
-                _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
-        field = dim_field if server == "vllm" else "hidden_size"
-        return _one(
-            lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
-            layers,
-            gqa(cfg, attention),
-        )
 
-    return read
+def _read_lfm2(cfg: Fields, server: str) -> Parsed:
+    """``lfm2``: vLLM sizes its short conv by ``conv_dim``."""
+    return _read_short_conv(cfg, server, "conv_dim")
+
+
+def _read_lfm2_hidden(cfg: Fields, server: str) -> Parsed:
+    """``lfm2_moe`` and ``lfm2_vl``: both servers size the short conv by ``hidden_size``."""
+    return _read_short_conv(cfg, server, "hidden_size")
 
 
 _JET_LAYERS: Final = frozenset({"jet"})
@@ -581,9 +587,9 @@ REGISTRY: Final[Mapping[str, Family]] = {
     "jamba": Family(_read_jamba, ("jamba",), sglang=None),
     "jet_nemotron": Family(_read_jet_nemotron, ("jet_nemotron",), vllm=None, hooks=_SGLANG_CONFIG),
     "kimi_linear": Family(_read_kimi_linear, ("kimi_linear",)),
-    "lfm2": Family(_read_lfm2("conv_dim"), ("lfm2",), hooks=_SGLANG_CONFIG),
-    "lfm2_moe": Family(_read_lfm2("hidden_size"), ("lfm2_moe",)),
-    "lfm2_vl": Family(_read_lfm2("hidden_size"), ("lfm2_vl",), wrapper=True),
+    "lfm2": Family(_read_lfm2, ("lfm2",), hooks=_SGLANG_CONFIG),
+    "lfm2_moe": Family(_read_lfm2_hidden, ("lfm2_moe",)),
+    "lfm2_vl": Family(_read_lfm2_hidden, ("lfm2_vl",), wrapper=True),
     "mamba": Family(_read_mamba, ("mamba",)),
     "mamba2": Family(_read_mamba2, ("mamba2",)),
     "minicpmv4_6": Family(
