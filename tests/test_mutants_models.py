@@ -859,3 +859,118 @@ def test_a_render_of_a_model_that_mixes_kinds(tmp_path: Path) -> None:
     assert "  kda layers                       2  0,2" in lines
     assert any(line.startswith("  kda recurrent state    (2, 4, 4) float32 (") for line in lines)
     assert "  per layer                        -" in lines
+
+
+def test_zamba2_shared_attention_reads_a_doubled_hidden_state(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text((Path(__file__).parent / "configs" / "zamba2-2.7b.json").read_text())
+    state = ssm_state(path)
+    assert state.attention is not None
+    # Hybrid layers hold the shared attention: 32 heads of 2 x 2560 / 32 = 160.
+    assert state.attention.layer_indices == (6, 12, 18, 24, 30, 36, 42, 47, 51)
+    assert (state.attention.head_dim, state.attention.num_key_value_heads) == (160, 32)
+    given = {**json.loads(path.read_text()), "attention_head_dim": 96}
+    assert ssm_state(given).attention.head_dim == 96  # type: ignore[union-attr]
+    plain = {**json.loads(path.read_text()), "layers_block_type": ["mamba"] * 54}
+    assert ssm_state(plain).attention is None
+    # The Mamba side splits over 4 ranks; 6 shared-attention heads do not.
+    error = refused(
+        {**ZAMBA2, "n_mamba_heads": 4, "mamba_ngroups": 1, "num_attention_heads": 6},
+        "zamba2 config: field 'num_attention_heads': tp_size 4 does not divide 6; the servers "
+        "shard attention heads evenly (vllm/config/model.py:1557-1564)",
+        tp_size=4,
+    )
+    assert error.family == "zamba2"
+
+
+LIGHTNING: dict[str, Any] = {
+    "model_type": "bailing_hybrid",
+    "num_hidden_layers": 2,
+    "layer_group_size": 2,
+    "num_attention_heads": 2,
+    "head_dim": 4,
+}
+
+
+def test_the_new_kinds_name_their_field_in_a_split() -> None:
+    error = refused(
+        LIGHTNING,
+        "bailing_hybrid config: field 'num_attention_heads': tp_size 3 does not divide 2; the "
+        "servers shard it evenly",
+        tp_size=3,
+    )
+    assert fields_of(error) == (None, "bailing_hybrid", "num_attention_heads")
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 1,
+        "layer_types": ["conv"],
+        "hidden_size": 8,
+        "conv_dim": 9,
+        "conv_L_cache": 3,
+    }
+    refused(
+        lfm2,
+        "lfm2 config: field 'conv_dim': tp_size 2 does not divide 9; the servers shard it evenly",
+        tp_size=2,
+    )
+    refused(
+        {**lfm2, "hidden_size": 5},
+        "lfm2 config: field 'hidden_size': tp_size 2 does not divide 5; the servers shard it "
+        "evenly",
+        tp_size=2,
+        layout="sglang",
+    )
+    moe = {**lfm2, "model_type": "lfm2_moe", "hidden_size": 5}
+    refused(
+        moe,
+        "lfm2_moe config: field 'hidden_size': tp_size 2 does not divide 5; the servers shard it "
+        "evenly",
+        tp_size=2,
+    )
+    jet = {
+        "model_type": "jet_nemotron",
+        "num_hidden_layers": 1,
+        "layer_types": ["jet"],
+        "efficient_attention_config": {
+            "jet": {"num_heads": 3, "head_dim": 4, "expand_v": 0.5, "conv_size": 4}
+        },
+    }
+    # A fractional expand_v: int(4 x 0.5) = 2.
+    assert ssm_state(jet, layout="sglang").ssm_shape == (3, 2, 4)
+    error = refused(
+        jet,
+        "jet_nemotron config: field 'efficient_attention_config.jet.num_heads': tp_size 2 does "
+        "not divide 3; the servers shard it evenly",
+        tp_size=2,
+        layout="sglang",
+    )
+    assert error.field == "efficient_attention_config.jet.num_heads"
+
+
+def test_full_attn_idxs_that_list_a_conv_layer() -> None:
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 2,
+        "layer_types": ["conv", "full_attention"],
+        "full_attn_idxs": [0, 1],
+        "conv_dim": 4,
+        "conv_L_cache": 3,
+        "num_attention_heads": 1,
+        "hidden_size": 4,
+    }
+    refused(
+        lfm2,
+        "lfm2 config: field 'full_attn_idxs': layer 0 is 'listed' but layer_types makes it "
+        "'conv'; the two layer descriptions disagree",
+    )
+
+
+def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bamba", "num_hidden_layers": 2}))
+    error = refused(
+        path,
+        f"{str(path)!a}: field 'model_type': vLLM removed Bamba in version 0.23.0; SGLang 0.5.23 "
+        "has no Bamba ('bamba': vllm/model_executor/models/registry.py:841-895)",
+    )
+    assert error.path == str(path)
