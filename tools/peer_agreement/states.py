@@ -113,6 +113,11 @@ def config_view(mapping: Mapping[str, Any]) -> Any:
         key: config_view(value) if key in SUB_CONFIGS and isinstance(value, Mapping) else value
         for key, value in mapping.items()
     }
+    if fields.get("model_type") == "zamba2" and fields.get("attention_head_dim") is None:
+        # transformers 5.23 Zamba2Config.__init__: 2 * hidden_size // num_attention_heads.
+        hidden, heads = fields.get("hidden_size"), fields.get("num_attention_heads")
+        if isinstance(hidden, int) and isinstance(heads, int) and heads:
+            fields["attention_head_dim"] = 2 * hidden // heads
     for key in ("layer_types", "mtp_layer_types"):
         # transformers 5.23 PreTrainedConfig.__post_init__ -> remap_legacy_layer_types
         # (configuration_utils.py _LEGACY_LAYER_TYPE_REMAP), mirrored.
@@ -1002,15 +1007,6 @@ class VllmStates:
         chain = self._layer_chain(layer.where, layer.name)
         cls: type | None = None
         cites: list[str] = []
-        wanted = (
-            "__init__",
-            "get_state_shape",
-            "get_state_dtype",
-            "get_kv_cache_spec",
-            "mamba_type",
-            "is_kv_cache_tp_replicated",
-            "get_prefill_checkpoint_alignment",
-        )
         for file, name in chain:
             key = f"{file}:{name}"
             if key not in self._extracted:
@@ -1443,7 +1439,12 @@ class SglangStates:
         self.runtime.stubs["sglang.srt.configs"] = configs
         self.runtime.partial["sglang.srt.utils.hf_transformers.common"] = (
             None,
-            ("get_hf_text_config", "_patch_text_config"),
+            (
+                "get_hf_text_config",
+                "_patch_text_config",
+                "CONTEXT_LENGTH_KEYS",
+                "get_context_length",
+            ),
         )
         self.runtime.real.add("sglang.srt.configs.hybrid_arch")
         self.runtime.real.add("sglang.srt.configs.mamba_utils")

@@ -872,6 +872,7 @@ class PretrainedConfig:
     attributes. A few of transformers' own defaults are class attributes."""
 
     model_type = ""
+    name_or_path = ""
     architectures: Any = None
     is_encoder_decoder = False
     tie_word_embeddings = True
