@@ -1364,7 +1364,10 @@ def _vllm_attention_check(text_config: Any, tp: int) -> str | None:
 
 
 def _check_computed(shapes: Sequence[Sequence[Any]], dtypes: Sequence[Any]) -> None:
-    """Refuse a result that a placeholder reached: every dim an int, every dtype a dtype."""
+    """Refuse a result that a placeholder reached: at least one non-empty shape, every dim an
+    int, one dtype per shape (a placeholder iterates as nothing)."""
+    if not shapes or any(len(shape) == 0 for shape in shapes) or len(dtypes) != len(shapes):
+        raise TypeError(f"shapes {shapes!r} / dtypes {dtypes!r}: a placeholder was reached")
     for shape in shapes:
         if not all(isinstance(dim, int) for dim in shape):
             raise TypeError(f"shape {shape!r} holds a placeholder")
@@ -1468,7 +1471,7 @@ class SglangStates:
                     if isinstance(iterable, ast.List):
                         names = [ast.unparse(item) for item in iterable.elts]
         modules = self._class_modules()
-        table: dict[str, tuple[str, str]] = {}
+        table: dict[str, tuple[str, str]] = self._self_registered()
         for name in names:
             module = modules.get(name)
             if module is None:
@@ -1477,6 +1480,39 @@ class SglangStates:
             if model_type is not None:
                 table[model_type] = (module, name)
         return table
+
+    def _self_registered(self) -> dict[str, tuple[str, str]]:
+        """Config classes that register themselves with transformers instead of being in
+        ``_CONFIG_REGISTRY``: ``CONFIG_MAPPING._extra_content["x"] = Cls`` and
+        ``AutoConfig.register("x" | Cls.model_type, Cls, ...)`` in S:sglang/srt/configs/*.py
+        (lfm2, lfm2_moe, lfm2_vl, zaya, ...)."""
+        found: dict[str, tuple[str, str]] = {}
+        for path in sorted((self.root / "sglang/srt/configs").glob("*.py")):
+            module = f"sglang.srt.configs.{path.stem}"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                key: ast.expr | None = None
+                cls: ast.expr | None = None
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.targets[0], ast.Subscript)
+                    and ast.unparse(node.targets[0].value).endswith("_extra_content")
+                ):
+                    key, cls = node.targets[0].slice, node.value
+                elif (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func).endswith("AutoConfig.register")
+                    and len(node.args) >= 2
+                ):
+                    key, cls = node.args[0], node.args[1]
+                if key is None or not isinstance(cls, ast.Name):
+                    continue
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    model_type: str | None = key.value
+                else:
+                    model_type = _class_model_type(path, cls.id)
+                if model_type:
+                    found[model_type] = (module, cls.id)
+        return found
 
     def _class_modules(self) -> dict[str, str]:
         """Class name -> module, from ``sglang/srt/configs/__init__.py``'s imports."""

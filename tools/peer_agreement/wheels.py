@@ -625,7 +625,13 @@ def extract_class(
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     node = find_class(path, class_name)
-    namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}", "logger": Stub()}
+    package = runtime.relative(path).rsplit("/", 1)[0].replace("/", ".")
+    # __package__ lets the file's relative imports (``from ..mamba_utils import``) resolve.
+    namespace: dict[str, Any] = {
+        "__name__": f"peer_extract.{path.stem}",
+        "__package__": package,
+        "logger": Stub(),
+    }
     _exec_imports(tree, path, namespace)
     _exec_definitions(tree, path, namespace)
     namespace.update(extra or {})
