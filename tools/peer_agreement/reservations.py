@@ -362,7 +362,7 @@ class VllmReservations:
         backend = _Backend(
             [self.multiple_of(16)] if not settings["use_mla"] else [64],
         )
-        platform_cls = type(
+        platform_cls: Any = type(
             "PlatformStandIn",
             (self.platform_cls,),
             {"_find_non_ssm_backends": classmethod(lambda cls, vc: [backend])},
@@ -495,7 +495,7 @@ def _class_node(path: Path, name: str) -> ast.ClassDef:
 def _class_constant(path: Path, cls: str, name: str) -> Any:
     """A literal class attribute ``cls.name`` of ``path``."""
     for item in _class_node(path, cls).body:
-        target = item.target if isinstance(item, ast.AnnAssign) else None
+        target: ast.expr | None = item.target if isinstance(item, ast.AnnAssign) else None
         if isinstance(item, ast.Assign):
             target = item.targets[0]
         value = getattr(item, "value", None)
@@ -786,14 +786,16 @@ def _kv_cell_bytes(text: Any, tp: int, state: PeerState) -> int:
     layers = getattr(text, "num_hidden_layers", 0) - state.recurrent_layers
     if getattr(text, "model_type", "") == "falcon_h1":
         layers = getattr(text, "num_hidden_layers", 0)
-    latent = getattr(text, "kv_lora_rank", None)
+    latent: int | None = getattr(text, "kv_lora_rank", None)
     if latent:
         # MLA: one latent of kv_lora_rank + qk_rope_head_dim per token and layer.
-        return (latent + getattr(text, "qk_rope_head_dim", 0)) * 2 * max(layers, 0)
-    heads = getattr(text, "num_key_value_heads", None) or getattr(text, "num_attention_heads", 0)
+        return int((latent + getattr(text, "qk_rope_head_dim", 0)) * 2 * max(layers, 0))
+    heads: int = getattr(text, "num_key_value_heads", None) or getattr(
+        text, "num_attention_heads", 0
+    )
     attention_heads = getattr(text, "num_attention_heads", 0) or 1
     head_dim = getattr(text, "head_dim", None) or getattr(text, "hidden_size", 0) // attention_heads
-    return 2 * max(1, heads // tp) * head_dim * 2 * max(layers, 0)
+    return int(2 * max(1, heads // tp) * head_dim * 2 * max(layers, 0))
 
 
 # --- one-shot API ---------------------------------------------------------------------------

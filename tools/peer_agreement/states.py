@@ -53,6 +53,7 @@ import ast
 import copy
 import functools
 import inspect
+import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -205,6 +206,9 @@ class GpuPlatform:
 
 class FakeVllmConfig(Permissive):
     model_config: Any
+    scheduler_config: Any
+    additional_config: Any
+    recurrent_layers: tuple[int, ...]
     """The parts of ``VllmConfig`` the state code reads: ``model_config`` (``hf_config``,
     ``hf_text_config``, ``dtype``), ``cache_config`` (the mamba flags), ``parallel_config``,
     ``speculative_config`` and ``num_speculative_tokens`` (V:vllm/config/vllm.py:612-623), and
@@ -977,9 +981,9 @@ class VllmStates:
                             base = Path(file).parent
                             for _ in range(node.level - 1):
                                 base = base.parent
-                            module = str(base / node.module.replace(".", "/"))
+                            module = str(base / str(node.module).replace(".", "/"))
                         else:
-                            module = node.module.replace(".", "/")
+                            module = str(node.module).replace(".", "/")
                         target = f"{module}.py"
                         if not (self.root / target).is_file():
                             target = f"{module}/__init__.py"
@@ -1617,8 +1621,9 @@ class SglangStates:
         )
         layers = tuple(int(index) for index in params.layers)
         dtype_rule = (
-            f"mamba2_state_dtype: conv {params.dtype.conv.name}, temporal "
-            f"{params.dtype.temporal.name} (S:sglang/srt/configs/mamba_utils.py:47-107)"
+            f"mamba2_state_dtype({_dtype_argument(type(chosen))}): conv "
+            f"{params.dtype.conv.name}, temporal {params.dtype.temporal.name} "
+            "(S:sglang/srt/configs/mamba_utils.py:47-107)"
         )
         per_req = params.mamba_cache_per_req
         state = PeerState(
@@ -1634,6 +1639,25 @@ class SglangStates:
                 f"oracle: mamba_cache_per_req {per_req} != the tensors' {state.per_sequence_bytes}"
             )
         return state
+
+
+def _dtype_argument(cls: type) -> str:
+    """What ``cls.mamba2_cache_params`` passes to ``mamba2_state_dtype``: "config" when it
+    passes its config (whose ``mamba_ssm_dtype`` then applies), "no config" when it calls it
+    bare or leaves the params' default, read from the property's source in the wheel."""
+    for klass in cls.__mro__:
+        prop = klass.__dict__.get("mamba2_cache_params")
+        if prop is None:
+            continue
+        try:
+            source = inspect.getsource(prop.fget)
+        except (OSError, TypeError):
+            return "unknown"
+        for node in ast.walk(ast.parse(textwrap.dedent(source))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("mamba2_state_dtype"):
+                return "config" if node.args or node.keywords else "no config"
+        return "no config"
+    return "unknown"
 
 
 def _numel(shape: Sequence[int]) -> int:
