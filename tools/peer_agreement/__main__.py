@@ -108,8 +108,9 @@ def command_states(arguments: argparse.Namespace) -> int:
         peer = peers[key]
         case = f"{Path(path).name} tp={tp} spec={spec} layout={layout}"
         family = f"{peer.family} [{layout}]"
-        if peer.notes and "not modelled" in " ".join(peer.notes):
-            unmodelled.append(case)
+        gap = [note for note in peer.notes if note.startswith(("not modelled", "oracle gap"))]
+        if gap:
+            unmodelled.append(f"{case}: {gap[0]}")
             continue
         functions.add(family, case, state_differences(peer, answer, attention=False))
         with_attention.add(family, case, state_differences(peer, answer, attention=True))
@@ -135,7 +136,9 @@ def command_states(arguments: argparse.Namespace) -> int:
             for note in sorted(notes[family]):
                 print(f"  {family}: {note}")
     if unmodelled:
-        print(f"not compared (architecture not modelled by the oracle): {len(unmodelled)}")
+        print(f"not compared ({len(unmodelled)}: the oracle could not run the peer's code here):")
+        for line in unmodelled[:20]:
+            print(f"  {line}")
     if arguments.json:
         arguments.json.write_text(
             json.dumps(

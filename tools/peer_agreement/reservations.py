@@ -58,7 +58,7 @@ from typing import Any
 
 from .peer_state import PeerState, refusal_text
 from .states import FakeVllmConfig, Permissive, SglangStates, VllmStates
-from .wheels import Stub, StubModule, Wheels, extract_class, open_wheels
+from .wheels import Stub, StubModule, Wheels, exec_partial, extract_class, open_wheels
 
 __all__ = [
     "ASSUMPTIONS",
@@ -125,10 +125,8 @@ ASSUMPTIONS = {
 def _function(path: Path, names: Sequence[str], runtime: Any) -> dict[str, Any]:
     """Top-level functions ``names`` of ``path``, run as a partial module of the runtime."""
     module_name = f"peer_partial_{path.stem}_{abs(hash(tuple(names)))}"
-    from .wheels import _exec_partial
-
     namespace: dict[str, Any] = {"__name__": module_name}
-    _exec_partial(path, names, namespace)
+    exec_partial(path, names, namespace)
     return {name: namespace[name] for name in names}
 
 
@@ -790,7 +788,7 @@ def _kv_cell_bytes(text: Any, tp: int, state: PeerState) -> int:
     if latent:
         # MLA: one latent of kv_lora_rank + qk_rope_head_dim per token and layer.
         return int((latent + getattr(text, "qk_rope_head_dim", 0)) * 2 * max(layers, 0))
-    heads: int = getattr(text, "num_key_value_heads", None) or getattr(
+    heads: Any = getattr(text, "num_key_value_heads", None) or getattr(
         text, "num_attention_heads", 0
     )
     attention_heads = getattr(text, "num_attention_heads", 0) or 1

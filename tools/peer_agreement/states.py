@@ -53,6 +53,7 @@ import ast
 import copy
 import functools
 import inspect
+import linecache
 import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -69,6 +70,7 @@ from .wheels import (
     Stub,
     StubModule,
     Wheels,
+    exec_partial,
     extract_class,
     find_class,
     sglang_runtime,
@@ -282,16 +284,15 @@ class Helpers:
 
     @functools.cache  # noqa: B019 -- one Helpers per runtime, which lives for the run
     def function(self, file: str, name: str) -> Callable[..., Any]:
-        """The top-level function ``name`` of ``file``, executed from the wheel's AST."""
+        """The top-level function ``name`` of ``file``, executed from the wheel's AST with the
+        file's imports (``wheels.exec_partial``)."""
         path = self.root / file
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}"}
-        body: list[ast.stmt] = [
-            node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name
-        ]
-        if not body:
-            raise LookupError(f"{file}: no function {name}")
-        exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)
+        package = file.rsplit("/", 1)[0].replace("/", ".")
+        namespace: dict[str, Any] = {
+            "__name__": f"peer_extract.{path.stem}",
+            "__package__": package,
+        }
+        exec_partial(path, (name,), namespace)
         function: Callable[..., Any] = namespace[name]
         return function
 
@@ -1162,7 +1163,7 @@ class VllmStates:
                 model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype, prepare
             )
         except Exception as error:
-            return PeerState(**base, refusal=refusal_text(error))
+            return _failed(base, error)
 
     def _state(
         self,
@@ -1247,8 +1248,13 @@ class VllmStates:
                 try:
                     initialise: Any = layer_cls.__init__
                     initialise(layer, **layer_spec.args(layer_config, vc))
-                except (AssertionError, ValueError, ZeroDivisionError):
-                    raise
+                except (AssertionError, ValueError, ZeroDivisionError) as error:
+                    if is_peer_refusal(error):
+                        raise
+                    notes.append(
+                        f"layer {layer_spec.name}.__init__ stopped at {refusal_text(error)}; "
+                        "get_state_shape ran on the attributes it had set"
+                    )
                 except Exception as error:
                     # Past the layer's own checks, __init__ builds kernels and buffers the fake
                     # torch cannot; what get_state_shape reads is set by then, or it fails below.
@@ -1260,6 +1266,8 @@ class VllmStates:
                 layer_dtypes = tuple(layer.get_state_dtype())
                 _check_computed(layer_shapes, layer_dtypes)
             except (AssertionError, ValueError, ZeroDivisionError) as error:
+                if not is_peer_refusal(error):
+                    raise
                 return PeerState(
                     **base,
                     refusal=refusal_text(error),
@@ -1365,6 +1373,20 @@ def _vllm_attention_check(text_config: Any, tp: int) -> str | None:
             f"tensor parallel size ({tp})."
         )
     return None
+
+
+def is_peer_refusal(error: BaseException) -> bool:
+    """Whether ``error`` is the peer refusing (an ``assert`` or ``raise`` statement in the
+    wheel's own code), not Python failing on a placeholder (unpacking, arithmetic)."""
+    trace = error.__traceback__
+    last = None
+    while trace is not None:
+        last = trace
+        trace = trace.tb_next
+    if last is None:
+        return False
+    line = linecache.getline(last.tb_frame.f_code.co_filename, last.tb_lineno).strip()
+    return line.startswith(("raise", "assert"))
 
 
 def _check_computed(shapes: Sequence[Sequence[Any]], dtypes: Sequence[Any]) -> None:
@@ -1574,7 +1596,7 @@ class SglangStates:
         try:
             return self._state(entry, mapping, base)
         except Exception as error:
-            return PeerState(**base, refusal=refusal_text(error))
+            return _failed(base, error)
 
     def _state(
         self, entry: tuple[str, str], mapping: Mapping[str, Any], base: dict[str, Any]
@@ -1602,22 +1624,21 @@ class SglangStates:
         ran.append(f"S:{_relative(source, self.root)}:{type(chosen).__name__}.mamba2_cache_params")
         if params is None:
             return PeerState(**base, layer_rule="mamba2_cache_params is None", ran=tuple(ran))
-        kind = SGLANG_KINDS.get(type(chosen).__name__, "unknown")
-        shapes = [tuple(shape) for shape in params.shape.conv]
-        dtypes = [params.dtype.conv] * len(shapes)
+        kind = _sglang_kind(chosen)
+        convs = [tuple(shape) for shape in params.shape.conv]
         temporal = tuple(params.shape.temporal)
-        shapes.append(temporal)
-        dtypes.append(params.dtype.temporal)
-        kept = [
-            (shape, dtype) for shape, dtype in zip(shapes, dtypes, strict=True) if _numel(shape) > 0
-        ]
+        state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
+        triples = [
+            (f"conv{index}" if index else "conv", shape, params.dtype.conv)
+            for index, shape in enumerate(convs)
+        ] + [(state_name, temporal, params.dtype.temporal)]
+        kept = [item for item in triples if _numel(item[1]) > 0]
         notes = []
-        if len(kept) != len(shapes):
+        if len(kept) != len(triples):
             notes.append("zero-element tensors (SGLang's placeholder temporal state) left out")
-        names = _sglang_names(kind, len(params.shape.conv), _numel(temporal) > 0)
         tensors = tuple(
             tensor(tensor_name, shape, dtype.name, dtype.itemsize)
-            for tensor_name, (shape, dtype) in zip(names, kept, strict=True)
+            for tensor_name, shape, dtype in kept
         )
         layers = tuple(int(index) for index in params.layers)
         dtype_rule = (
@@ -1660,6 +1681,15 @@ def _dtype_argument(cls: type) -> str:
     return "unknown"
 
 
+def _failed(base: dict[str, Any], error: Exception) -> PeerState:
+    """The peer's refusal (an ``assert``/``raise`` of its own, or a field the checkpoint lacks:
+    ``AttributeError``/``KeyError`` fail the server alike), else an oracle gap: Python failing
+    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart."""
+    if isinstance(error, AttributeError | KeyError) or is_peer_refusal(error):
+        return PeerState(**base, refusal=refusal_text(error))
+    return PeerState(**base, notes=(f"oracle gap: {refusal_text(error)}",))
+
+
 def _numel(shape: Sequence[int]) -> int:
     total = 1
     for dim in shape:
@@ -1667,11 +1697,12 @@ def _numel(shape: Sequence[int]) -> int:
     return total
 
 
-def _sglang_names(kind: str, convs: int, temporal: bool) -> tuple[str, ...]:
-    names = [f"conv{index}" if index else "conv" for index in range(convs)]
-    if temporal:
-        names.append("ssm" if kind in ("mamba1", "mamba2") else "recurrent")
-    return tuple(names)
+def _sglang_kind(config: Any) -> str:
+    """The kind of recurrent layer of SGLang's config class (Bailing's by ``use_kda``)."""
+    name = type(config).__name__
+    if name == "BailingHybridConfig":
+        return "kda" if getattr(config, "use_kda", False) else "linear_attention"
+    return SGLANG_KINDS.get(name, "unknown")
 
 
 def _relative(path: str, root: Path) -> str:

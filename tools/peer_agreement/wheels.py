@@ -480,7 +480,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
             file, keep = self.partial[name]
             source = location if file is None else self.roots[name.split(".")[0]] / file
             module.__file__ = str(source)
-            _exec_partial(source, keep, module.__dict__)
+            exec_partial(source, keep, module.__dict__)
 
     def is_real(self, name: str, is_package: bool) -> bool:
         """Whether ``name`` runs from the wheel (whole or partial)."""
@@ -502,7 +502,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
         return str(path)
 
 
-def _exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) -> None:
+def exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) -> None:
     """Execute, from ``path``'s AST, its imports (each on its own; one that fails binds its
     names to ``Stub``) and the top-level definitions and assignments named in ``keep``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
