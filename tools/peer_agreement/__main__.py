@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as ``python tools/peer_agreement``
 
 from peer_agreement.compare import Tally, run_repo, state_differences
 from peer_agreement.peer_state import PeerState
-from peer_agreement.states import SglangStates, VllmStates
+from peer_agreement.states import SglangStates, VllmStates, family_of
 from peer_agreement.wheels import DOWNLOAD_HINT, open_wheels
 
 LAYOUTS = ("vllm", "sglang")
@@ -233,7 +233,7 @@ def run_reservations(arguments: argparse.Namespace) -> int:
             gaps.append(f"{Path(case['config']).name} {case['arguments']}: {peer['oracle_gap']}")
             continue
         fields = VLLM_FIELDS if case["server"] == "vllm" else SGLANG_FIELDS
-        family = f"{json.loads(Path(case['config']).read_text())['model_type']} [{case['server']}]"
+        family = f"{family_of(loaded[case['config']])} [{case['server']}]"
         flags = " ".join(f"{key}={value}" for key, value in case["arguments"].items())
         tally.add(
             family,

@@ -105,7 +105,9 @@ ASSUMPTIONS = {
         "the backend's preferred block size is not applied (FlashAttention prefers 16)",
         "KV cache layout block-outermost=False (LBNHC, the NHD default) for bytes_per_block",
         "one attention backend; no draft model; no --num-gpu-blocks-override",
-        "--max-model-len None: the config's max_position_embeddings",
+        "--max-model-len None: ModelArchConfigConvertorBase.derive_max_model_len_and_key "
+        "(V:vllm/transformers_utils/model_arch_config_convertor.py:374-407, run); "
+        "_get_and_verify_max_len's RoPE-scaling adjustment is not applied",
     ),
     "sglang": (
         "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV",
@@ -219,6 +221,7 @@ class VllmReservations:
                 "_get_qk_rope_head_dim",
                 "get_total_num_kv_heads",
                 "is_deepseek_mla",
+                "derive_max_model_len_and_key",
             ],
         ).cls
         self.kv = runtime.import_module("vllm.v1.kv_cache_interface")
@@ -278,11 +281,13 @@ class VllmReservations:
             attention_layers = self._attention_layers(text, vc)
             settings.update(convertor=convertor, use_mla=use_mla, attention=attention_layers)
             model_config.use_mla = use_mla
-            model_config.max_model_len = (
-                max_model_len
-                if max_model_len is not None
-                else getattr(text, "max_position_embeddings", 0)
-            )
+            if max_model_len is None:
+                derived, _ = convertor.derive_max_model_len_and_key()
+                # _get_and_verify_max_len's RoPE-scaling and sliding-window adjustments are not
+                # applied (ASSUMPTIONS).
+                model_config.max_model_len = int(derived) if derived != float("inf") else 2048
+            else:
+                model_config.max_model_len = max_model_len
             model_config.is_hybrid = bool(attention_layers)
             model_config.architecture = (config.get("architectures") or [None])[0]
             model_config.get_num_kv_heads = lambda parallel: (

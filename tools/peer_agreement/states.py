@@ -1130,7 +1130,7 @@ class VllmStates:
         ``prepare(vllm_config)`` runs after the dtype hook and before the layer is built (the
         reservations set the cache flags there); ``self.last`` then holds what was built."""
         self.last = None
-        family = _family_of(mapping)
+        family = family_of(mapping)
         base: dict[str, Any] = {"server": "vllm", "family": family, "tp": tp, "spec": spec}
         architectures = mapping.get("architectures") or []
         arch = architectures[0] if architectures else None
@@ -1409,7 +1409,7 @@ def _show_shapes(shapes: Sequence[Sequence[int]], dtypes: Sequence[Any]) -> str:
     )
 
 
-def _family_of(mapping: Mapping[str, Any]) -> str:
+def family_of(mapping: Mapping[str, Any]) -> str:
     """A label for the report: the model type, with a wrapper's text/LLM model type."""
     root = str(mapping.get("model_type"))
     for key in ("text_config", "llm_config"):
@@ -1573,7 +1573,7 @@ class SglangStates:
     def state(self, mapping: Mapping[str, Any], *, tp: int = 1, spec: int = 0) -> PeerState:
         """SGLang's state for ``mapping`` at ``tp`` ranks (``spec`` does not change SGLang's
         state pool: its draft states live in separate scratch buffers)."""
-        family = _family_of(mapping)
+        family = family_of(mapping)
         base: dict[str, Any] = {"server": "sglang", "family": family, "tp": tp, "spec": spec}
         self.parallel.tp = tp
         architectures = mapping.get("architectures") or []
