@@ -53,6 +53,8 @@ import ast
 import copy
 import functools
 import inspect
+import linecache
+import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +70,7 @@ from .wheels import (
     Stub,
     StubModule,
     Wheels,
+    exec_partial,
     extract_class,
     find_class,
     sglang_runtime,
@@ -113,6 +116,11 @@ def config_view(mapping: Mapping[str, Any]) -> Any:
         key: config_view(value) if key in SUB_CONFIGS and isinstance(value, Mapping) else value
         for key, value in mapping.items()
     }
+    if fields.get("model_type") == "zamba2" and fields.get("attention_head_dim") is None:
+        # transformers 5.23 Zamba2Config.__init__: 2 * hidden_size // num_attention_heads.
+        hidden, heads = fields.get("hidden_size"), fields.get("num_attention_heads")
+        if isinstance(hidden, int) and isinstance(heads, int) and heads:
+            fields["attention_head_dim"] = 2 * hidden // heads
     for key in ("layer_types", "mtp_layer_types"):
         # transformers 5.23 PreTrainedConfig.__post_init__ -> remap_legacy_layer_types
         # (configuration_utils.py _LEGACY_LAYER_TYPE_REMAP), mirrored.
@@ -156,8 +164,53 @@ class ModuleStandIn:
         return Stub()
 
 
+class GpuPlatform:
+    """vLLM's ``current_platform`` on one CUDA GPU: ``arch`` "sm90" (H100/H200), "sm100",
+    "sm120" or "sm80". ``is_*``/``has_*`` methods answer for that GPU; any other ``is_*`` is
+    False. CUDA runtime 13 is assumed (it decides FlashInfer GDN prefill on SM10x/12x,
+    V:vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:148-270)."""
+
+    device_name = "cuda"
+    device_type = "cuda"
+
+    def __init__(self, arch: str = "sm90") -> None:
+        self.arch = arch
+
+    @property
+    def capability(self) -> int:
+        return int(self.arch.removeprefix("sm"))
+
+    def is_cuda(self) -> bool:
+        return True
+
+    def is_cuda_alike(self) -> bool:
+        return True
+
+    def is_device_capability(self, capability: int) -> bool:
+        return self.capability == capability
+
+    def is_device_capability_family(self, capability: int) -> bool:
+        return self.capability // 10 == capability // 10
+
+    def has_device_capability(self, capability: int) -> bool:
+        return self.capability >= capability
+
+    def get_cuda_runtime_major(self) -> int:
+        return 13
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("is_", "has_")):
+            return lambda *args, **kwargs: False
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub()
+
+
 class FakeVllmConfig(Permissive):
     model_config: Any
+    scheduler_config: Any
+    additional_config: Any
+    recurrent_layers: tuple[int, ...]
     """The parts of ``VllmConfig`` the state code reads: ``model_config`` (``hf_config``,
     ``hf_text_config``, ``dtype``), ``cache_config`` (the mamba flags), ``parallel_config``,
     ``speculative_config`` and ``num_speculative_tokens`` (V:vllm/config/vllm.py:612-623), and
@@ -171,6 +224,21 @@ class FakeVllmConfig(Permissive):
         return clone
 
     _text_config_of: Any
+
+
+@dataclass
+class VllmSetup:
+    """What ``VllmStates.state`` built, for the reservations: the fake ``VllmConfig``, the
+    model class's extracted classmethods, the layer instance (``None`` if it could not be
+    built), its spec, the recurrent layer indices and the config the layers read."""
+
+    vc: Any
+    model_cls: Any
+    layer: Any
+    layer_spec: VllmLayer
+    layers: tuple[int, ...]
+    layer_config: Any
+    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -216,16 +284,15 @@ class Helpers:
 
     @functools.cache  # noqa: B019 -- one Helpers per runtime, which lives for the run
     def function(self, file: str, name: str) -> Callable[..., Any]:
-        """The top-level function ``name`` of ``file``, executed from the wheel's AST."""
+        """The top-level function ``name`` of ``file``, executed from the wheel's AST with the
+        file's imports (``wheels.exec_partial``)."""
         path = self.root / file
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}"}
-        body: list[ast.stmt] = [
-            node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name
-        ]
-        if not body:
-            raise LookupError(f"{file}: no function {name}")
-        exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)
+        package = file.rsplit("/", 1)[0].replace("/", ".")
+        namespace: dict[str, Any] = {
+            "__name__": f"peer_extract.{path.stem}",
+            "__package__": package,
+        }
+        exec_partial(path, (name,), namespace)
         function: Callable[..., Any] = namespace[name]
         return function
 
@@ -838,9 +905,11 @@ _VLLM_DTYPE_FUNCTIONS = (
 class VllmStates:
     """vLLM 0.33.0's per-sequence state, from its wheel (see the module docstring)."""
 
-    def __init__(self, wheels: Wheels) -> None:
+    def __init__(self, wheels: Wheels, *, gpu_arch: str = "sm90") -> None:
         self.wheels = wheels
         self.root = wheels.vllm
+        self.platform = GpuPlatform(gpu_arch)
+        self.last: VllmSetup | None = None
         self.parallel = Parallel()
         self.runtime = vllm_runtime(wheels, self.parallel)
         self.current: FakeVllmConfig | None = None
@@ -913,9 +982,9 @@ class VllmStates:
                             base = Path(file).parent
                             for _ in range(node.level - 1):
                                 base = base.parent
-                            module = str(base / node.module.replace(".", "/"))
+                            module = str(base / str(node.module).replace(".", "/"))
                         else:
-                            module = node.module.replace(".", "/")
+                            module = str(node.module).replace(".", "/")
                         target = f"{module}.py"
                         if not (self.root / target).is_file():
                             target = f"{module}/__init__.py"
@@ -943,28 +1012,21 @@ class VllmStates:
         chain = self._layer_chain(layer.where, layer.name)
         cls: type | None = None
         cites: list[str] = []
-        wanted = (
-            "__init__",
-            "get_state_shape",
-            "get_state_dtype",
-            "get_kv_cache_spec",
-            "mamba_type",
-            "is_kv_cache_tp_replicated",
-            "get_prefill_checkpoint_alignment",
-        )
         for file, name in chain:
             key = f"{file}:{name}"
             if key not in self._extracted:
+                # Every method: the ones asked for call helpers of their own class.
                 defined = [
                     item.name
                     for item in find_class(self.root / file, name).body
-                    if isinstance(item, ast.FunctionDef) and item.name in wanted
+                    if isinstance(item, ast.FunctionDef)
                 ]
                 self._extracted[key] = extract_class(
                     self.runtime,
                     self.root / file,
                     name,
                     defined,
+                    extra={"current_platform": self.platform},
                     bases=(cls,) if cls is not None else (ModuleStandIn,),
                 )
             extracted = self._extracted[key]
@@ -1061,10 +1123,14 @@ class VllmStates:
         spec: int = 0,
         mamba_cache_dtype: str = "auto",
         mamba_ssm_cache_dtype: str = "auto",
+        prepare: Callable[[FakeVllmConfig], None] | None = None,
     ) -> PeerState:
         """vLLM's state for ``mapping`` (a parsed config.json) at ``tp`` ranks and ``spec``
-        speculative tokens, with ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype``."""
-        family = _family_of(mapping)
+        speculative tokens, with ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype``.
+        ``prepare(vllm_config)`` runs after the dtype hook and before the layer is built (the
+        reservations set the cache flags there); ``self.last`` then holds what was built."""
+        self.last = None
+        family = family_of(mapping)
         base: dict[str, Any] = {"server": "vllm", "family": family, "tp": tp, "spec": spec}
         architectures = mapping.get("architectures") or []
         arch = architectures[0] if architectures else None
@@ -1093,9 +1159,11 @@ class VllmStates:
             )
         self.parallel.tp = tp
         try:
-            return self._state(model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype)
+            return self._state(
+                model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype, prepare
+            )
         except Exception as error:
-            return PeerState(**base, refusal=refusal_text(error))
+            return _failed(base, error)
 
     def _state(
         self,
@@ -1105,6 +1173,7 @@ class VllmStates:
         base: dict[str, Any],
         mamba_cache_dtype: str,
         mamba_ssm_cache_dtype: str,
+        prepare: Callable[[FakeVllmConfig], None] | None = None,
     ) -> PeerState:
         torch = self.torch
         tp, spec = base["tp"], base["spec"]
@@ -1120,6 +1189,8 @@ class VllmStates:
             mamba_page_size_padded=None,
             mamba_cache_mode="none",
             cache_dtype="auto",
+            prefix_match_unit=None,
+            kv_cache_dtype_skip_layers=None,
         )
         vc = FakeVllmConfig(
             model_config=Permissive(
@@ -1127,7 +1198,11 @@ class VllmStates:
             ),
             cache_config=cache,
             parallel_config=Permissive(
-                tensor_parallel_size=tp, pipeline_parallel_size=1, data_parallel_size=1
+                tensor_parallel_size=tp,
+                pipeline_parallel_size=1,
+                data_parallel_size=1,
+                decode_context_parallel_size=1,
+                prefill_context_parallel_size=1,
             ),
             speculative_config=Permissive(num_speculative_tokens=spec) if spec else None,
             num_speculative_tokens=spec,
@@ -1160,17 +1235,26 @@ class VllmStates:
         layer_config = text_config if model.text else hf_config
         layer_spec = self._text_layer(model, layer_config)
         layers = layer_spec.layers(layer_config, self._helpers)
+        vc.recurrent_layers = tuple(layers)
+        if prepare is not None:
+            prepare(vc)
+        layer: Any = None
         attention = _vllm_attention_check(text_config, tp)
         shapes, dtypes = model_shapes, model_dtypes
         if layers:
             try:
                 layer_cls, cites = self._layer_class(layer_spec)
-                layer: Any = object.__new__(layer_cls)
+                layer = object.__new__(layer_cls)
                 try:
                     initialise: Any = layer_cls.__init__
                     initialise(layer, **layer_spec.args(layer_config, vc))
-                except (AssertionError, ValueError, ZeroDivisionError):
-                    raise
+                except (AssertionError, ValueError, ZeroDivisionError) as error:
+                    if is_peer_refusal(error):
+                        raise
+                    notes.append(
+                        f"layer {layer_spec.name}.__init__ stopped at {refusal_text(error)}; "
+                        "get_state_shape ran on the attributes it had set"
+                    )
                 except Exception as error:
                     # Past the layer's own checks, __init__ builds kernels and buffers the fake
                     # torch cannot; what get_state_shape reads is set by then, or it fails below.
@@ -1182,6 +1266,8 @@ class VllmStates:
                 layer_dtypes = tuple(layer.get_state_dtype())
                 _check_computed(layer_shapes, layer_dtypes)
             except (AssertionError, ValueError, ZeroDivisionError) as error:
+                if not is_peer_refusal(error):
+                    raise
                 return PeerState(
                     **base,
                     refusal=refusal_text(error),
@@ -1190,6 +1276,7 @@ class VllmStates:
                     ran=(*ran, f"{layer_spec.name}.__init__ ({layer_spec.args_cite})"),
                 )
             except Exception as error:  # the layer could not be built here: say so
+                layer = None
                 notes.append(
                     f"layer {layer_spec.name} not run ({refusal_text(error)}); "
                     "the model-level shapes are reported"
@@ -1211,6 +1298,15 @@ class VllmStates:
         )
         groups = (PeerGroup(layer_spec.kind, tuple(layers), tensors),) if layers else ()
         del torch
+        self.last = VllmSetup(
+            vc=vc,
+            model_cls=extracted.cls,
+            layer=layer,
+            layer_spec=layer_spec,
+            layers=tuple(layers),
+            layer_config=layer_config,
+            notes=notes,
+        )
         return PeerState(
             **base,
             groups=groups,
@@ -1279,8 +1375,25 @@ def _vllm_attention_check(text_config: Any, tp: int) -> str | None:
     return None
 
 
+def is_peer_refusal(error: BaseException) -> bool:
+    """Whether ``error`` is the peer refusing (an ``assert`` or ``raise`` statement in the
+    wheel's own code), not Python failing on a placeholder (unpacking, arithmetic)."""
+    trace = error.__traceback__
+    last = None
+    while trace is not None:
+        last = trace
+        trace = trace.tb_next
+    if last is None:
+        return False
+    line = linecache.getline(last.tb_frame.f_code.co_filename, last.tb_lineno).strip()
+    return line.startswith(("raise", "assert"))
+
+
 def _check_computed(shapes: Sequence[Sequence[Any]], dtypes: Sequence[Any]) -> None:
-    """Refuse a result that a placeholder reached: every dim an int, every dtype a dtype."""
+    """Refuse a result that a placeholder reached: at least one non-empty shape, every dim an
+    int, one dtype per shape (a placeholder iterates as nothing)."""
+    if not shapes or any(len(shape) == 0 for shape in shapes) or len(dtypes) != len(shapes):
+        raise TypeError(f"shapes {shapes!r} / dtypes {dtypes!r}: a placeholder was reached")
     for shape in shapes:
         if not all(isinstance(dim, int) for dim in shape):
             raise TypeError(f"shape {shape!r} holds a placeholder")
@@ -1296,7 +1409,7 @@ def _show_shapes(shapes: Sequence[Sequence[int]], dtypes: Sequence[Any]) -> str:
     )
 
 
-def _family_of(mapping: Mapping[str, Any]) -> str:
+def family_of(mapping: Mapping[str, Any]) -> str:
     """A label for the report: the model type, with a wrapper's text/LLM model type."""
     root = str(mapping.get("model_type"))
     for key in ("text_config", "llm_config"):
@@ -1346,6 +1459,8 @@ class SglangStates:
         self.registry = self._registry()
         self.entry_classes = self._entry_classes()
         self.failed: dict[str, str] = {}
+        self.last_model_config: Any = None
+        self.last_chosen: Any = None
 
     def __enter__(self) -> SglangStates:
         self.runtime.__enter__()
@@ -1353,7 +1468,12 @@ class SglangStates:
         self.runtime.stubs["sglang.srt.configs"] = configs
         self.runtime.partial["sglang.srt.utils.hf_transformers.common"] = (
             None,
-            ("get_hf_text_config", "_patch_text_config"),
+            (
+                "get_hf_text_config",
+                "_patch_text_config",
+                "CONTEXT_LENGTH_KEYS",
+                "get_context_length",
+            ),
         )
         self.runtime.real.add("sglang.srt.configs.hybrid_arch")
         self.runtime.real.add("sglang.srt.configs.mamba_utils")
@@ -1377,7 +1497,7 @@ class SglangStates:
                     if isinstance(iterable, ast.List):
                         names = [ast.unparse(item) for item in iterable.elts]
         modules = self._class_modules()
-        table: dict[str, tuple[str, str]] = {}
+        table: dict[str, tuple[str, str]] = self._self_registered()
         for name in names:
             module = modules.get(name)
             if module is None:
@@ -1386,6 +1506,39 @@ class SglangStates:
             if model_type is not None:
                 table[model_type] = (module, name)
         return table
+
+    def _self_registered(self) -> dict[str, tuple[str, str]]:
+        """Config classes that register themselves with transformers instead of being in
+        ``_CONFIG_REGISTRY``: ``CONFIG_MAPPING._extra_content["x"] = Cls`` and
+        ``AutoConfig.register("x" | Cls.model_type, Cls, ...)`` in S:sglang/srt/configs/*.py
+        (lfm2, lfm2_moe, lfm2_vl, zaya, ...)."""
+        found: dict[str, tuple[str, str]] = {}
+        for path in sorted((self.root / "sglang/srt/configs").glob("*.py")):
+            module = f"sglang.srt.configs.{path.stem}"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                key: ast.expr | None = None
+                cls: ast.expr | None = None
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.targets[0], ast.Subscript)
+                    and ast.unparse(node.targets[0].value).endswith("_extra_content")
+                ):
+                    key, cls = node.targets[0].slice, node.value
+                elif (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func).endswith("AutoConfig.register")
+                    and len(node.args) >= 2
+                ):
+                    key, cls = node.args[0], node.args[1]
+                if key is None or not isinstance(cls, ast.Name):
+                    continue
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    model_type: str | None = key.value
+                else:
+                    model_type = _class_model_type(path, cls.id)
+                if model_type:
+                    found[model_type] = (module, cls.id)
+        return found
 
     def _class_modules(self) -> dict[str, str]:
         """Class name -> module, from ``sglang/srt/configs/__init__.py``'s imports."""
@@ -1420,7 +1573,7 @@ class SglangStates:
     def state(self, mapping: Mapping[str, Any], *, tp: int = 1, spec: int = 0) -> PeerState:
         """SGLang's state for ``mapping`` at ``tp`` ranks (``spec`` does not change SGLang's
         state pool: its draft states live in separate scratch buffers)."""
-        family = _family_of(mapping)
+        family = family_of(mapping)
         base: dict[str, Any] = {"server": "sglang", "family": family, "tp": tp, "spec": spec}
         self.parallel.tp = tp
         architectures = mapping.get("architectures") or []
@@ -1443,7 +1596,7 @@ class SglangStates:
         try:
             return self._state(entry, mapping, base)
         except Exception as error:
-            return PeerState(**base, refusal=refusal_text(error))
+            return _failed(base, error)
 
     def _state(
         self, entry: tuple[str, str], mapping: Mapping[str, Any], base: dict[str, Any]
@@ -1455,6 +1608,7 @@ class SglangStates:
             hf_config=config, is_draft_model=False, linear_attn_registry_result=None
         )
         chosen = self.hybrid_arch.mambaish_config(model_config)
+        self.last_model_config, self.last_chosen = model_config, chosen
         ran = [
             "S:sglang/srt/configs/hybrid_arch.py:145-155 (mambaish_config)",
             f"S:{module.replace('.', '/')}.py:{name}.__init__",
@@ -1470,27 +1624,27 @@ class SglangStates:
         ran.append(f"S:{_relative(source, self.root)}:{type(chosen).__name__}.mamba2_cache_params")
         if params is None:
             return PeerState(**base, layer_rule="mamba2_cache_params is None", ran=tuple(ran))
-        kind = SGLANG_KINDS.get(type(chosen).__name__, "unknown")
-        shapes = [tuple(shape) for shape in params.shape.conv]
-        dtypes = [params.dtype.conv] * len(shapes)
+        kind = _sglang_kind(chosen)
+        convs = [tuple(shape) for shape in params.shape.conv]
         temporal = tuple(params.shape.temporal)
-        shapes.append(temporal)
-        dtypes.append(params.dtype.temporal)
-        kept = [
-            (shape, dtype) for shape, dtype in zip(shapes, dtypes, strict=True) if _numel(shape) > 0
-        ]
+        state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
+        triples = [
+            (f"conv{index}" if index else "conv", shape, params.dtype.conv)
+            for index, shape in enumerate(convs)
+        ] + [(state_name, temporal, params.dtype.temporal)]
+        kept = [item for item in triples if _numel(item[1]) > 0]
         notes = []
-        if len(kept) != len(shapes):
+        if len(kept) != len(triples):
             notes.append("zero-element tensors (SGLang's placeholder temporal state) left out")
-        names = _sglang_names(kind, len(params.shape.conv), _numel(temporal) > 0)
         tensors = tuple(
             tensor(tensor_name, shape, dtype.name, dtype.itemsize)
-            for tensor_name, (shape, dtype) in zip(names, kept, strict=True)
+            for tensor_name, shape, dtype in kept
         )
         layers = tuple(int(index) for index in params.layers)
         dtype_rule = (
-            f"mamba2_state_dtype: conv {params.dtype.conv.name}, temporal "
-            f"{params.dtype.temporal.name} (S:sglang/srt/configs/mamba_utils.py:47-107)"
+            f"mamba2_state_dtype({_dtype_argument(type(chosen))}): conv "
+            f"{params.dtype.conv.name}, temporal {params.dtype.temporal.name} "
+            "(S:sglang/srt/configs/mamba_utils.py:47-107)"
         )
         per_req = params.mamba_cache_per_req
         state = PeerState(
@@ -1508,6 +1662,34 @@ class SglangStates:
         return state
 
 
+def _dtype_argument(cls: type) -> str:
+    """What ``cls.mamba2_cache_params`` passes to ``mamba2_state_dtype``: "config" when it
+    passes its config (whose ``mamba_ssm_dtype`` then applies), "no config" when it calls it
+    bare or leaves the params' default, read from the property's source in the wheel."""
+    for klass in cls.__mro__:
+        prop = klass.__dict__.get("mamba2_cache_params")
+        if prop is None:
+            continue
+        try:
+            source = inspect.getsource(prop.fget)
+        except (OSError, TypeError):
+            return "unknown"
+        for node in ast.walk(ast.parse(textwrap.dedent(source))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("mamba2_state_dtype"):
+                return "config" if node.args or node.keywords else "no config"
+        return "no config"
+    return "unknown"
+
+
+def _failed(base: dict[str, Any], error: Exception) -> PeerState:
+    """The peer's refusal (an ``assert``/``raise`` of its own, or a field the checkpoint lacks:
+    ``AttributeError``/``KeyError`` fail the server alike), else an oracle gap: Python failing
+    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart."""
+    if isinstance(error, AttributeError | KeyError) or is_peer_refusal(error):
+        return PeerState(**base, refusal=refusal_text(error))
+    return PeerState(**base, notes=(f"oracle gap: {refusal_text(error)}",))
+
+
 def _numel(shape: Sequence[int]) -> int:
     total = 1
     for dim in shape:
@@ -1515,11 +1697,12 @@ def _numel(shape: Sequence[int]) -> int:
     return total
 
 
-def _sglang_names(kind: str, convs: int, temporal: bool) -> tuple[str, ...]:
-    names = [f"conv{index}" if index else "conv" for index in range(convs)]
-    if temporal:
-        names.append("ssm" if kind in ("mamba1", "mamba2") else "recurrent")
-    return tuple(names)
+def _sglang_kind(config: Any) -> str:
+    """The kind of recurrent layer of SGLang's config class (Bailing's by ``use_kda``)."""
+    name = type(config).__name__
+    if name == "BailingHybridConfig":
+        return "kda" if getattr(config, "use_kda", False) else "linear_attention"
+    return SGLANG_KINDS.get(name, "unknown")
 
 
 def _relative(path: str, root: Path) -> str:

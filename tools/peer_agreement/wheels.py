@@ -208,6 +208,20 @@ class StubModule(types.ModuleType):
         return Stub
 
 
+class PackageModule(StubModule):
+    """A wheel package whose ``__init__`` is not run: a submodule is imported on attribute
+    access, any other name is ``Stub`` (so ``from package import Name`` of a name its
+    ``__init__`` would have re-exported is a placeholder, not a failed import)."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        folder = Path(self.__path__[0])
+        if (folder / f"{attribute}.py").is_file() or (folder / attribute).is_dir():
+            return importlib.import_module(f"{self.__name__}.{attribute}")
+        return super().__getattr__(attribute)
+
+
 # --- a fake torch --------------------------------------------------------------------------------
 
 
@@ -447,7 +461,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
                 module.__path__ = [str(location)]
             return module
         if location is not None and is_package:
-            package = types.ModuleType(name)
+            package = PackageModule(name, self.touched)
             package.__path__ = [str(location)]
             return package
         self.touched.add(name)
@@ -466,7 +480,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
             file, keep = self.partial[name]
             source = location if file is None else self.roots[name.split(".")[0]] / file
             module.__file__ = str(source)
-            _exec_partial(source, keep, module.__dict__)
+            exec_partial(source, keep, module.__dict__)
 
     def is_real(self, name: str, is_package: bool) -> bool:
         """Whether ``name`` runs from the wheel (whole or partial)."""
@@ -488,7 +502,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
         return str(path)
 
 
-def _exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) -> None:
+def exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) -> None:
     """Execute, from ``path``'s AST, its imports (each on its own; one that fails binds its
     names to ``Stub``) and the top-level definitions and assignments named in ``keep``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -562,6 +576,12 @@ def _import_names_one_by_one(node: ast.ImportFrom, namespace: dict[str, Any]) ->
 # --- extracting methods from a file that does not import whole ----------------------------------
 
 
+# Decorators an extracted method keeps; the others (kernels, registrations) are dropped.
+KEPT_DECORATORS = frozenset(
+    {"classmethod", "staticmethod", "property", "cached_property", "functools.cached_property"}
+)
+
+
 @dataclass(frozen=True)
 class Extracted:
     """Methods of one class, extracted from a wheel file and executed in a namespace built from
@@ -605,7 +625,13 @@ def extract_class(
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     node = find_class(path, class_name)
-    namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}", "logger": Stub()}
+    package = runtime.relative(path).rsplit("/", 1)[0].replace("/", ".")
+    # __package__ lets the file's relative imports (``from ..mamba_utils import``) resolve.
+    namespace: dict[str, Any] = {
+        "__name__": f"peer_extract.{path.stem}",
+        "__package__": package,
+        "logger": Stub(),
+    }
     _exec_imports(tree, path, namespace)
     _exec_definitions(tree, path, namespace)
     namespace.update(extra or {})
@@ -617,8 +643,7 @@ def extract_class(
             item.decorator_list = [
                 decorator
                 for decorator in item.decorator_list
-                if isinstance(decorator, ast.Name)
-                and decorator.id in ("classmethod", "staticmethod", "property")
+                if ast.unparse(decorator) in KEPT_DECORATORS
             ]
             body.append(item)
             found.add(item.name)
@@ -754,6 +779,9 @@ VLLM_PARTIAL: Mapping[str, tuple[str | None, Sequence[str]]] = {
         ),
     ),
     "vllm.distributed": ("vllm/distributed/utils.py", ("ensure_divisibility", "divide")),
+    "vllm.config.utils": (None, ("getattr_iter",)),
+    "vllm.transformers_utils.config": (None, ("CONFIG_FIELD_ALIASES", "get_hf_text_config")),
+    "vllm.transformers_utils.deepseek_v4_utils": (None, ("get_compress_ratios",)),
 }
 SGLANG_REAL = ("sglang.srt.configs.mamba_utils",)
 SGLANG_PARTIAL: Mapping[str, tuple[str | None, Sequence[str]]] = {
@@ -850,6 +878,7 @@ class PretrainedConfig:
     attributes. A few of transformers' own defaults are class attributes."""
 
     model_type = ""
+    name_or_path = ""
     architectures: Any = None
     is_encoder_decoder = False
     tie_word_embeddings = True
