@@ -12,11 +12,14 @@ the argument) or ``TypeError``.
 from __future__ import annotations
 
 from ._common import ServerArgumentError
+from .sglang import SglangReservation, sglang_reservation
 from .vllm import GPU_ARCHS, VllmReservation, vllm_reservation
 
 __all__ = [
     "GPU_ARCHS",
     "ServerArgumentError",
+    "SglangReservation",
     "VllmReservation",
+    "sglang_reservation",
     "vllm_reservation",
 ]
