@@ -12,14 +12,17 @@ the argument) or ``TypeError``.
 from __future__ import annotations
 
 from ._common import ServerArgumentError
+from .metrale import MetraleReservation, metrale
 from .sglang import SglangReservation, sglang_reservation
 from .vllm import GPU_ARCHS, VllmReservation, vllm_reservation
 
 __all__ = [
     "GPU_ARCHS",
+    "MetraleReservation",
     "ServerArgumentError",
     "SglangReservation",
     "VllmReservation",
+    "metrale",
     "sglang_reservation",
     "vllm_reservation",
 ]
