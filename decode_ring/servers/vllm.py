@@ -37,8 +37,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from ..models import ConfigSource, ModelConfigError, SsmState, ssm_state
-from ._attention import AttentionLayers, attention_layers
+from ..models import AttentionLayers, ConfigSource, ModelConfigError, SsmState, ssm_state
 from ._common import (
     check_choice,
     check_count,
@@ -178,28 +177,23 @@ class _Kind:
     checkpoint_alignment: int | None
 
 
-def _state_kinds(state: SsmState, page: int, gdn_flashinfer_align: bool) -> list[_Kind]:
-    """One entry per kind of recurrent layer, with its checkpoint alignment: MambaMixer2
-    declares none (the base ``get_prefill_checkpoint_alignment``, mamba/abstract.py:65-70);
-    the gated delta net 64 where FlashInfer prefill runs in align mode
-    (gdn/qwen_gdn_linear_attn.py:689-702)."""
-    if state.ssm_layers == 0:
-        return []
-    kind = _KIND_OF_FAMILY.get(state.family, "mamba2")
-    alignment = (
-        _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
-        if kind == "gated_delta_net" and gdn_flashinfer_align
-        else None
-    )
-    return [_Kind(kind, state.ssm_layers, page, alignment)]
-
-
-_KIND_OF_FAMILY: Final = {
-    "mamba": "mamba1",
-    "falcon_mamba": "mamba1",
-    "jamba": "mamba1",
-    "qwen3_next": "gated_delta_net",
-}
+def _state_kinds(state: SsmState, replay_ring: int, gdn_flashinfer_align: bool) -> list[_Kind]:
+    """One ``MambaSpec`` bucket per kind of recurrent layer, with its checkpoint alignment:
+    MambaMixer2 declares none (the base ``get_prefill_checkpoint_alignment``,
+    mamba/abstract.py:65-70); the gated delta net 64 where FlashInfer prefill runs in align mode
+    (gdn/qwen_gdn_linear_attn.py:689-702); ``replay_ring`` bytes join each Mamba-2 page."""
+    kinds = []
+    for group in state.groups:
+        alignment = (
+            _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
+            if group.kind == "gated_delta_net" and gdn_flashinfer_align
+            else None
+        )
+        ring = replay_ring if group.kind == "mamba2" else 0
+        kinds.append(
+            _Kind(group.kind, len(group.layer_indices), group.per_layer_bytes + ring, alignment)
+        )
+    return kinds
 
 
 def _prefill_checkpoint_blocks(kind: _Kind, all_aligned: bool) -> int:
@@ -215,7 +209,8 @@ def _prefill_checkpoint_blocks(kind: _Kind, all_aligned: bool) -> int:
 
 def _replayssm_ring_bytes(state: SsmState, buffer_len: int, model_dtype: str) -> int:
     """``append_replayssm_ring`` on the Triton backend (mamba_utils.py:92-95, :213-246): x and B
-    caches in the activation dtype, dt in float32."""
+    caches in the activation dtype, dt in float32; the groups per rank are the conv channels
+    less the heads' (``conv_dim = d_inner + 2 * groups * d_state``, :185-211)."""
     heads, head_dim, d_state = state.ssm_shape
     channels = state.conv_shape[1]
     groups = (channels - heads * head_dim) // (2 * d_state)
@@ -261,6 +256,15 @@ def _max_model_len(root: Mapping[str, Any], family_fields: Mapping[str, Any]) ->
     return found[key], f"config {key} (vLLM derived)"
 
 
+def _model_dtype(state: SsmState) -> str:
+    """vLLM's model dtype (the activation dtype of the ReplaySSM ring)."""
+    if state.attention is None:
+        raise ModelConfigError(
+            "ReplaySSM needs the model dtype, which an attention-free state lacks"
+        )
+    return state.attention.model_dtype
+
+
 def _backend(attention: AttentionLayers | None, gpu_arch: str, kv_dtype: str) -> str | None:
     """The attention backend vLLM picks by default (``_get_backend_priorities``,
     vllm/platforms/cuda.py:84-178): FlashAttention first off Blackwell, FlashAttention-MLA on
@@ -288,15 +292,38 @@ def _backend(attention: AttentionLayers | None, gpu_arch: str, kv_dtype: str) ->
     return "FLASH_ATTN"
 
 
-def _attention_page_1_token(attention: AttentionLayers, tp: int, kv_dtype: str) -> int:
-    """``FullAttentionSpec(block_size=1, ...).page_size_bytes`` as ``_align_hybrid_block_size``
-    builds it (interface.py:981-1043)."""
+def _attention_page_1_token(
+    attention: AttentionLayers, tp: int, kv_dtype: str, head_size: int | None
+) -> int:
+    """``FullAttentionSpec(block_size=1, ...).page_size_bytes``: as ``_align_hybrid_block_size``
+    builds it with ``head_size`` (interface.py:981-1043), or as the layers do (``None``: the
+    attention side's own head size)."""
     width = KV_CACHE_DTYPES[kv_dtype] or _DTYPE_BYTES[attention.model_dtype]
     if attention.mla:
         # MLAAttentionSpec: one latent of kv_lora_rank + rope, no V (kv_cache_interface.py:743).
         return attention.head_dim * width
     kv_heads = max(1, attention.num_key_value_heads // tp)
-    return kv_heads * (attention.head_dim + attention.v_head_dim) * width
+    head = attention.head_dim if head_size is None else head_size
+    value_head = attention.v_head_dim if head_size is None else head_size
+    return kv_heads * (head + value_head) * width
+
+
+def _head_size(fields: Mapping[str, Any]) -> int | None:
+    """``ModelConfig.get_head_size()`` where it differs from the layers' own: ``head_dim`` when
+    positive, else ``hidden_size // num_attention_heads``
+    (model_arch_config_convertor.py:104-118); ``None``: the attention side's head size."""
+    head = fields.get("head_dim")
+    if isinstance(head, int) and not isinstance(head, bool) and head > 0:
+        return head
+    hidden, heads = fields.get("hidden_size"), fields.get("num_attention_heads")
+    if (
+        isinstance(hidden, int)
+        and isinstance(heads, int)
+        and heads > 0
+        and "kv_lora_rank" not in fields
+    ):
+        return hidden // heads
+    return None
 
 
 def vllm_reservation(
@@ -357,8 +384,7 @@ def vllm_reservation(
             family=state.family,
             field="model_type",
         )
-    model_dtype = ssm_state(root, tp_size=tp, layout="vllm").conv_dtype  # the model dtype
-    attention = attention_layers(family_fields, state, model_dtype)
+    attention = state.attention
     attention_free = state.family in _ATTENTION_FREE
 
     assumptions = [
@@ -397,21 +423,24 @@ def vllm_reservation(
     else:
         model_len, model_len_rule = _max_model_len(root, family_fields)
 
-    page = state.per_layer_bytes
+    ring = 0
     if replay:
-        page += _replayssm_ring_bytes(state, ring_len, model_dtype)
+        ring = _replayssm_ring_bytes(state, ring_len, _model_dtype(state))
     backend = _backend(attention, arch, kv_dtype)
     gdn = "flashinfer" if arch == "sm90" else "triton"  # _resolve_gdn_prefill_backend
-    kinds = _state_kinds(state, page, gdn == "flashinfer" and mode == "align")
+    kinds = _state_kinds(state, ring, gdn == "flashinfer" and mode == "align")
     largest_page = max(kind.page for kind in kinds)
     all_aligned = all(kind.checkpoint_alignment is not None for kind in kinds)
 
     block = block_given if block_given is not None else 16  # CacheConfig.DEFAULT_BLOCK_SIZE
     block_rule = "flag" if block_given is not None else "vLLM default 16"
-    attention_page_1 = 0
     padded = largest_page
+    attention_page = 0
+    attention_block = block
     if attention is not None:
-        attention_page_1 = _attention_page_1_token(attention, tp, kv_dtype)
+        # The alignment sizes one token with get_head_size() (interface.py:1029-1043), which
+        # the attention layers themselves may not use (zamba2's attention_head_dim).
+        align_page_1 = _attention_page_1_token(attention, tp, kv_dtype, _head_size(family_fields))
         alignment = max(_KERNEL_BLOCK, block)
         if attention.mla:
             alignment = max(alignment, _MLA_MIN_BLOCK)
@@ -420,7 +449,7 @@ def vllm_reservation(
             if all_aligned:
                 checkpoint = math.lcm(*(kind.checkpoint_alignment or 1 for kind in kinds))
             alignment = math.lcm(alignment, checkpoint)
-        needed = alignment * -(-largest_page // (alignment * attention_page_1))
+        needed = alignment * -(-largest_page // (alignment * align_page_1))
         needed = _KERNEL_BLOCK * -(-needed // _KERNEL_BLOCK)
         if block < needed:
             block = needed
@@ -432,11 +461,25 @@ def vllm_reservation(
                 "block_size",
                 f"{block}: {backend} takes multiples of {_KERNEL_BLOCK} tokens",
             )
-        padded = block * attention_page_1
+        padded = block * align_page_1
+        attention_block = block
+        attention_page = block * _attention_page_1_token(attention, tp, kv_dtype, None)
+    # unify_kv_cache_spec_page_size (kv_cache_planning.py:346-408): every page becomes the
+    # largest; a state page by padding, an attention page by a block that many times larger.
+    unified = max(padded, attention_page)
+    if attention_page and unified != attention_page:
+        if unified % attention_page:
+            raise ModelConfigError(
+                f"the attention page ({attention_page} B) does not divide the state page "
+                f"({unified} B); vLLM pads it, which is not modelled",
+                field="head_dim",
+            )
+        attention_block = block * (unified // attention_page)
+        attention_page = unified
     attention_count = len(attention.layer_indices) if attention is not None else 0
 
-    # Grouping (kv_cache_planning.py:1138-1147, :416-556): pages are one size by now, or the
-    # state pages are padded to the largest (unify_kv_cache_spec_page_size, :346-408).
+    # Grouping (kv_cache_planning.py:1138-1147, :416-556): one spec for every layer is one
+    # group of them all; otherwise g layers a group.
     buckets = [kind.layers for kind in kinds] + ([attention_count] if attention_count else [])
     if len(buckets) == 1:
         group = buckets[0]
@@ -446,13 +489,13 @@ def vllm_reservation(
             group = max(buckets)
     state_groups = sum(-(-kind.layers // group) for kind in kinds)
     attention_groups = -(-attention_count // group) if attention_count else 0
-    bytes_per_block = group * padded
+    bytes_per_block = group * unified
 
     speculative_blocks = 0 if replay else spec
     checkpoint_blocks = max(_prefill_checkpoint_blocks(kind, all_aligned) for kind in kinds)
     held = 1 + speculative_blocks
     planned = 2 + speculative_blocks + checkpoint_blocks if mode == "align" else held
-    attention_blocks = -(-model_len // block)
+    attention_blocks = -(-model_len // attention_block)
     per_request = attention_groups * attention_blocks + state_groups * planned
     num_blocks = None if budget is None else budget // bytes_per_block
     concurrency = None
@@ -487,9 +530,9 @@ def vllm_reservation(
         attention_layers=attention_count,
         block_size=block,
         block_size_rule=block_rule,
-        attention_page_bytes=block * attention_page_1,
+        attention_page_bytes=attention_page,
         state_page_bytes=largest_page,
-        state_page_bytes_padded=padded,
+        state_page_bytes_padded=unified,
         group_size=group,
         state_groups=state_groups,
         attention_groups=attention_groups,
