@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from ..models import ConfigSource, ModelConfigError, SsmState, ssm_state
+from ..models import DTYPE_BYTES, ConfigSource, ModelConfigError, SsmState, ssm_state
 from ._common import (
     ServerArgumentError,
     check_choice,
@@ -220,18 +220,28 @@ def _speculative_scratch(state: SsmState, requests: int, draft_tokens: int) -> i
     """``intermediate_ssm_state_cache`` and the conv windows per draft token, for
     ``requests + 1`` rows (memory_pool.py:864-965): CUDA with a linear draft chain keeps one
     deduplicated window of ``D + K - 2`` columns per row (``conv_window_dedup_enabled``,
-    :135-150; ``_allocate_deduplicated_conv_window``, :598-636)."""
+    :135-150; ``_allocate_deduplicated_conv_window``, :598-636), except KDA, whose windows stay
+    dense (``KimiLinearStateShape.disable_conv_window_dedup``, configs/mamba_utils.py:305)."""
     if draft_tokens == 0:
         return 0
     rows = requests + 1
-    layers = state.ssm_layers
-    ssm = layers * rows * draft_tokens * math.prod(state.ssm_shape) * _BYTES[state.ssm_dtype]
-    channels, window = state.conv_shape
-    conv = layers * rows * channels * (draft_tokens + window - 1) * _BYTES[state.conv_dtype]
-    return ssm + conv
-
-
-_BYTES: Final = {"bfloat16": 2, "float16": 2, "float32": 4}
+    total = 0
+    for group in state.groups:
+        layers = len(group.layer_indices)
+        for tensor in group.tensors:
+            if not tensor.name.startswith("conv") or group.kind == "kda":
+                total += layers * rows * draft_tokens * tensor.bytes
+            else:
+                # (channels, K - 1): the window axis grows to D + (K - 1) - 1 columns.
+                channels, window = tensor.shape[0], tensor.shape[-1]
+                total += (
+                    layers
+                    * rows
+                    * channels
+                    * (draft_tokens + window - 1)
+                    * DTYPE_BYTES[tensor.dtype]
+                )
+    return total
 
 
 def sglang_reservation(
