@@ -16,7 +16,6 @@ Floating-point steps are SGLang's own, in its order: the budget arrives in GiB a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final
