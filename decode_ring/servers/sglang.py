@@ -303,8 +303,7 @@ def sglang_reservation(
     ratio = 1 if radix_off else _BASE_RATIO + _TRACKING_SLOTS.get(strategy, 0)
     per_req = state.per_sequence_bytes
     assumptions = [
-        f"GPU {arch}: {GPU_ARCHS[arch]}, CUDA, one attention data-parallel rank, one pipeline "
-        "stage, page size 1",
+        "CUDA, one attention data-parallel rank, one pipeline stage, page size 1",
         "no ReplaySSM, no fused draft state, no multimodal reserve",
     ]
     running_default = None

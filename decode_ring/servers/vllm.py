@@ -388,7 +388,7 @@ def vllm_reservation(
     attention_free = state.family in _ATTENTION_FREE
 
     assumptions = [
-        f"GPU {arch}: {GPU_ARCHS[arch]}, CUDA; no draft model's own KV layers counted",
+        "CUDA; a draft model's own KV layers are not counted",
     ]
     # Prefix caching: EngineArgs (vllm/engine/arg_utils.py:3075-3081) takes
     # ModelConfig.is_prefix_caching_supported (vllm/config/model.py:2239-2291).
