@@ -33,6 +33,15 @@ from .preflight import (
     preflight,
 )
 from .render import render
+from .servers.commands import (
+    SGLANG_EPILOG,
+    VLLM_EPILOG,
+    refuse_unknown,
+    run_sglang,
+    run_vllm,
+    sglang_flags,
+    vllm_flags,
+)
 from .sizing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_TP_SIZES,
@@ -373,6 +382,8 @@ class Command:
     flags: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], object]
     epilog: str | None = None
+    # The line for flags the command does not take (None: argparse's own).
+    unknown: Callable[[list[str]], str] | None = None
 
 
 SIZES_EPILOG: Final = f"SIZE: {ACCEPTED_FORMS}."
@@ -385,6 +396,20 @@ COMMANDS: Final[dict[str, Command]] = {
         plan_flags,
         run_plan,
         SIZES_EPILOG,
+    ),
+    "vllm": Command(
+        "what vLLM 0.33.0 reserves for the state, from a launch line's flags",
+        vllm_flags,
+        run_vllm,
+        VLLM_EPILOG,
+        lambda extras: refuse_unknown("vllm", extras),
+    ),
+    "sglang": Command(
+        "what SGLang 0.5.23 reserves for the state, from a launch line's flags",
+        sglang_flags,
+        run_sglang,
+        SGLANG_EPILOG,
+        lambda extras: refuse_unknown("sglang", extras),
     ),
 }
 
@@ -421,7 +446,12 @@ def discard_unwritten_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``decode-ring``; returns the exit status."""
     try:
-        args = build_parser().parse_args(argv)
+        args, extras = build_parser().parse_known_args(argv)
+        if extras:
+            unknown = COMMANDS[args.command].unknown
+            raise UsageError(
+                unknown(extras) if unknown else f"unrecognized arguments: {' '.join(extras)}"
+            )
         try:
             rendered = render(COMMANDS[args.command].run(args))
         except (ModelConfigError, OverflowError) as error:
