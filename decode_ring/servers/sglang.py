@@ -325,9 +325,9 @@ def sglang_reservation(
         if draft and rest is not None:
             capped = min(max(1, running or 1), slots // ratio)
             rest = rest - (per_req * (capped + 1) * draft / _GIB)
-    elif radix_off and running_given is not None:
-        slots = max(1, running_given)
-        slots_rule = "--disable-radix-cache with --max-running-requests"
+    elif radix_off and running is not None:
+        slots = max(1, running)
+        slots_rule = "--disable-radix-cache with max_running_requests"
         if draft and rest is not None:
             rest = rest - (per_req * (slots + 1) * draft / _GIB)
     else:
