@@ -456,11 +456,6 @@ def vllm_reservation(
             block_rule = (
                 "raised by _align_hybrid_block_size so that one attention page holds the state page"
             )
-        if block % _KERNEL_BLOCK:
-            raise fail(
-                "block_size",
-                f"{block}: {backend} takes multiples of {_KERNEL_BLOCK} tokens",
-            )
         padded = block * align_page_1
         attention_block = block
         attention_page = block * _attention_page_1_token(attention, tp, kv_dtype, None)
