@@ -5,18 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..models import FAMILIES, ConfigSource
-from ..models.loading import family_fields, load
+from ..models import ConfigSource
+from ..models.loading import WRAPPERS, load
 
 __all__ = ["load_config"]
 
-# The wrappers the models package reads a family through (vLLM text_config, SGLang llm_config).
-_WRAPPERS = ("text_config", "llm_config")
-
 
 def load_config(config: ConfigSource) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The whole config and the mapping that holds its family's fields (itself, or a wrapper's).
-    Raises as ``ssm_state`` does for a config it cannot read."""
+    """The whole config and its text config: the first wrapper that holds a language model's
+    layers (``text_config``, ``llm_config``), else the config itself, as vLLM's
+    ``get_hf_text_config`` takes it (vllm/transformers_utils/config.py). Raises as
+    ``ssm_state`` does for a config it cannot read."""
     root, _ = load(config)
-    fields = family_fields(root, FAMILIES, _WRAPPERS)
-    return root, root if fields is None else fields
+    for key in WRAPPERS:
+        text = root.get(key)
+        if isinstance(text, Mapping) and "num_hidden_layers" in text:
+            return root, text
+    return root, root

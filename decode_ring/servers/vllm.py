@@ -175,9 +175,35 @@ class _Kind:
     page: int
     # get_prefill_checkpoint_alignment of its layers (None: cannot export checkpoints).
     checkpoint_alignment: int | None
+    # KDA: FlashKDA prefill exports one checkpoint block.
+    flashkda: bool = False
 
 
-def _state_kinds(state: SsmState, replay_ring: int, gdn_flashinfer_align: bool) -> list[_Kind]:
+def _flashkda(state: SsmState, fields: Mapping[str, Any], gpu_arch: str) -> bool:
+    """Whether vLLM's KDA layer prefills with FlashKDA (``resolve_kda_prefill_backend`` with
+    ``auto`` and ``is_flashkda_supported``, vllm/models/kimi_k3/nvidia/kda.py:363-379,
+    :486-525): SM90 here, head size 128, a bfloat16 model, a bfloat16 or float32 recurrent
+    state, and a ``gate_lower_bound`` in ``linear_attn_config`` (:618)."""
+    linear = fields.get("linear_attn_config")
+    bound = linear.get("gate_lower_bound") if isinstance(linear, Mapping) else None
+    model_dtype = state.attention.model_dtype if state.attention is not None else None
+    for group in state.groups:
+        if group.kind != "kda":
+            continue
+        recurrent = group.tensors[-1]
+        return (
+            gpu_arch == "sm90"
+            and recurrent.shape[-1] == 128
+            and model_dtype == "bfloat16"
+            and recurrent.dtype in ("bfloat16", "float32")
+            and bound is not None
+        )
+    return False
+
+
+def _state_kinds(
+    state: SsmState, replay_ring: int, gdn_flashinfer_align: bool, flashkda: bool
+) -> list[_Kind]:
     """One ``MambaSpec`` bucket per kind of recurrent layer, with its checkpoint alignment:
     MambaMixer2 declares none (the base ``get_prefill_checkpoint_alignment``,
     mamba/abstract.py:65-70); the gated delta net 64 where FlashInfer prefill runs in align mode
@@ -191,7 +217,13 @@ def _state_kinds(state: SsmState, replay_ring: int, gdn_flashinfer_align: bool) 
         )
         ring = replay_ring if group.kind == "mamba2" else 0
         kinds.append(
-            _Kind(group.kind, len(group.layer_indices), group.per_layer_bytes + ring, alignment)
+            _Kind(
+                group.kind,
+                len(group.layer_indices),
+                group.per_layer_bytes + ring,
+                alignment,
+                flashkda and group.kind == "kda",
+            )
         )
     return kinds
 
@@ -199,8 +231,9 @@ def _state_kinds(state: SsmState, replay_ring: int, gdn_flashinfer_align: bool) 
 def _prefill_checkpoint_blocks(kind: _Kind, all_aligned: bool) -> int:
     """``num_prefill_checkpoint_blocks`` of the kind's ``MambaSpec``: 1 for Mamba-2
     (mamba_mixer2.py:1108-1118); 1 for the gated delta net when every state layer exports
-    checkpoints (qwen_gdn_linear_attn.py:739-760); else 0."""
-    if kind.kind == "mamba2":
+    checkpoints (qwen_gdn_linear_attn.py:739-760); 1 for KDA under FlashKDA
+    (vllm/models/kimi_k3/nvidia/kda.py:901-908); else 0."""
+    if kind.kind == "mamba2" or kind.flashkda:
         return 1
     if kind.kind == "gated_delta_net":
         return int(kind.checkpoint_alignment is not None and all_aligned)
@@ -222,10 +255,34 @@ def _replayssm_ring_bytes(state: SsmState, buffer_len: int, model_dtype: str) ->
     )
 
 
-def _max_model_len(root: Mapping[str, Any], family_fields: Mapping[str, Any]) -> tuple[int, str]:
-    """vLLM's derived ``max_model_len``: the smallest of the length keys the text config has
-    (``derive_max_model_len_and_key``, vllm/transformers_utils/model_arch_config_convertor.py:
-    374-407), 2048 when none is there (vllm/config/model.py:2589-2596)."""
+def _rope_parameters(fields: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``iter_rope_parameters`` (vllm/transformers_utils/config.py:690-699): one dict, or one
+    per layer type when nested; a legacy ``rope_scaling`` stands in for ``rope_parameters``."""
+    raw = fields.get("rope_parameters") or fields.get("rope_scaling")
+    if not isinstance(raw, Mapping) or not raw:
+        return []
+    if all(isinstance(value, Mapping) for value in raw.values()):
+        return [value for value in raw.values() if value]
+    return [raw]
+
+
+# vllm/config/model.py:2611-2618: these leave max_position_embeddings already scaled.
+_PRESCALED_ROPE: Final = (
+    "su",
+    "longrope",
+    "llama3",
+    "yarn",
+    "deepseek_yarn",
+    "deepseek_llama_scaling",
+)
+
+
+def _max_model_len(fields: Mapping[str, Any]) -> tuple[int, str]:
+    """vLLM's derived ``max_model_len`` (``_get_and_verify_max_len``, vllm/config/model.py:
+    2540-2652): the smallest of the length keys the text config has
+    (``derive_max_model_len_and_key``, model_arch_config_convertor.py:374-407; 2048 when none
+    is there), times the RoPE ``factor`` of a type that does not pre-scale it; LongRoPE takes
+    ``original_max_position_embeddings``."""
     keys = (
         "max_position_embeddings",
         "n_positions",
@@ -237,23 +294,36 @@ def _max_model_len(root: Mapping[str, Any], family_fields: Mapping[str, Any]) ->
         "max_seq_length",
         "seq_len",
     )
-    for where in (family_fields, root):
-        if any(where.get(name) for name in ("rope_scaling", "rope_parameters")):
-            raise fail(
-                "max_model_len",
-                "the config scales RoPE, which changes vLLM's derived length; give it",
-            )
     found = {
         key: value
         for key in keys
-        if isinstance(value := family_fields.get(key), int) and not isinstance(value, bool)
+        if isinstance(value := fields.get(key), int) and not isinstance(value, bool)
     }
     if "model_max_length" in found:
-        return found["model_max_length"], "config model_max_length (vLLM derived)"
-    if not found:
-        return 2048, "no length in config: 2048 (vLLM default)"
-    key = min(found, key=lambda name: found[name])
-    return found[key], f"config {key} (vLLM derived)"
+        length, rule = found["model_max_length"], "config model_max_length"
+    elif not found:
+        length, rule = 2048, "no length in config: 2048"
+    else:
+        key = min(found, key=lambda name: found[name])
+        length, rule = found[key], f"config {key}"
+    parameters = _rope_parameters(fields)
+    types = [str(rp.get("rope_type", rp.get("type"))) for rp in parameters]
+    if "longrope" in types:
+        original = fields.get("original_max_position_embeddings", length)
+        if not isinstance(original, int) or isinstance(original, bool):
+            raise fail("max_model_len", "LongRoPE without an integer original length; give it")
+        return original, "config original_max_position_embeddings (vLLM LongRoPE default)"
+    factor: object = 1.0
+    for rope_type, rp in zip(types, parameters, strict=True):
+        if rope_type not in _PRESCALED_ROPE:
+            factor = rp.get("factor", factor)
+    if factor is None:
+        factor = 1.0
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or factor <= 0:
+        raise fail("max_model_len", f"the config's RoPE factor {factor!a} is not a number; give it")
+    if factor != 1.0:
+        rule += f" x RoPE factor {factor:g}"
+    return int(length * factor), rule + " (vLLM derived)"
 
 
 def _model_dtype(state: SsmState) -> str:
@@ -369,7 +439,7 @@ def vllm_reservation(
     if enable_prefix_caching is not None:
         check_flag("enable_prefix_caching", enable_prefix_caching)
 
-    root, family_fields = load_config(config)
+    _, family_fields = load_config(config)
     state = ssm_state(
         config,
         tp_size=tp,
@@ -421,14 +491,16 @@ def vllm_reservation(
     if model_len_given is not None:
         model_len, model_len_rule = model_len_given, "flag"
     else:
-        model_len, model_len_rule = _max_model_len(root, family_fields)
+        model_len, model_len_rule = _max_model_len(family_fields)
 
     ring = 0
     if replay:
         ring = _replayssm_ring_bytes(state, ring_len, _model_dtype(state))
     backend = _backend(attention, arch, kv_dtype)
     gdn = "flashinfer" if arch == "sm90" else "triton"  # _resolve_gdn_prefill_backend
-    kinds = _state_kinds(state, ring, gdn == "flashinfer" and mode == "align")
+    kinds = _state_kinds(
+        state, ring, gdn == "flashinfer" and mode == "align", _flashkda(state, family_fields, arch)
+    )
     largest_page = max(kind.page for kind in kinds)
     all_aligned = all(kind.checkpoint_alignment is not None for kind in kinds)
 
