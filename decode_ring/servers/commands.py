@@ -51,6 +51,8 @@ _HUMAN_INT: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)([kKmMgGtT])", re.ASCII)
 _DECIMAL: Final = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY: Final = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _DIGITS: Final = re.compile(r"[0-9]+", re.ASCII)
+# Longer numbers exceed the int64 the servers hold (and int() of thousands of digits raises).
+_MAX_DIGITS: Final = 24
 # --speculative-config keys read; "method" and "model" choose the drafter, whose own KV layers
 # are not counted (said in the assumptions).
 _SPECULATIVE_KEYS: Final = ("num_speculative_tokens", "method", "model")
@@ -63,6 +65,8 @@ def _integer(text: str) -> int:
     stripped = stripped[1:] if stripped.startswith("+") else stripped
     if not _DIGITS.fullmatch(stripped):
         raise argparse.ArgumentTypeError(f"not a non-negative integer: {quoted(text)}")
+    if len(stripped) > _MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"more than 2**63 - 1: {quoted(text)}")
     return int(stripped)
 
 
@@ -77,6 +81,8 @@ def _human_int(text: str) -> int:
             )
         return _integer(text)
     number, suffix = match.groups()
+    if len(number) > _MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"more than 2**63 - 1: {quoted(text)}")
     if suffix in _DECIMAL:
         return int(float(number) * _DECIMAL[suffix])
     if "." in number:
