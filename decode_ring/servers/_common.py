@@ -16,7 +16,7 @@ __all__ = [
     "check_flag",
     "check_optional_count",
     "check_ratio",
-    "naive_bytes",
+    "fail",
 ]
 
 # Tensor sizes are int64 in both servers; a larger count describes no launch.
@@ -83,8 +83,3 @@ def check_ratio(name: str, value: object) -> float:
     if not math.isfinite(ratio) or ratio <= 0:
         raise fail(name, f"must be a finite number above 0, got {_show(value)}")
     return ratio
-
-
-def naive_bytes(sequences: int, per_sequence: int) -> int:
-    """What ``decode-ring state`` reports for ``sequences``: each sequence's state once."""
-    return sequences * per_sequence

@@ -6,7 +6,7 @@ Read from the wheels, not from documentation:
 ``VLLM_FLAGS``
     every ``"--..."`` string and short alias in ``vllm/engine/arg_utils.py``
     (``EngineArgs.add_cli_args``; the boolean ones also take ``--no-`` forms, which
-    ``unmodelled_flag`` strips);
+    ``refuse_unknown`` strips);
 ``SGLANG_FLAGS``
     every field of ``sglang/srt/arg_groups/fields/*.py`` as ``--field-name``, with its
     ``aliases``, less the ``no_cli=True`` ones (``add_cli_args_from_dataclass``,

@@ -327,12 +327,9 @@ def _max_model_len(fields: Mapping[str, Any]) -> tuple[int, str]:
 
 
 def _model_dtype(state: SsmState) -> str:
-    """vLLM's model dtype (the activation dtype of the ReplaySSM ring)."""
-    if state.attention is None:
-        raise ModelConfigError(
-            "ReplaySSM needs the model dtype, which an attention-free state lacks"
-        )
-    return state.attention.model_dtype
+    """vLLM's model dtype, the activation dtype of the ReplaySSM ring: the attention side's, or
+    (attention-free) the conv state's under ``--mamba-cache-dtype auto``."""
+    return state.attention.model_dtype if state.attention is not None else state.conv_dtype
 
 
 def _backend(attention: AttentionLayers | None, gpu_arch: str, kv_dtype: str) -> str | None:
