@@ -224,8 +224,9 @@ def _speculative_tokens(args: argparse.Namespace) -> tuple[int, list[str]]:
 def run_vllm(args: argparse.Namespace) -> VllmReservation:
     """``vllm_reservation`` for the flags; a refusal names the flag."""
     tokens, notes = _speculative_tokens(args)
-    reservation = _named(
+    return _noted(
         _VLLM_FLAG_OF,
+        notes,
         lambda: vllm_reservation(
             args.config,
             tensor_parallel_size=args.tensor_parallel_size,
@@ -243,9 +244,6 @@ def run_vllm(args: argparse.Namespace) -> VllmReservation:
             gpu_arch=args.gpu_arch,
         ),
     )
-    if not notes:
-        return reservation
-    return replace(reservation, assumptions=(*reservation.assumptions, *notes))
 
 
 # --- sglang ---------------------------------------------------------------------------------
@@ -334,8 +332,9 @@ def _sglang_draft_tokens(args: argparse.Namespace) -> tuple[int, list[str]]:
 def run_sglang(args: argparse.Namespace) -> SglangReservation:
     """``sglang_reservation`` for the flags; a refusal names the flag."""
     draft, notes = _sglang_draft_tokens(args)
-    reservation = _named(
+    return _noted(
         _SGLANG_FLAG_OF,
+        notes,
         lambda: sglang_reservation(
             args.config,
             tp_size=args.tp_size,
@@ -351,26 +350,27 @@ def run_sglang(args: argparse.Namespace) -> SglangReservation:
             gpu_arch=args.gpu_arch,
         ),
     )
-    if not notes:
-        return reservation
-    return replace(reservation, assumptions=(*reservation.assumptions, *notes))
 
 
 # --- both -----------------------------------------------------------------------------------
 
-T = TypeVar("T")
+Reservation = TypeVar("Reservation", VllmReservation, SglangReservation)
 
 
-def _named(flags: dict[str, str], compute: Callable[[], T]) -> T:
-    """``compute()``, its refusals naming the command-line flag instead of the argument."""
+def _noted(
+    flags: dict[str, str], notes: list[str], compute: Callable[[], Reservation]
+) -> Reservation:
+    """``compute()`` with ``notes`` added to its assumptions, its refusals naming the
+    command-line flag instead of the argument."""
     try:
-        return compute()
+        reservation: Reservation = compute()
     except ServerArgumentError as error:
         field = error.field or ""
         message = str(error)
         if field in flags and message.startswith(f"argument {field}:"):
             message = f"argument {flags[field]}:" + message[len(f"argument {field}:") :]
         raise ServerArgumentError(message, field=error.field) from None
+    return replace(reservation, assumptions=(*reservation.assumptions, *notes))
 
 
 def refuse_unknown(server: str, extras: Sequence[str]) -> str:
