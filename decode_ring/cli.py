@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final, NoReturn, TextIO
 
 from . import __version__
@@ -32,6 +33,15 @@ from .preflight import (
     preflight,
 )
 from .render import render
+from .servers.commands import (
+    SGLANG_EPILOG,
+    VLLM_EPILOG,
+    refuse_unknown,
+    run_sglang,
+    run_vllm,
+    sglang_flags,
+    vllm_flags,
+)
 from .sizing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_TP_SIZES,
@@ -111,158 +121,70 @@ def ring_slots_flag(text: str) -> int | None:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog=PROGRAM, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+# --- flags that several commands share --------------------------------------
 
-    def common(command: argparse.ArgumentParser, ssm_layers_required: bool) -> None:
-        command.add_argument(
-            "--ssm-layers",
-            type=count,
-            required=ssm_layers_required,
-            metavar="N",
-            help="SSM layers in the model",
-        )
-        command.add_argument(
-            "--speculative", action="store_true", help="speculative decode (or dflash) is on"
-        )
-        command.add_argument(
-            "--ssm-decode-ring-slots",
-            type=ring_slots_flag,
-            default=None,
-            metavar="auto|N",
-            help="the server flag: N (0 to 8) pins a depth",
-        )
-        command.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    decide = commands.add_parser("decide", help="the depth the runtime would choose here")
-    common(decide, ssm_layers_required=True)
+def json_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    fit = commands.add_parser(
-        "fit",
-        help="preflight: request, fit to memory, publish",
-        epilog=f"SIZE: {ACCEPTED_FORMS}.",
+
+def ring_flags(command: argparse.ArgumentParser, *, ssm_layers_required: bool) -> None:
+    """The decision's inputs: SSM layers, speculative decode, a pinned depth."""
+    command.add_argument(
+        "--ssm-layers",
+        type=count,
+        required=ssm_layers_required,
+        metavar="N",
+        help="SSM layers in the model",
     )
-    common(fit, ssm_layers_required=False)
-    fit.add_argument(
-        "--example",
-        action="store_true",
-        help="the worked example (flags given override it)",
+    command.add_argument(
+        "--speculative", action="store_true", help="speculative decode (or dflash) is on"
     )
-    fit.add_argument("--max-batch-size", type=count, metavar="B")
-    fit.add_argument(
-        "--per-seq-state",
-        type=size,
-        metavar="SIZE",
-        help="recurrent state of one sequence, all SSM layers",
+    command.add_argument(
+        "--ssm-decode-ring-slots",
+        type=ring_slots_flag,
+        default=None,
+        metavar="auto|N",
+        help="the server flag: N (0 to 8) pins a depth",
     )
-    fit.add_argument(
-        "--reserve-without-ring",
-        type=size,
-        metavar="SIZE",
-        help="pre-load: the rest of the reserve",
-    )
-    fit.add_argument("--free", type=size, metavar="SIZE", help="pre-load: free memory")
-    fit.add_argument(
-        "--kv-floor",
-        type=size,
-        metavar="SIZE",
-        help="post-load: the KV-cache floor (with --headroom)",
-    )
-    fit.add_argument(
-        "--headroom",
-        type=size,
-        metavar="SIZE",
-        help="post-load: the predicted KV headroom (with --kv-floor)",
+    json_flag(command)
+
+
+def config_flag(command: argparse.ArgumentParser, *, required: bool) -> None:
+    command.add_argument(
+        "--config",
+        required=required,
+        metavar="PATH",
+        help="the model's config.json, or the directory holding it",
     )
 
-    def model(command: argparse.ArgumentParser, required: bool, tp: str) -> None:
-        command.add_argument(
-            "--config",
-            required=required,
-            metavar="PATH",
-            help="the model's config.json, or the directory holding it",
-        )
-        if tp == "one":
-            command.add_argument("--tp", type=positive_count, default=1, metavar="N")
-        command.add_argument("--layout", choices=LAYOUTS, default="vllm", help="whose layout")
-        command.add_argument("--conv-dtype", metavar="D", help="bfloat16, float16 or float32")
-        command.add_argument("--ssm-dtype", metavar="D", help="bfloat16, float16 or float32")
-        command.add_argument(
-            "--speculative-tokens",
-            type=count,
-            default=0,
-            metavar="N",
-            help="draft tokens per step (vLLM widens the conv window)",
-        )
 
-    model(fit, required=False, tp="one")
+def one_tp_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--tp", type=positive_count, default=1, metavar="N")
 
-    state = commands.add_parser("state", help="a model's SSM state from its config.json")
-    model(state, required=True, tp="one")
-    state.add_argument("--max-batch-size", type=count, metavar="B", help="also size the ring")
-    state.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    grid = commands.add_parser(
-        "plan",
-        help="depth by tensor-parallel size and batch, memory per rank",
-        epilog=f"SIZE: {ACCEPTED_FORMS}.",
+def layout_flags(command: argparse.ArgumentParser) -> None:
+    """How the model's state is laid out: whose layout, dtypes, draft tokens."""
+    command.add_argument("--layout", choices=LAYOUTS, default="vllm", help="whose layout")
+    command.add_argument("--conv-dtype", metavar="D", help="bfloat16, float16 or float32")
+    command.add_argument("--ssm-dtype", metavar="D", help="bfloat16, float16 or float32")
+    command.add_argument(
+        "--speculative-tokens",
+        type=count,
+        default=0,
+        metavar="N",
+        help="draft tokens per step (vLLM widens the conv window)",
     )
-    model(grid, required=True, tp="many")
-    grid.add_argument("--free", type=size, required=True, metavar="SIZE", help="per rank")
-    grid.add_argument(
-        "--reserve-without-ring", type=size, required=True, metavar="SIZE", help="per rank"
-    )
-    grid.add_argument(
-        "--tp",
-        type=count_list,
-        default=DEFAULT_TP_SIZES,
-        metavar="N,N,...",
-        help="tensor-parallel sizes (default 1,2,4,8)",
-    )
-    grid.add_argument(
-        "--max-batch-size",
-        type=count_list,
-        default=DEFAULT_BATCH_SIZES,
-        metavar="B,B,...",
-        help="batch sizes (default 8,16,32,64,128,256,512)",
-    )
-    grid.add_argument("--plot", metavar="FILE.png", help="also draw the grid (needs matplotlib)")
-    grid.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    return parser
 
 
 def state_options(args: argparse.Namespace) -> dict[str, object]:
-    """The ``ssm_state`` options the model flags give."""
+    """The ``ssm_state`` options the layout flags give."""
     return {
         "layout": args.layout,
         "conv_dtype": args.conv_dtype,
         "ssm_dtype": args.ssm_dtype,
         "speculative_tokens": args.speculative_tokens,
     }
-
-
-def run_state(args: argparse.Namespace) -> object:
-    return state_report(args.config, args.max_batch_size, tp_size=args.tp, **state_options(args))
-
-
-def run_plan(args: argparse.Namespace) -> object:
-    grid = plan(
-        args.config,
-        args.free,
-        args.reserve_without_ring,
-        args.tp,
-        args.max_batch_size,
-        use_speculative=args.speculative_tokens > 0,
-        **state_options(args),
-    )
-    if args.plot is not None:
-        try:
-            plot_plan(grid, args.plot)
-        except ImportError:
-            raise UsageError("--plot needs matplotlib: pip install 'decode_ring[plot]'") from None
-    return grid
 
 
 def pin(slots: int | None) -> None:
@@ -274,13 +196,61 @@ def pin(slots: int | None) -> None:
             raise UsageError(str(error)) from None
 
 
+def flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+# --- decide -------------------------------------------------------------------
+
+
+def decide_flags(command: argparse.ArgumentParser) -> None:
+    ring_flags(command, ssm_layers_required=True)
+
+
 def run_decide(args: argparse.Namespace) -> object:
     pin(args.ssm_decode_ring_slots)
     return explain_decode_rollback_ring_slots(args.ssm_layers, args.speculative)
 
 
-def flag(name: str) -> str:
-    return f"--{name.replace('_', '-')}"
+# --- fit ----------------------------------------------------------------------
+
+
+def fit_flags(command: argparse.ArgumentParser) -> None:
+    ring_flags(command, ssm_layers_required=False)
+    command.add_argument(
+        "--example",
+        action="store_true",
+        help="the worked example (flags given override it)",
+    )
+    command.add_argument("--max-batch-size", type=count, metavar="B")
+    command.add_argument(
+        "--per-seq-state",
+        type=size,
+        metavar="SIZE",
+        help="recurrent state of one sequence, all SSM layers",
+    )
+    command.add_argument(
+        "--reserve-without-ring",
+        type=size,
+        metavar="SIZE",
+        help="pre-load: the rest of the reserve",
+    )
+    command.add_argument("--free", type=size, metavar="SIZE", help="pre-load: free memory")
+    command.add_argument(
+        "--kv-floor",
+        type=size,
+        metavar="SIZE",
+        help="post-load: the KV-cache floor (with --headroom)",
+    )
+    command.add_argument(
+        "--headroom",
+        type=size,
+        metavar="SIZE",
+        help="post-load: the predicted KV headroom (with --kv-floor)",
+    )
+    config_flag(command, required=False)
+    one_tp_flag(command)
+    layout_flags(command)
 
 
 def worked_example_state() -> dict[str, int]:
@@ -338,12 +308,120 @@ def run_fit(args: argparse.Namespace) -> object:
     return preflight(ssm_layers, speculative, slot, yardstick)
 
 
-COMMANDS: Final[dict[str, Callable[[argparse.Namespace], object]]] = {
-    "decide": run_decide,
-    "fit": run_fit,
-    "state": run_state,
-    "plan": run_plan,
+# --- state --------------------------------------------------------------------
+
+
+def state_flags(command: argparse.ArgumentParser) -> None:
+    config_flag(command, required=True)
+    one_tp_flag(command)
+    layout_flags(command)
+    command.add_argument("--max-batch-size", type=count, metavar="B", help="also size the ring")
+    json_flag(command)
+
+
+def run_state(args: argparse.Namespace) -> object:
+    return state_report(args.config, args.max_batch_size, tp_size=args.tp, **state_options(args))
+
+
+# --- plan ---------------------------------------------------------------------
+
+
+def plan_flags(command: argparse.ArgumentParser) -> None:
+    config_flag(command, required=True)
+    layout_flags(command)
+    command.add_argument("--free", type=size, required=True, metavar="SIZE", help="per rank")
+    command.add_argument(
+        "--reserve-without-ring", type=size, required=True, metavar="SIZE", help="per rank"
+    )
+    command.add_argument(
+        "--tp",
+        type=count_list,
+        default=DEFAULT_TP_SIZES,
+        metavar="N,N,...",
+        help="tensor-parallel sizes (default 1,2,4,8)",
+    )
+    command.add_argument(
+        "--max-batch-size",
+        type=count_list,
+        default=DEFAULT_BATCH_SIZES,
+        metavar="B,B,...",
+        help="batch sizes (default 8,16,32,64,128,256,512)",
+    )
+    command.add_argument("--plot", metavar="FILE.png", help="also draw the grid (needs matplotlib)")
+    json_flag(command)
+
+
+def run_plan(args: argparse.Namespace) -> object:
+    grid = plan(
+        args.config,
+        args.free,
+        args.reserve_without_ring,
+        args.tp,
+        args.max_batch_size,
+        use_speculative=args.speculative_tokens > 0,
+        **state_options(args),
+    )
+    if args.plot is not None:
+        try:
+            plot_plan(grid, args.plot)
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'decode_ring[plot]'") from None
+    return grid
+
+
+# --- the commands ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help line, the function that adds its flags, the
+    function that computes its value (``render`` prints it), and the text
+    under its flags in ``--help``. A new command is one entry in ``COMMANDS``."""
+
+    help: str
+    flags: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], object]
+    epilog: str | None = None
+    # The line for flags the command does not take (None: argparse's own).
+    unknown: Callable[[list[str]], str] | None = None
+
+
+SIZES_EPILOG: Final = f"SIZE: {ACCEPTED_FORMS}."
+COMMANDS: Final[dict[str, Command]] = {
+    "decide": Command("the depth the runtime would choose here", decide_flags, run_decide),
+    "fit": Command("preflight: request, fit to memory, publish", fit_flags, run_fit, SIZES_EPILOG),
+    "state": Command("a model's SSM state from its config.json", state_flags, run_state),
+    "plan": Command(
+        "depth by tensor-parallel size and batch, memory per rank",
+        plan_flags,
+        run_plan,
+        SIZES_EPILOG,
+    ),
+    "vllm": Command(
+        "what vLLM 0.33.0 reserves for the state, from a launch line's flags",
+        vllm_flags,
+        run_vllm,
+        VLLM_EPILOG,
+        lambda extras: refuse_unknown("vllm", extras),
+    ),
+    "sglang": Command(
+        "what SGLang 0.5.23 reserves for the state, from a launch line's flags",
+        sglang_flags,
+        run_sglang,
+        SGLANG_EPILOG,
+        lambda extras: refuse_unknown("sglang", extras),
+    ),
 }
+
+
+def build_parser() -> Parser:
+    """The ``decode-ring`` parser: one subparser per entry of ``COMMANDS``."""
+    parser = Parser(prog=PROGRAM, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for name, command in COMMANDS.items():
+        command.flags(subparsers.add_parser(name, help=command.help, epilog=command.epilog))
+    return parser
 
 
 def one_line(text: str) -> str:
@@ -368,9 +446,14 @@ def discard_unwritten_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``decode-ring``; returns the exit status."""
     try:
-        args = build_parser().parse_args(argv)
+        args, extras = build_parser().parse_known_args(argv)
+        if extras:
+            unknown = COMMANDS[args.command].unknown
+            raise UsageError(
+                unknown(extras) if unknown else f"unrecognized arguments: {' '.join(extras)}"
+            )
         try:
-            rendered = render(COMMANDS[args.command](args))
+            rendered = render(COMMANDS[args.command].run(args))
         except (ModelConfigError, OverflowError) as error:
             raise UsageError(str(error)) from None
         write(sys.stdout, json.dumps(rendered.json) if args.json else "\n".join(rendered.lines))

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -828,7 +829,7 @@ def test_interrupts_and_exits(
     def command(args: object) -> object:
         raise raised
 
-    monkeypatch.setitem(cli.COMMANDS, "decide", command)
+    monkeypatch.setitem(cli.COMMANDS, "decide", replace(cli.COMMANDS["decide"], run=command))
     assert cli.main(["decide", "--ssm-layers", "1"]) == status
 
 
@@ -838,7 +839,7 @@ def test_an_overflow_is_a_usage_error(
     def command(args: object) -> object:
         raise OverflowError("too\nbig")
 
-    monkeypatch.setitem(cli.COMMANDS, "decide", command)
+    monkeypatch.setitem(cli.COMMANDS, "decide", replace(cli.COMMANDS["decide"], run=command))
     assert usage_error(capsys, "decide", "--ssm-layers", "1") == "too\\nbig"
 
 
