@@ -59,7 +59,8 @@ ssm state of nemotron_h (nemotron_h) per sequence, tp rank 1 of 1, vllm layout
   ssm layers                      27  \
 0,2,4,6-7,9,11,13,16,18,20,23,25,27,29,32,34,36,38,41,43-44,46,48,50,52,54
   conv state             (3, 12288) bfloat16 (config torch_dtype bfloat16 (vLLM: model dtype))
-  ssm state              (128, 80, 128) float32 (vLLM NemotronH default float32)
+  ssm state              (128, 80, 128) float32 \
+(vLLM NemotronH default float32 (vllm/model_executor/models/config.py:812-848))
   speculative tokens               0
   conv bytes per layer     72.00 KiB  (73,728 B)
   ssm bytes per layer       5.00 MiB  (5,242,880 B)

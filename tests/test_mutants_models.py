@@ -33,6 +33,7 @@ JAMBA: dict[str, Any] = {
     "mamba_d_state": 16,
     "mamba_d_conv": 4,
     "num_hidden_layers": 4,
+    "num_attention_heads": 1,
 }
 NEMOTRON: dict[str, Any] = {
     "model_type": "nemotron_h",
@@ -42,6 +43,9 @@ NEMOTRON: dict[str, Any] = {
     "ssm_state_size": 16,
     "conv_kernel": 4,
     "hybrid_override_pattern": "M*M",
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
 }
 FALCON: dict[str, Any] = {
     "model_type": "falcon_h1",
@@ -54,6 +58,7 @@ FALCON: dict[str, Any] = {
     "mamba_d_state": 16,
     "mamba_d_conv": 4,
     "num_hidden_layers": 2,
+    "num_attention_heads": 4,
 }
 ZAMBA2: dict[str, Any] = {
     "model_type": "zamba2",
@@ -64,6 +69,7 @@ ZAMBA2: dict[str, Any] = {
     "mamba_d_state": 16,
     "mamba_d_conv": 4,
     "layers_block_type": ["mamba", "hybrid"],
+    "num_attention_heads": 4,
 }
 QWEN: dict[str, Any] = {
     "model_type": "qwen3_next",
@@ -74,7 +80,15 @@ QWEN: dict[str, Any] = {
     "linear_conv_kernel_dim": 4,
     "num_hidden_layers": 4,
     "full_attention_interval": 4,
+    "num_attention_heads": 4,
+    "hidden_size": 64,
 }
+
+# vLLM's rules for the SSM state's dtype, with their citations.
+FOLLOWS_CONV = (
+    "as conv state (vLLM: mamba_ssm_cache_dtype auto, "
+    "vllm/model_executor/layers/mamba/mamba_utils.py:98-111)"
+)
 
 
 def refused(config: Any, message: str, **kwargs: Any) -> ModelConfigError:
@@ -384,13 +398,15 @@ def test_a_plain_transformer_state(tmp_path: Path) -> None:
     assert state.as_dict() == {
         "family": "transformer",
         "model_type": "llama",
+        "groups": [],
+        "attention": None,
         "ssm_layers": 0,
         "layer_indices": [],
         "conv_shape": [],
         "ssm_shape": [],
         "conv_dtype": "bfloat16",
         "ssm_dtype": "float16",
-        "conv_dtype_rule": "SGLang default bfloat16",
+        "conv_dtype_rule": "SGLang default bfloat16 (sglang/srt/configs/mamba_utils.py:68)",
         "ssm_dtype_rule": "override --ssm-dtype",
         "conv_bytes": 0,
         "ssm_bytes": 0,
@@ -405,7 +421,7 @@ def test_a_plain_transformer_state(tmp_path: Path) -> None:
     assert (state.conv_dtype, state.conv_dtype_rule) == ("float32", "override --conv-dtype")
     assert (state.ssm_dtype, state.ssm_dtype_rule) == (
         "float32",
-        "as conv state (vLLM: mamba_ssm_cache_dtype auto)",
+        FOLLOWS_CONV,
     )
 
 

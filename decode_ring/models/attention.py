@@ -1,0 +1,85 @@
+"""The attention (KV-cache) side of a hybrid model, as vLLM reads it, and the attention side of
+a tensor-parallel split.
+
+Heads, KV heads and head size follow vLLM's ``ModelArchConfigConvertorBase``
+(vllm/transformers_utils/model_arch_config_convertor.py:83-157): ``num_key_value_heads``
+defaults to ``num_attention_heads``, and the head size is ``head_dim`` when positive, else
+``hidden_size // num_attention_heads``. MLA (``get_head_size``, :91-98) keeps one latent of
+``kv_lora_rank + qk_rope_head_dim`` per token.
+"""
+
+from __future__ import annotations
+
+from .dtypes import vllm_model_dtype
+from .errors import TensorParallelSplitError
+from .fields import Fields, show
+from .state import AttentionLayers
+
+__all__ = ["check_split", "gqa", "mla"]
+
+
+def gqa(
+    cfg: Fields,
+    layers: tuple[int, ...],
+    *,
+    head_dim_field: str = "head_dim",
+    kv_heads_field: str = "num_key_value_heads",
+) -> AttentionLayers | None:
+    """Multi-head or grouped-query attention at ``layers``; ``None`` when there is none."""
+    if not layers:
+        return None
+    heads = cfg.int_("num_attention_heads")
+    kv_heads = cfg.opt_int(kv_heads_field)
+    head_dim = cfg.opt_int(head_dim_field, minimum=0) or cfg.int_("hidden_size") // heads
+    return AttentionLayers(
+        layer_indices=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads if kv_heads is None else kv_heads,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        mla=False,
+        kv_lora_rank=None,
+        qk_rope_head_dim=None,
+        model_dtype=vllm_model_dtype(cfg)[0],
+    )
+
+
+def mla(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:
+    """Multi-head latent attention at ``layers``: one latent of ``kv_lora_rank +
+    qk_rope_head_dim`` per token and layer; ``None`` when there is none."""
+    if not layers:
+        return None
+    rank, rope = cfg.int_("kv_lora_rank"), cfg.int_("qk_rope_head_dim")
+    return AttentionLayers(
+        layer_indices=layers,
+        num_attention_heads=cfg.int_("num_attention_heads"),
+        num_key_value_heads=1,
+        head_dim=rank + rope,
+        v_head_dim=0,
+        mla=True,
+        kv_lora_rank=rank,
+        qk_rope_head_dim=rope,
+        model_dtype=vllm_model_dtype(cfg)[0],
+    )
+
+
+def check_split(cfg: Fields, attention: AttentionLayers, tp: int, kv_heads_field: str) -> None:
+    """Refuse a ``tp`` that vLLM refuses on the attention side: ``num_attention_heads % tp``
+    (``ModelConfig.verify_with_parallel_config``, vllm/config/model.py:1557-1564), and KV heads
+    that neither divide ``tp`` nor are divided by it (``QKVParallelLinear``,
+    vllm/model_executor/layers/linear.py:1066-1070); MLA's one latent is replicated."""
+    if attention.num_attention_heads % tp:
+        raise cfg.fail(
+            "num_attention_heads",
+            f"tp_size {show(tp)} does not divide {show(attention.num_attention_heads)}; vLLM "
+            "requires it (vllm/config/model.py:1557-1564)",
+            TensorParallelSplitError,
+        )
+    kv = attention.num_key_value_heads
+    if not attention.mla and kv % tp and tp % kv:
+        raise cfg.fail(
+            kv_heads_field,
+            f"tp_size {show(tp)} neither divides {show(kv)} KV heads nor is a multiple of them; "
+            "the servers shard or replicate them evenly",
+            TensorParallelSplitError,
+        )

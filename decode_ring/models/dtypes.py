@@ -1,0 +1,229 @@
+"""Which dtype each state tensor gets, and the rule (with its citation) that chose it.
+
+One place for every dtype rule of the three layouts; ``decode_ring.servers`` imports them from
+here. A rule is a ``(dtype, rule)`` pair. The roles:
+
+``conv``
+    vLLM ``--mamba-cache-dtype`` (``auto``: the model dtype, vllm/config/cache.py:296-299);
+    SGLang ``SGLANG_MAMBA_CONV_DTYPE`` (bfloat16, sglang/srt/environ.py:1628); metrale float32.
+``ssm`` (Mamba, Mamba-2, gated delta net; SGLang's KDA and linear attention too)
+    vLLM ``--mamba-ssm-cache-dtype``: ``auto`` follows the conv state
+    (``_mamba_state_dtype``, vllm/model_executor/layers/mamba/mamba_utils.py:98-111) unless the
+    family's hook sets it from the config (NemotronH, Qwen3.5: ``VllmSsmHook``); SGLang
+    ``mamba2_state_dtype``: float32, or the config's ``mamba_ssm_dtype`` where the family passes
+    its config (sglang/srt/configs/mamba_utils.py:47-107); metrale float32.
+``kda`` (the KDA recurrent state)
+    vLLM ``kda_state_dtype`` (mamba_utils.py:133-151): ``auto`` is float32, and only float32 or
+    bfloat16 are accepted; elsewhere as ``ssm``.
+``linear`` (the lightning / linear-attention state)
+    vLLM ``linear_attention_state_dtype`` (mamba_utils.py:55-62) reads ``--mamba-cache-dtype``,
+    i.e. the model dtype; elsewhere as ``ssm`` (SGLang: float32).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from .errors import ModelConfigError
+from .fields import Fields, show
+
+__all__ = [
+    "DTYPE_BYTES",
+    "NEMOTRON_H_HOOK",
+    "QWEN3_5_HOOK",
+    "DtypeHooks",
+    "DtypeRules",
+    "Rule",
+    "VllmSsmHook",
+    "dtype_argument",
+    "vllm_model_dtype",
+]
+
+DTYPE_BYTES: Final[Mapping[str, int]] = {"bfloat16": 2, "float16": 2, "float32": 4}
+_ALIASES: Final[Mapping[str, str | None]] = {
+    "auto": None,
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+Rule = tuple[str, str]
+"""A dtype and the rule that chose it."""
+
+_VLLM_UTILS: Final = "vllm/model_executor/layers/mamba/mamba_utils.py"
+_SGLANG_UTILS: Final = "sglang/srt/configs/mamba_utils.py"
+
+
+@dataclass(frozen=True, slots=True)
+class VllmSsmHook:
+    """A vLLM ``VerifyAndUpdateConfig`` that sets an ``auto`` ``--mamba-ssm-cache-dtype`` from
+    the config's ``field``: to ``default`` when the field is missing (``None``: left ``auto``),
+    and left ``auto`` when it is ``null`` only if ``null_is_missing``."""
+
+    field: str
+    default: str | None
+    null_is_missing: bool
+    label: str
+    citation: str
+
+
+NEMOTRON_H_HOOK: Final = VllmSsmHook(
+    "mamba_ssm_cache_dtype",
+    "float32",
+    null_is_missing=False,
+    label="vLLM NemotronH",
+    citation="vllm/model_executor/models/config.py:812-848",
+)
+QWEN3_5_HOOK: Final = VllmSsmHook(
+    "mamba_ssm_dtype",
+    None,
+    null_is_missing=True,
+    label="vLLM Qwen3.5",
+    citation="vllm/model_executor/models/config.py:953-977",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeHooks:
+    """A family's dtype hooks: whether SGLang's ``mamba2_cache_params`` passes the config to
+    ``mamba2_state_dtype`` (so ``mamba_ssm_dtype`` counts), and vLLM's SSM hook, if any."""
+
+    sglang_passes_config: bool = False
+    vllm_ssm: VllmSsmHook | None = None
+
+
+NO_HOOKS: Final = DtypeHooks()
+
+
+def dtype_argument(name: str, value: object) -> str | None:
+    """The canonical dtype an override names, ``None`` for no override (``None``, ``"auto"``)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() in _ALIASES:
+        return _ALIASES[value.strip().lower()]
+    raise ModelConfigError(
+        f"argument {name}: unknown dtype {show(value)}; use bfloat16, float16 or float32 "
+        "(or bf16, fp16, half, fp32, float, auto)",
+        field=name,
+    )
+
+
+def vllm_model_dtype(cfg: Fields) -> Rule:
+    """vLLM's ``--dtype auto`` for the config (vllm/config/model.py:2423-2464 and
+    transformers_utils/model_arch_config_convertor.py:201-239), on a bfloat16-capable GPU: the
+    config's ``dtype`` or ``torch_dtype``, else its text config's; float32 and float64 become
+    bfloat16, and no dtype at all is taken as bfloat16."""
+    for where in (cfg.root, cfg.fields):
+        for key in ("dtype", "torch_dtype"):
+            raw = where.get(key)
+            if raw is None:
+                continue
+            if raw in ("bfloat16", "float16"):
+                return str(raw), f"config {key} {raw} (vLLM: model dtype)"
+            if raw in ("float32", "float64"):
+                # Float32 models are downcast; float64 is unsupported and falls back likewise.
+                return "bfloat16", f"config {key} {raw}, as bfloat16 (vLLM: model dtype)"
+            raise cfg.fail(key, f"unknown dtype {show(raw)}")
+    return "bfloat16", "no dtype in config: bfloat16 (vLLM: weights' dtype, float32 downcast)"
+
+
+class DtypeRules:
+    """The dtype of each role (see the module) for one config under one layout, with the
+    ``--conv-dtype`` / ``--ssm-dtype`` overrides (``None``: the layout's rule)."""
+
+    __slots__ = ("cfg", "conv_override", "hooks", "layout", "ssm_override")
+
+    def __init__(
+        self,
+        cfg: Fields,
+        hooks: DtypeHooks,
+        layout: str,
+        conv_override: str | None,
+        ssm_override: str | None,
+    ) -> None:
+        self.cfg = cfg
+        self.hooks = hooks
+        self.layout = layout
+        self.conv_override = conv_override
+        self.ssm_override = ssm_override
+
+    def conv(self) -> Rule:
+        """The conv state's dtype."""
+        if self.conv_override is not None:
+            return self.conv_override, "override --conv-dtype"
+        if self.layout == "metrale":
+            return "float32", "metrale: float32"
+        if self.layout == "sglang":
+            return "bfloat16", f"SGLang default bfloat16 ({_SGLANG_UTILS}:68)"
+        return vllm_model_dtype(self.cfg)
+
+    def ssm(self) -> Rule:
+        """The SSM (temporal) state's dtype."""
+        if self.ssm_override is not None:
+            return self.ssm_override, "override --ssm-dtype"
+        if self.layout == "metrale":
+            return "float32", "metrale: float32"
+        if self.layout == "sglang":
+            return self._sglang_ssm()
+        return self._vllm_ssm()
+
+    def kda(self) -> Rule:
+        """The KDA recurrent state's dtype."""
+        if self.layout != "vllm":
+            return self.ssm()
+        if self.ssm_override is None:
+            return "float32", f"vLLM KDA default float32 ({_VLLM_UTILS}:133-151)"
+        if self.ssm_override in ("float32", "bfloat16"):
+            return self.ssm_override, "override --ssm-dtype"
+        raise ModelConfigError(
+            f"argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
+            f"bfloat16 ({_VLLM_UTILS}:143-149), not {self.ssm_override}",
+            path=self.cfg.path,
+            family=self.cfg.family,
+            field="ssm_dtype",
+        )
+
+    def linear(self) -> Rule:
+        """The linear-attention state's dtype."""
+        if self.layout != "vllm":
+            return self.ssm()
+        if self.conv_override is not None:
+            return self.conv_override, "override --conv-dtype (vLLM: --mamba-cache-dtype)"
+        dtype, rule = vllm_model_dtype(self.cfg)
+        return dtype, f"{rule}; linear_attention_state_dtype ({_VLLM_UTILS}:55-62)"
+
+    def _sglang_ssm(self) -> Rule:
+        # SGLang mamba_utils.py:70-92: float32 unless the config passed in says mamba_ssm_dtype.
+        raw = self.cfg.fields.get("mamba_ssm_dtype")
+        default = "float32", f"SGLang default float32 ({_SGLANG_UTILS}:70)"
+        if not self.hooks.sglang_passes_config or raw is None:
+            return default
+        if isinstance(raw, str) and raw in DTYPE_BYTES:
+            return raw, f"config mamba_ssm_dtype (SGLang, {_SGLANG_UTILS}:73-92)"
+        return "float32", f"config mamba_ssm_dtype {show(raw)} invalid: SGLang default float32"
+
+    def _vllm_ssm(self) -> Rule:
+        dtype, _ = self.conv()
+        follow = dtype, f"as conv state (vLLM: mamba_ssm_cache_dtype auto, {_VLLM_UTILS}:98-111)"
+        hook = self.hooks.vllm_ssm
+        if hook is None:
+            return follow
+        fields = self.cfg.fields
+        missing = hook.field not in fields or (hook.null_is_missing and fields[hook.field] is None)
+        if missing:
+            if hook.default is None:
+                return follow
+            return hook.default, f"{hook.label} default {hook.default} ({hook.citation})"
+        raw = fields[hook.field]
+        if isinstance(raw, str) and raw in DTYPE_BYTES:
+            return raw, f"config {hook.field} ({hook.label}, {hook.citation})"
+        if raw == "auto":
+            return follow
+        raise self.cfg.fail(hook.field, f"unknown dtype {show(raw)}")

@@ -1,0 +1,136 @@
+"""Loading a config: a mapping, a ``config.json`` file, a snapshot directory holding one, or
+anything with ``to_dict()``; and finding, in the config or a wrapper around it, the mapping that
+holds a family's fields."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Container, Mapping
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from .errors import ModelConfigError
+from .fields import kind_name, show
+
+__all__ = ["ConfigSource", "load", "unknown"]
+
+
+class _HasToDict(Protocol):
+    def to_dict(self) -> Mapping[str, Any]: ...
+
+
+ConfigSource = Mapping[str, Any] | str | os.PathLike[str] | _HasToDict
+
+_SSM_KEY_MARKS: Final = ("mamba", "ssm", "conv_kernel", "linear_", "state_size", "hybrid_override")
+_SSM_LAYER_MARKS: Final = ("mamba", "linear", "hybrid", "conv", "recurrent", "ssm")
+_LAYER_LIST_KEYS: Final = ("layer_types", "layers_block_type")
+
+
+def load(config: object) -> tuple[Mapping[str, Any], str | None]:
+    """The config mapping and the file it came from (``None`` for a mapping or an object)."""
+    if isinstance(config, Mapping):
+        return config, None
+    if isinstance(config, str | os.PathLike):
+        return _read_file(config)
+    to_dict = getattr(config, "to_dict", None)
+    if callable(to_dict):
+        mapping = to_dict()
+        if not isinstance(mapping, Mapping):
+            raise ModelConfigError(f"config.to_dict() returned {kind_name(mapping)}, not a mapping")
+        return mapping, None
+    raise TypeError(
+        "config must be a mapping, a path to config.json or its directory, or have to_dict(), "
+        f"not {type(config).__name__}"
+    )
+
+
+def _read_file(given: str | os.PathLike[str]) -> tuple[Mapping[str, Any], str]:
+    raw = os.fspath(given)
+    if not isinstance(raw, str):
+        raise TypeError(f"a config path must be str, not {type(raw).__name__}")
+    path = Path(raw)
+    if path.is_dir():
+        path = path / "config.json"
+        if not path.is_file():
+            raise ModelConfigError(f"{raw!a}: directory has no config.json", path=raw)
+    name = os.fspath(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        # ValueError: undecodable bytes, or a NUL in the path.
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ModelConfigError(f"{name!a}: cannot read: {show(str(reason))}", path=name) from None
+    try:
+        # HF configs write Infinity (time_step_limit), which json accepts.
+        mapping = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ModelConfigError(
+            f"{name!a}: malformed JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            path=name,
+        ) from None
+    except RecursionError:
+        raise ModelConfigError(f"{name!a}: malformed JSON: nested too deep", path=name) from None
+    if not isinstance(mapping, dict):
+        raise ModelConfigError(f"{name!a}: JSON is {kind_name(mapping)}, not an object", path=name)
+    return mapping, name
+
+
+def family_fields(
+    root: Mapping[str, Any], known: Container[str], wrappers: tuple[str, ...]
+) -> Mapping[str, Any] | None:
+    """The mapping whose ``model_type`` is ``known``: the config itself, else the first of its
+    ``wrappers`` (``text_config``, ``llm_config``) that is; ``None`` when none is."""
+    for where in (root, *(root.get(key) for key in wrappers)):
+        if isinstance(where, Mapping):
+            model_type = where.get("model_type")
+            if isinstance(model_type, str) and model_type in known:
+                return where
+    return None
+
+
+def _ssm_marks(fields: Mapping[str, Any]) -> list[str]:
+    """What makes ``fields`` look like an SSM model's config."""
+    marks = [
+        key for key in fields if isinstance(key, str) and any(m in key for m in _SSM_KEY_MARKS)
+    ]
+    for key in _LAYER_LIST_KEYS:
+        entries = fields.get(key)
+        if isinstance(entries, list | tuple) and any(
+            isinstance(entry, str) and any(m in entry for m in _SSM_LAYER_MARKS)
+            for entry in entries
+        ):
+            marks.append(key)
+    return marks
+
+
+def unknown(
+    root: Mapping[str, Any], path: str | None, families: tuple[str, ...]
+) -> ModelConfigError | None:
+    """The refusal for a config no family reads, or ``None`` for a plain transformer (an integer
+    ``num_hidden_layers`` and nothing that looks like SSM state)."""
+    where = f"{path!a}: " if path is not None else ""
+    model_type = root.get("model_type")
+    if not isinstance(model_type, str):
+        problem = "missing" if model_type is None else f"must be a string, got {show(model_type)}"
+        return ModelConfigError(
+            f"{where}field 'model_type': {problem}", path=path, field="model_type"
+        )
+    text = root.get("text_config")
+    marks = _ssm_marks(root) + (_ssm_marks(text) if isinstance(text, Mapping) else [])
+    layers = root.get("num_hidden_layers")
+    if layers is None and isinstance(text, Mapping):
+        layers = text.get("num_hidden_layers")
+    if not marks and isinstance(layers, int) and not isinstance(layers, bool) and layers >= 0:
+        return None
+    why = (
+        f"has SSM fields ({', '.join(show(mark) for mark in marks[:4])})"
+        if marks
+        else "is not a plain transformer (no integer num_hidden_layers)"
+    )
+    return ModelConfigError(
+        f"{where}field 'model_type': unknown model_type {show(model_type)} {why}; "
+        f"supported families: {', '.join(families)}",
+        path=path,
+        field="model_type",
+    )

@@ -1,0 +1,163 @@
+"""``ssm_state``: from a config to the state every recurrent layer holds, per layout."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .attention import check_split, gqa
+from .dtypes import NO_HOOKS, DtypeRules, dtype_argument
+from .errors import ModelConfigError
+from .families import FAMILIES, REGISTRY, SGLANG, VLLM, Family, Parsed
+from .fields import MAX_FIELD, Fields, show
+from .loading import ConfigSource, family_fields, load, unknown
+from .state import LayerStates, Sizing, SsmState, StateTensor
+
+__all__ = ["LAYOUTS", "ssm_state"]
+
+LAYOUTS: Final = ("vllm", "sglang", "metrale")
+_MODEL_TYPES: Final[Mapping[str, str]] = {
+    model_type: name for name, family in REGISTRY.items() for model_type in (name, *family.aliases)
+}
+_WRAPPERS: Final = ("text_config",)
+
+
+def _check_count(name: str, value: object, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not minimum <= value <= MAX_FIELD:
+        raise ModelConfigError(
+            f"argument {name}: must be from {minimum} to 2**63 - 1, got {show(value)}",
+            field=name,
+        )
+    return value
+
+
+def ssm_state(
+    config: ConfigSource,
+    *,
+    tp_size: int = 1,
+    layout: str = "vllm",
+    conv_dtype: str | None = None,
+    ssm_dtype: str | None = None,
+    speculative_tokens: int = 0,
+) -> SsmState:
+    """The per-sequence recurrent state of the model ``config`` describes, on one of
+    ``tp_size`` tensor-parallel ranks, as ``layout`` (``"vllm"``, ``"sglang"`` or
+    ``"metrale"``) lays it out, with the model's attention side.
+
+    ``config`` is a mapping parsed from ``config.json``, a path to that file or to a directory
+    holding it, or an object with ``to_dict()``. ``conv_dtype`` / ``ssm_dtype`` override the
+    layout's dtype rules (``bfloat16``, ``float16``, ``float32`` or an alias; ``auto`` or ``None``
+    keeps the rule). ``speculative_tokens`` widens the conv window where vLLM does.
+
+    Raises ``ModelConfigError`` (a ``ValueError``) for a config, layout, dtype or ``tp_size`` the
+    servers would refuse or this package cannot read (``TensorParallelSplitError`` for a split),
+    and ``TypeError`` for a ``tp_size``, ``speculative_tokens`` or ``config`` of the wrong type.
+    Arithmetic is exact."""
+    tp = _check_count("tp_size", tp_size, 1)
+    spec = _check_count("speculative_tokens", speculative_tokens, 0)
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ModelConfigError(
+            f"argument layout: unknown layout {show(layout)}; use {', '.join(LAYOUTS)}",
+            field="layout",
+        )
+    conv_override = dtype_argument("conv_dtype", conv_dtype)
+    ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
+    root, path = load(config)
+    fields = family_fields(root, _MODEL_TYPES, _WRAPPERS)
+    if fields is None:
+        refusal = unknown(root, path, FAMILIES)
+        if refusal is not None:
+            raise refusal
+        cfg = Fields(root, root, "transformer", path)
+        rules = DtypeRules(cfg, NO_HOOKS, layout, conv_override, ssm_override)
+        parsed = Parsed((), _plain_attention(cfg))
+        return _assemble(cfg, str(root["model_type"]), parsed, Sizing(layout, tp, spec, rules))
+    name = _MODEL_TYPES[str(fields["model_type"])]
+    family = REGISTRY[name]
+    cfg = Fields(fields, root, name, path)
+    parsed = family.read(cfg, _server(cfg, family, layout))
+    rules = DtypeRules(cfg, family.hooks, layout, conv_override, ssm_override)
+    model_type = root.get("model_type")
+    shown = model_type if isinstance(model_type, str) else name
+    return _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules))
+
+
+def _server(cfg: Fields, family: Family, layout: str) -> str:
+    """Whose reading of the family to follow: the layout's own server, and for metrale vLLM's
+    where vLLM serves the family, else SGLang's. Refuses a layout whose server lacks it."""
+    if layout == "vllm" and family.vllm is None:
+        raise cfg.fail(
+            "model_type", f"{VLLM} has no {cfg.family} model; use layout sglang or metrale"
+        )
+    if layout == "sglang" and family.sglang is None:
+        raise cfg.fail(
+            "model_type",
+            f"{SGLANG} has no {cfg.family} model (no config with mamba2_cache_params); "
+            "use layout vllm or metrale",
+        )
+    if layout == "metrale":
+        return "vllm" if family.vllm is not None else "sglang"
+    return layout
+
+
+def _plain_attention(cfg: Fields) -> Any:
+    """A plain transformer's attention: every layer, when the config gives its heads."""
+    if not cfg.has("num_attention_heads") or not (cfg.has("hidden_size") or cfg.has("head_dim")):
+        return None
+    return gqa(cfg, tuple(range(cfg.num_layers())))
+
+
+def _assemble(cfg: Fields, model_type: str, parsed: Parsed, sizing: Sizing) -> SsmState:
+    groups = tuple(
+        sorted(
+            (_group(cfg, geometry, layers, sizing) for geometry, layers in parsed.groups if layers),
+            key=lambda group: group.layer_indices[0],
+        )
+    )
+    if parsed.attention is not None:
+        check_split(cfg, parsed.attention, sizing.tp, parsed.kv_heads_field)
+    indices = tuple(sorted(index for group in groups for index in group.layer_indices))
+    per_layer = {group.per_layer_bytes for group in groups}
+    conv, ssm = _compatible(groups)
+    conv_dtype, conv_rule = sizing.dtypes.conv()
+    ssm_dtype, ssm_rule = sizing.dtypes.ssm()
+    return SsmState(
+        family=cfg.family,
+        model_type=model_type,
+        layout=sizing.layout,
+        tp_size=sizing.tp,
+        speculative_tokens=sizing.spec,
+        source=cfg.path,
+        groups=groups,
+        attention=parsed.attention,
+        ssm_layers=len(indices),
+        layer_indices=indices,
+        per_sequence_bytes=sum(group.bytes for group in groups),
+        conv_shape=conv.shape if conv else (),
+        ssm_shape=ssm.shape if ssm else (),
+        conv_dtype=conv_dtype,
+        ssm_dtype=ssm_dtype,
+        conv_dtype_rule=conv_rule,
+        ssm_dtype_rule=ssm_rule,
+        conv_bytes=conv.bytes if conv else 0,
+        ssm_bytes=ssm.bytes if ssm else 0,
+        per_layer_bytes=per_layer.pop() if len(per_layer) == 1 else (None if per_layer else 0),
+    )
+
+
+def _group(cfg: Fields, geometry: Any, layers: tuple[int, ...], sizing: Sizing) -> LayerStates:
+    tensors = geometry.tensors(cfg, sizing)
+    per_layer = sum(tensor.bytes for tensor in tensors)
+    return LayerStates(geometry.kind, layers, tensors, per_layer, per_layer * len(layers))
+
+
+def _compatible(
+    groups: tuple[LayerStates, ...],
+) -> tuple[StateTensor | None, StateTensor | None]:
+    """The one conv and the one state tensor, where one kind of layer holds exactly those."""
+    if len(groups) != 1 or len(groups[0].tensors) != 2 or groups[0].tensors[0].name != "conv":
+        return None, None
+    conv, state = groups[0].tensors
+    return conv, state
