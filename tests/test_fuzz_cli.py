@@ -206,12 +206,16 @@ def check_run(reply: dict[str, Any], argv: list[str]) -> None:
     assert "Traceback" not in stderr, stderr
     assert status in (0, 1, 2), (argv, reply)
     assert stderr.count("\n") <= 1 and "\n" not in stderr.rstrip("\n"), (argv, stderr)
+    printed_by_argparse = {"--version", "--help", "-h"} & set(argv)
     if status == 2:
         assert stderr.startswith("decode-ring: error: "), (argv, stderr)
-        assert stdout == ""
+        if "--json" in argv:  # the error as a JSON object too
+            error = json.loads(stdout)
+            assert set(error) == {"error", "status"} and error["status"] == 2, (argv, stdout)
+        else:
+            assert stdout == ""
     if status == 1:
         assert stderr.startswith("decode-ring: refused: "), (argv, stderr)
-    printed_by_argparse = {"--version", "--help", "-h"} & set(argv)
     if status in (0, 1) and "--json" in argv and not printed_by_argparse:
         json.loads(stdout)
     stdout.encode("ascii")  # the child wrote through an ASCII stdout
