@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._facade import (
     RESERVE_RING_FULL_VARIABLE,
@@ -47,6 +47,9 @@ from .preflight import (
     reserve_ring_full,
 )
 from .units import format_size, quoted
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # The reference server's worked example: 48 gated-delta-net layers with 16 key
 # heads, 48 value heads of 128 by 128, a conv kernel of 4; laid out as the
@@ -454,15 +457,27 @@ def plot_title(plan: Plan) -> str:
 
 
 def plot_plan(plan: Plan, path: str) -> None:
-    """Draws ``plan`` into exactly ``path``, in the format its extension names
-    (PNG without one): one discrete colour per depth, "refused" and "cannot
-    split" in the legend, the inputs in the title, and the table's columns
-    (state and KV cache per sequence beside each row, the largest batch at
-    full depth after it). Needs matplotlib (``pip install
+    """Draws ``plan`` (``plan_figure``) into exactly ``path``, in the format
+    its extension names (PNG without one). Needs matplotlib (``pip install
     'decode_ring[plot]'``): raises ``ImportError`` without it,
-    ``PlotFormatError`` for a format it cannot write, ``OSError`` when the
-    file cannot be written."""
+    ``PlotFormatError`` for a format it cannot write, and ``OSError`` when
+    the file cannot be written."""
     fmt = plot_format(path)
+    import matplotlib.pyplot as pyplot
+
+    figure = plan_figure(plan)
+    try:
+        with open(path, "wb") as target:
+            figure.savefig(target, format=fmt, dpi=110)
+    finally:
+        pyplot.close(figure)
+
+
+def plan_figure(plan: Plan) -> Figure:
+    """``plan`` as a heat map: one discrete colour per depth, "refused" and
+    "cannot split" in the legend, the inputs in the title, and the table's
+    columns (state and KV cache per sequence beside each row, the largest
+    batch at full depth after it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -511,11 +526,7 @@ def plot_plan(plan: Plan, path: str) -> None:
     ]
     figure.legend(handles=legend, loc="center right", fontsize=8, frameon=False)
     figure.tight_layout(rect=(0, 0, 0.86, 1))
-    try:
-        with open(path, "wb") as target:
-            figure.savefig(target, format=fmt, dpi=110)
-    finally:
-        pyplot.close(figure)
+    return figure
 
 
 def row_label(row: PlanRow) -> str:

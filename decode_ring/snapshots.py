@@ -61,13 +61,20 @@ def cannot_read(path: str | os.PathLike[str], error: OSError) -> ModelConfigErro
     return ModelConfigError(f"cannot read {os.fspath(path)!a}: {reason}", path=os.fspath(path))
 
 
-def readable(path: Path) -> None:
-    """Raises ``cannot_read`` unless ``path`` is a file that opens for reading."""
+def read_json_file(path: Path) -> Mapping[str, Any]:
+    """The JSON object in the file at ``path``, read as UTF-8; every failure
+    is one line naming the path and the whole reason."""
     try:
-        with path.open("rb"):
-            pass
+        raw = path.read_bytes()
     except OSError as error:
         raise cannot_read(path, error) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ModelConfigError(
+            f"cannot read {os.fspath(path)!a}: not UTF-8 text ({error})", path=os.fspath(path)
+        ) from None
+    return read_json_object(text, f"{os.fspath(path)!a}")
 
 
 def read_json_object(text: str, where: str) -> Mapping[str, Any]:
@@ -163,14 +170,14 @@ def resolve_model(text: str, stdin: TextIO | None = None) -> ModelReference:
             return ModelReference(os.fspath(snapshot), text, snapshot)
         raise cannot_read(text, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)))
     if not is_dir:
-        readable(path)
+        read_json_file(path)  # every reading failure said here, whole
         return ModelReference(text, text, None)
     if _CACHE_FOLDER.fullmatch(path.resolve().name) and (path / "snapshots").is_dir():
         path = cache_snapshot(path)
     config = path / CONFIG_FILE
     if not os.path.lexists(config):
         raise ModelConfigError(f"{os.fspath(path)!a}: directory has no config.json")
-    readable(config)
+    read_json_file(config)
     return ModelReference(os.fspath(path), text, path)
 
 
@@ -178,15 +185,9 @@ def snapshot_weights(snapshot: Path) -> int | None:
     """The weights' bytes that a snapshot's ``model.safetensors.index.json``
     gives (``metadata.total_size``); None when the snapshot has no index."""
     index = snapshot / INDEX_FILE
-    try:
-        text = index.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(index):
         return None
-    except OSError as error:
-        raise cannot_read(index, error) from None
-    except ValueError as error:
-        raise ModelConfigError(f"cannot read {os.fspath(index)!a}: {error}") from None
-    metadata = read_json_object(text, ascii(os.fspath(index))).get("metadata")
+    metadata = read_json_file(index).get("metadata")
     total = metadata.get("total_size") if isinstance(metadata, dict) else None
     if not isinstance(total, int) or isinstance(total, bool) or total < 0:
         raise ModelConfigError(
