@@ -249,13 +249,26 @@ def _(report: StateReport) -> Rendered:
         f"{state.tp_size}, {state.layout} layout",
         f"  {'config':<22} {source_text(state.source)}",
         f"  {'ssm layers':<22} {state.ssm_layers:>11}  {layer_ranges(state.layer_indices)}",
-        f"  {'conv state':<22} {shape_text(state.conv_shape)} {state.conv_dtype} "
-        f"({state.conv_dtype_rule})",
-        f"  {'ssm state':<22} {shape_text(state.ssm_shape)} {state.ssm_dtype} "
-        f"({state.ssm_dtype_rule})",
+    ]
+    # Every tensor of every kind of recurrent layer; a kind's own line where there are several.
+    several = len(state.groups) > 1
+    sizes: list[str] = []
+    for group in state.groups:
+        if several:
+            lines.append(
+                f"  {group.kind + ' layers':<22} {len(group.layer_indices):>11}  "
+                f"{layer_ranges(group.layer_indices)}"
+            )
+        for tensor in group.tensors:
+            label = f"{group.kind} {tensor.name}" if several else tensor.name
+            lines.append(
+                f"  {label + ' state':<22} {shape_text(tensor.shape)} {tensor.dtype} "
+                f"({tensor.dtype_rule})"
+            )
+            sizes.append(sized(f"{label} bytes per layer", tensor.bytes))
+    lines += [
         f"  {'speculative tokens':<22} {state.speculative_tokens:>11}",
-        sized("conv bytes per layer", state.conv_bytes),
-        sized("ssm bytes per layer", state.ssm_bytes),
+        *sizes,
         sized("per layer", state.per_layer_bytes),
         sized("per sequence", state.per_sequence_bytes),
     ]

@@ -53,7 +53,26 @@ CHECKPOINTS: dict[str, str] = {
         "not a checkpoint: the metrale worked example, 48 gated-delta-net layers, Hk 16, Hv 48, "
         "dk = dv = 128, K 4"
     ),
+    # The rest: repository, path and commit of each public copy in tests/configs/PROVENANCE.md.
+    "qwen3.5-35b-a3b.json": "Qwen/Qwen3.5-35B-A3B",
+    "qwen3.5-27b.json": "Qwen/Qwen3.5-27B",
+    "kimi-linear-48b-a3b-instruct.json": "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+    "kimi-k3.json": "moonshotai/Kimi-K3 (a kimi_linear text_config)",
+    "falcon-mamba-7b.json": "tiiuae/falcon-mamba-7b (expand 16 beside intermediate_size 8192)",
+    "jet-nemotron-2b.json": "jet-ai/Jet-Nemotron-2B",
+    "nemotron-dense-siglip2.json": "nvidia-cosmos/cosmos-rl's dense Nemotron-H VL (no Mamba layer)",
+    "minimax-m1.json": "MiniMaxAI/MiniMax-M1 (a family vLLM removed)",
 }
+#: The family each fixture is read as, where its top-level model_type is not it.
+FAMILY_OF: dict[str, str] = {
+    "kimi-k3.json": "kimi_linear",
+    "nemotron-dense-siglip2.json": "nemotron_h",
+}
+#: Families with no whole public config found (tests/configs/PROVENANCE.md): each is read from
+#: transformers 5.23's own to_dict() in tests/test_models_families.py instead.
+NO_FIXTURE: frozenset[str] = frozenset(
+    {"lfm2", "lfm2_moe", "lfm2_vl", "minicpmv4_6", "olmo_hybrid"}
+)
 
 # Each covered fixture's state at tp 1: layers, then per layout (conv shape, ssm shape, conv
 # dtype, ssm dtype, bytes per sequence). None: the layout refuses the config.
@@ -278,6 +297,160 @@ EXPECTED: dict[str, tuple[int, dict[str, Expected]]] = {
             "metrale": ((4, 10240), (48, 128, 128), "float32", "float32", 158_859_264),
         },
     ),
+    # 40 layers, full attention every 4th: 30 GDN layers; Hk 16, Hv 32, dk = dv = 128, K 4; the
+    # config's mamba_ssm_dtype float32 rules the SSM state in both servers. Peers notes §3.2:
+    # 49,152 + 2,097,152 = 2,146,304 B per layer at tp 1.
+    "qwen3.5-35b-a3b.json": (
+        30,
+        {
+            "vllm": (
+                (3, 2 * 16 * 128 + 32 * 128),
+                (32, 128, 128),
+                "bfloat16",
+                "float32",
+                30 * (3 * 8192 * 2 + 32 * 128 * 128 * 4),
+            ),
+            "sglang": (
+                (8192, 3),
+                (32, 128, 128),
+                "bfloat16",
+                "float32",
+                30 * (8192 * 3 * 2 + 32 * 128 * 128 * 4),
+            ),
+            "metrale": (
+                (4, 8192),
+                (32, 128, 128),
+                "float32",
+                "float32",
+                30 * (4 * 8192 * 4 + 32 * 128 * 128 * 4),
+            ),
+        },
+    ),
+    # 64 layers, full attention every 4th: 48 GDN layers; Hk 16, Hv 48, dk = dv = 128, K 4.
+    "qwen3.5-27b.json": (
+        48,
+        {
+            "vllm": (
+                (3, 2 * 16 * 128 + 48 * 128),
+                (48, 128, 128),
+                "bfloat16",
+                "float32",
+                48 * (3 * 10240 * 2 + 48 * 128 * 128 * 4),
+            ),
+            "sglang": (
+                (10240, 3),
+                (48, 128, 128),
+                "bfloat16",
+                "float32",
+                48 * (10240 * 3 * 2 + 48 * 128 * 128 * 4),
+            ),
+            "metrale": ((4, 10240), (48, 128, 128), "float32", "float32", 158_859_264),
+        },
+    ),
+    # 27 layers, 20 KDA (kda_layers, 1-based) of 32 heads x 128, K 4: conv 3 x 32 x 128 channels,
+    # window first in both servers; the recurrent state is float32 by default. Peers notes §3.2:
+    # 73,728 + 2,097,152 = 2,170,880 B per layer.
+    "kimi-linear-48b-a3b-instruct.json": (
+        20,
+        {
+            "vllm": (
+                (3, 3 * 32 * 128),
+                (32, 128, 128),
+                "bfloat16",
+                "float32",
+                20 * (3 * 12288 * 2 + 32 * 128 * 128 * 4),
+            ),
+            "sglang": (
+                (3, 12288),
+                (32, 128, 128),
+                "bfloat16",
+                "float32",
+                20 * (3 * 12288 * 2 + 32 * 128 * 128 * 4),
+            ),
+            "metrale": (
+                (4, 12288),
+                (32, 128, 128),
+                "float32",
+                "float32",
+                20 * (4 * 12288 * 4 + 32 * 128 * 128 * 4),
+            ),
+        },
+    ),
+    # 93 layers, 69 KDA of 96 heads x 128, K 4.
+    "kimi-k3.json": (
+        69,
+        {
+            "vllm": (
+                (3, 3 * 96 * 128),
+                (96, 128, 128),
+                "bfloat16",
+                "float32",
+                69 * (3 * 36864 * 2 + 96 * 128 * 128 * 4),
+            ),
+            "sglang": (
+                (3, 36864),
+                (96, 128, 128),
+                "bfloat16",
+                "float32",
+                69 * (3 * 36864 * 2 + 96 * 128 * 128 * 4),
+            ),
+            "metrale": (
+                (4, 36864),
+                (96, 128, 128),
+                "float32",
+                "float32",
+                69 * (4 * 36864 * 4 + 96 * 128 * 128 * 4),
+            ),
+        },
+    ),
+    # 64 Mamba-1 layers of intermediate_size 8192 (not expand 16 x hidden 4096), d_state 16, K 4.
+    # Peers notes §3.2: vLLM 49,152 + 262,144 = 311,296 B, SGLang 49,152 + 524,288 = 573,440 B.
+    "falcon-mamba-7b.json": (
+        64,
+        {
+            "vllm": ((3, 8192), (8192, 16), "bfloat16", "bfloat16", 64 * 311_296),
+            "sglang": ((8192, 3), (8192, 1, 16), "bfloat16", "float32", 64 * 573_440),
+            "metrale": (
+                (4, 8192),
+                (8192, 16),
+                "float32",
+                "float32",
+                64 * (4 * 8192 * 4 + 8192 * 16 * 4),
+            ),
+        },
+    ),
+    # 24 jet layers of 28; 12 heads, key dim 96, value dim int(96 x 2.6666666667) = 256, K 4:
+    # conv 12 x 256 + 2 x 12 x 96 channels.
+    "jet-nemotron-2b.json": (
+        24,
+        {
+            "vllm": None,  # no jet_nemotron in vLLM 0.33.0
+            "sglang": (
+                (12 * 256 + 2 * 12 * 96, 3),
+                (12, 256, 96),
+                "bfloat16",
+                "float32",
+                24 * (5376 * 3 * 2 + 12 * 256 * 96 * 4),
+            ),
+            "metrale": (
+                (4, 5376),
+                (12, 256, 96),
+                "float32",
+                "float32",
+                24 * (4 * 5376 * 4 + 12 * 256 * 96 * 4),
+            ),
+        },
+    ),
+    # Every hybrid_override_pattern entry is * or -: no Mamba layer, no byte.
+    "nemotron-dense-siglip2.json": (
+        0,
+        {
+            "vllm": ((), (), "bfloat16", "float32", 0),
+            "sglang": ((), (), "bfloat16", "float32", 0),
+            "metrale": ((), (), "float32", "float32", 0),
+        },
+    ),
+    "minimax-m1.json": (0, {"vllm": None, "sglang": None, "metrale": None}),
 }
 
 
@@ -289,8 +462,16 @@ def config(name: str) -> dict[str, Any]:
 def test_every_fixture_is_documented_and_covered() -> None:
     names = sorted(path.name for path in CONFIGS.glob("*.json"))
     assert names == sorted(CHECKPOINTS) == sorted(EXPECTED)
-    families = {config(name)["model_type"] for name in names}
-    assert families == set(FAMILIES)
+    families = {
+        FAMILY_OF[name] if name in FAMILY_OF else config(name)["model_type"] for name in names
+    }
+    assert families - {"minimax_m1"} | NO_FIXTURE == set(FAMILIES)
+    assert not NO_FIXTURE & families
+    provenance = (CONFIGS / "PROVENANCE.md").read_text(encoding="utf-8")
+    # The nine fixtures that predate PROVENANCE.md are described here alone.
+    later = [name for name in names if name not in list(CHECKPOINTS)[:9]]
+    assert len(later) == len(names) - 9
+    assert all(f"| {name} |" in provenance for name in later)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -299,19 +480,20 @@ def test_fixture_state(name: str, layout: str) -> None:
     layers, by_layout = EXPECTED[name]
     expected = by_layout[layout]
     if expected is None:
-        with pytest.raises(ModelConfigError, match=r"SGLang 0\.5\.23"):
+        with pytest.raises(ModelConfigError, match=r"SGLang 0\.5\.23|vLLM 0\.33\.0"):
             ssm_state(config(name), layout=layout)
         return
     conv_shape, ssm_shape, conv_dtype, ssm_dtype, per_sequence = expected
     state = ssm_state(CONFIGS / name, layout=layout)
-    assert state.family == config(name)["model_type"] == state.model_type
+    assert state.family == FAMILY_OF.get(name, config(name).get("model_type"))
+    assert state.model_type == config(name).get("model_type", state.family)
     assert (state.ssm_layers, len(state.layer_indices)) == (layers, layers)
     assert (state.conv_shape, state.ssm_shape) == (conv_shape, ssm_shape)
     assert (state.conv_dtype, state.ssm_dtype) == (conv_dtype, ssm_dtype)
     assert state.per_sequence_bytes == per_sequence
     assert state.per_layer_bytes is not None
     assert state.per_layer_bytes * layers == per_sequence
-    assert state.per_layer_bytes == state.conv_bytes + state.ssm_bytes
+    assert state.per_layer_bytes == (state.conv_bytes + state.ssm_bytes if layers else 0)
     assert (state.tp_size, state.layout, state.speculative_tokens) == (1, layout, 0)
     assert state.source == os.fspath(CONFIGS / name)
 
@@ -443,7 +625,7 @@ def test_tensor_parallel_refusals(name: str, tp: int, message: str, layout: str)
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
 @pytest.mark.parametrize(
     "name",
-    [name for name, (_, layouts) in sorted(EXPECTED.items()) if layouts["sglang"] is not None],
+    [name for name, (_, layouts) in sorted(EXPECTED.items()) if None not in layouts.values()],
 )
 def test_vllm_and_sglang_bytes_agree_for_equal_dtypes(name: str, tp: int) -> None:
     if tp == 8 and name in ("falcon-h1-7b-instruct.json", "granite-4.0-h-tiny.json"):
@@ -456,7 +638,9 @@ def test_vllm_and_sglang_bytes_agree_for_equal_dtypes(name: str, tp: int) -> Non
     vllm, sglang = states
     assert vllm.per_sequence_bytes == sglang.per_sequence_bytes
     assert (vllm.conv_bytes, vllm.ssm_bytes) == (sglang.conv_bytes, sglang.ssm_bytes)
-    assert vllm.conv_shape == sglang.conv_shape[::-1]
+    # SGLang keeps a KDA conv state window first, as vLLM does (KimiLinearStateShape).
+    kda = [group.kind for group in vllm.groups] == ["kda"]
+    assert vllm.conv_shape == (sglang.conv_shape if kda else sglang.conv_shape[::-1])
     assert vllm.layer_indices == sglang.layer_indices
 
 
@@ -744,11 +928,38 @@ def test_nemotron_layer_list_in_both_vocabularies_and_the_pattern() -> None:
     by_names = ssm_state(nemotron | {"layers_block_type": [names[c] for c in pattern]})
     by_normalised = ssm_state(nemotron | {"layers_block_type": [normalised[c] for c in pattern]})
     assert by_pattern == by_names == by_normalised
-    # The list wins over the pattern, as in transformers 5 and SGLang.
-    both = ssm_state(
-        nemotron | {"hybrid_override_pattern": "M" * 56, "layers_block_type": ["mamba", "moe"]}
+    both = nemotron | {"hybrid_override_pattern": pattern}
+    assert ssm_state(both | {"layers_block_type": [names[c] for c in pattern]}) == by_pattern
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nemotron_layer_descriptions_that_disagree_are_refused_naming_both(layout: str) -> None:
+    nemotron = config("nemotron-nano-9b-v2.json")
+    names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    listed = [names[c] for c in nemotron["hybrid_override_pattern"]]
+    listed[1] = "mamba"  # the pattern says '-'
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(nemotron | {"layers_block_type": listed}, layout=layout)
+    assert str(caught.value) == (
+        "nemotron_h config: field 'layers_block_type': layer 1 is 'mamba' but "
+        "hybrid_override_pattern makes it '-'; the two layer descriptions disagree"
     )
-    assert both.layer_indices == (0,)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_nemotron_pattern_one_layer_short_is_refused(layout: str) -> None:
+    # Issue 17: 51 pattern entries for 52 layers used to be read as 51 layers.
+    nemotron = config("nemotron-nano-9b-v2.json")
+    short = nemotron | {"hybrid_override_pattern": nemotron["hybrid_override_pattern"][:-1]}
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(short, layout=layout)
+    assert str(caught.value) == (
+        "nemotron_h config: field 'hybrid_override_pattern': has 55 entries but "
+        "num_hidden_layers is 56"
+    )
+    listed = {"layers_block_type": ["mamba"] * 57}
+    with pytest.raises(ModelConfigError, match="'layers_block_type': has 57 entries but "):
+        ssm_state(nemotron | listed, layout=layout)
 
 
 def test_sglang_refuses_transformers_5_names_in_nemotron_layers() -> None:
@@ -774,13 +985,27 @@ def test_granite_layer_types_in_both_vocabularies() -> None:
         )
 
 
-def test_qwen3_next_layer_types_win_except_under_sglang() -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_qwen3_next_layer_types_that_contradict_the_interval_are_refused(layout: str) -> None:
     qwen = config("qwen3-next-80b-a3b-instruct.json") | {
         "layer_types": ["linear_attention"] * 47 + ["full_attention"]
     }
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(qwen, layout=layout)
+    assert str(caught.value) == (
+        "qwen3_next config: field 'layer_types': layer 3 is 'linear_attention' but "
+        "full_attention_interval makes it 'full_attention'; the two layer descriptions disagree"
+    )
+
+
+def test_qwen3_next_layer_types_alone_are_read_except_under_sglang() -> None:
+    qwen = config("qwen3-next-80b-a3b-instruct.json")
+    del qwen["full_attention_interval"]
+    qwen["layer_types"] = ["linear_attention"] * 47 + ["full_attention"]
     assert ssm_state(qwen).ssm_layers == 47
     assert ssm_state(qwen, layout="metrale").ssm_layers == 47
-    assert ssm_state(qwen, layout="sglang").ssm_layers == 36
+    with pytest.raises(ModelConfigError, match="counts linear layers by it alone"):
+        ssm_state(qwen, layout="sglang")
 
 
 def test_falcon_h1_without_d_ssm_uses_expand_times_hidden() -> None:
@@ -1062,15 +1287,10 @@ def test_transformers_to_dict(
             "jamba config: field 'attn_layer_offset': 8 is not below attn_layer_period 8",
         ),
         (
-            "mamba-2.8b-hf.json",
-            {"intermediate_size": 4096},
-            "mamba config: field 'intermediate_size': is 4096 but expand*hidden_size is 5120, "
-            "which transformers puts in its place (MambaConfig.__post_init__)",
-        ),
-        (
             "mamba-codestral-7b.json",
             {"num_heads": 64},
-            "mamba2 config: field 'num_heads': num_heads*head_dim 4096 != 8192",
+            "mamba2 config: field 'num_heads': num_heads*head_dim 4096 != 8192 "
+            "(expand * hidden_size)",
         ),
         (
             "falcon-h1-7b-instruct.json",
@@ -1168,11 +1388,12 @@ def test_missing_field_names_file_family_and_field(name: str, field: str, tmp_pa
 
 def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
     with pytest.raises(ModelConfigError) as caught:
-        ssm_state({"model_type": "bamba", "num_hidden_layers": 32, "mamba_d_state": 128})
+        ssm_state({"model_type": "rwkv7", "num_hidden_layers": 32, "mamba_d_state": 128})
     assert str(caught.value) == (
-        "field 'model_type': unknown model_type 'bamba' has SSM fields ('mamba_d_state'); "
-        "supported families: falcon_h1, granitemoehybrid, jamba, mamba, mamba2, nemotron_h, "
-        "qwen3_next, zamba2"
+        "field 'model_type': unknown model_type 'rwkv7' has SSM fields ('mamba_d_state'); "
+        "supported families: falcon_h1, falcon_mamba, granitemoehybrid, jamba, jet_nemotron, "
+        "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, "
+        "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
     )
     assert (caught.value.field, caught.value.family) == ("model_type", None)
 
@@ -1180,10 +1401,10 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
 @pytest.mark.parametrize(
     "fields",
     [
-        {"model_type": "lfm2", "num_hidden_layers": 16, "layer_types": ["conv", "full_attention"]},
+        {"model_type": "rwkv7", "num_hidden_layers": 16, "layer_types": ["conv", "full_attention"]},
         {
-            "model_type": "qwen3_5",
-            "text_config": {"model_type": "qwen3_5_text", "linear_num_key_heads": 16},
+            "model_type": "qwen4_exp",
+            "text_config": {"model_type": "qwen4_exp_text", "linear_num_key_heads": 16},
         },
         {"model_type": "x", "hybrid_override_pattern": "M*", "num_hidden_layers": 2},
         {"model_type": "mystery"},

@@ -210,8 +210,8 @@ def test_jamba_takes_offset_zero_and_names_mamba_expand_in_a_split() -> None:
     assert state.layer_indices == (1, 3)
     error = refused(
         JAMBA,
-        "jamba config: field 'mamba_expand': tp_size 4 does not divide 6; "
-        "the servers shard it evenly",
+        "jamba config: field 'mamba_expand': tp_size 4 does not divide 6 "
+        "(mamba_expand * hidden_size); the servers shard it evenly",
         tp_size=4,
     )
     assert isinstance(error, TensorParallelSplitError)
@@ -334,8 +334,9 @@ def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
 
 
 FAMILY_LIST = (
-    "supported families: falcon_h1, granitemoehybrid, jamba, mamba, mamba2, nemotron_h, "
-    "qwen3_next, zamba2"
+    "supported families: falcon_h1, falcon_mamba, granitemoehybrid, jamba, jet_nemotron, "
+    "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, olmo_hybrid, "
+    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
 )
 
 
@@ -435,7 +436,7 @@ def test_a_plain_transformer_with_a_bad_dtype_names_the_file(tmp_path: Path) -> 
 def test_optional_fields_are_checked_by_name() -> None:
     mamba = {
         "model_type": "mamba",
-        "intermediate_size": 8,
+        "hidden_size": 8,
         "state_size": 4,
         "conv_kernel": 4,
         "num_hidden_layers": 1,

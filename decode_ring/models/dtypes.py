@@ -97,6 +97,9 @@ class DtypeHooks:
 
     sglang_passes_config: bool = False
     vllm_ssm: VllmSsmHook | None = None
+    # vLLM's BailingMoeV3 calls kda_state_dtype without --mamba-ssm-cache-dtype
+    # (models/bailing_moe_v3.py:1484-1489), so its KDA state is float32 whatever the flag.
+    vllm_kda_reads_ssm_dtype: bool = True
 
 
 NO_HOOKS: Final = DtypeHooks()
@@ -178,7 +181,7 @@ class DtypeRules:
         """The KDA recurrent state's dtype."""
         if self.layout != "vllm":
             return self.ssm()
-        if self.ssm_override is None:
+        if self.ssm_override is None or not self.hooks.vllm_kda_reads_ssm_dtype:
             return "float32", f"vLLM KDA default float32 ({_VLLM_UTILS}:133-151)"
         if self.ssm_override in ("float32", "bfloat16"):
             return self.ssm_override, "override --ssm-dtype"

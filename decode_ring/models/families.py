@@ -11,15 +11,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final, Protocol
 
-from .attention import gqa
-from .dtypes import NEMOTRON_H_HOOK, NO_HOOKS, DtypeHooks
+from .attention import gqa, mla
+from .dtypes import NEMOTRON_H_HOOK, NO_HOOKS, QWEN3_5_HOOK, DtypeHooks
 from .fields import Fields, positions, show
 from .gated_delta_net import GatedDeltaNet
+from .kda import Kda
 from .mamba1 import Mamba1
 from .mamba2 import Mamba2
+from .short_conv import ShortConv
 from .state import AttentionLayers, Sizing, StateTensor
 
-__all__ = ["FAMILIES", "REGISTRY", "SGLANG", "VLLM", "Family", "Geometry", "Parsed"]
+__all__ = ["FAMILIES", "REGISTRY", "REMOVED", "SGLANG", "VLLM", "Family", "Geometry", "Parsed"]
 
 VLLM: Final = "vLLM 0.33.0"
 SGLANG: Final = "SGLang 0.5.23"
@@ -40,10 +42,11 @@ class Geometry(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
-    """What a family's fields say: each kind of recurrent layer's geometry with its layers, the
-    attention side, and the field that gives the KV heads."""
+    """What a family's fields say: each kind of recurrent layer's layers with how to read its
+    geometry (read only where there are such layers: with none, the servers build no mixer and
+    read no mixer field), the attention side, and the field that gives the KV heads."""
 
-    groups: tuple[tuple[Geometry, tuple[int, ...]], ...]
+    groups: tuple[tuple[Callable[[], Geometry], tuple[int, ...]], ...]
     attention: AttentionLayers | None
     kv_heads_field: str = "num_key_value_heads"
 
@@ -55,15 +58,17 @@ Reader = Callable[[Fields, str], Parsed]
 
 @dataclass(frozen=True, slots=True)
 class Family:
-    """One family: its reader, the other ``model_type`` values it reads (a multimodal wrapper's
-    text config), the servers that serve it (``None``: that server lacks it) and its dtype
-    hooks."""
+    """One family: its reader; the ``model_type`` values it reads (in the config itself, or in
+    the ``text_config`` / ``llm_config`` of a wrapper; where ``wrapper``, they name the wrapper,
+    whose text config holds the fields); the servers that serve it (``None``: that server lacks
+    it); and its dtype hooks."""
 
     read: Reader
-    aliases: tuple[str, ...] = ()
+    model_types: tuple[str, ...]
     vllm: str | None = VLLM
     sglang: str | None = SGLANG
     hooks: DtypeHooks = NO_HOOKS
+    wrapper: bool = False
 
 
 def _others(count: int, ssm: tuple[int, ...]) -> tuple[int, ...]:
@@ -71,23 +76,46 @@ def _others(count: int, ssm: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(i for i in range(count) if i not in taken)
 
 
-def _one(geometry: Geometry, layers: tuple[int, ...], attention: AttentionLayers | None) -> Parsed:
+def _one(
+    geometry: Callable[[], Geometry],
+    layers: tuple[int, ...],
+    attention: AttentionLayers | None,
+) -> Parsed:
     return Parsed(((geometry, layers),), attention)
 
 
+def _declared_layers(cfg: Fields, field: str, length: int) -> None:
+    """Refuse ``num_hidden_layers``, where the config gives it, when it is not ``length``, the
+    length of layer description ``field``."""
+    if "num_hidden_layers" in cfg.fields and cfg.num_layers() != length:
+        raise cfg.fail(field, f"has {length} entries but num_hidden_layers is {cfg.num_layers()}")
+
+
+def _disagree(
+    cfg: Fields, field: str, other: str, index: int, mine: object, theirs: object
+) -> None:
+    raise cfg.fail(
+        field,
+        f"layer {index} is {show(mine)} but {other} makes it {show(theirs)}; the two layer "
+        "descriptions disagree",
+    )
+
+
 def _read_mamba(cfg: Fields, server: str) -> Parsed:
-    """``mamba`` (Mamba-1): all ``num_hidden_layers``; ``intermediate_size`` (which must equal
-    ``expand * hidden_size`` when both are given: transformers puts that in its place),
-    ``state_size``, ``conv_kernel``. vLLM models/mamba.py:234-247, SGLang configs/mamba.py:27-38."""
-    d_inner = cfg.int_("intermediate_size")
-    expand, hidden = cfg.opt_int("expand"), cfg.opt_int("hidden_size")
-    if expand is not None and hidden is not None and expand * hidden != d_inner:
-        raise cfg.fail(
-            "intermediate_size",
-            f"is {show(d_inner)} but expand*hidden_size is {show(expand * hidden)}, which "
-            "transformers puts in its place (MambaConfig.__post_init__)",
-        )
-    geometry = Mamba1(d_inner, cfg.int_("state_size"), cfg.int_("conv_kernel"), "intermediate_size")
+    """``mamba`` and ``falcon_mamba`` (Mamba-1): all ``num_hidden_layers``;
+    ``intermediate_size`` (else ``expand * hidden_size``, transformers' default for it: both
+    servers read ``intermediate_size``, and transformers 5 keeps a given one, even falcon-mamba-7b's
+    8192 beside ``expand`` 16), ``state_size``, ``conv_kernel``. vLLM models/mamba.py:234-247,
+    SGLang configs/mamba.py:27-80."""
+
+    def geometry() -> Mamba1:
+        if "intermediate_size" in cfg.fields:
+            d_inner, field, terms = cfg.int_("intermediate_size"), "intermediate_size", ""
+        else:
+            d_inner = cfg.int_("expand") * cfg.int_("hidden_size")
+            field, terms = "expand", "expand * hidden_size"
+        return Mamba1(d_inner, cfg.int_("state_size"), cfg.int_("conv_kernel"), field, terms)
+
     return _one(geometry, tuple(range(cfg.num_layers())), None)
 
 
@@ -96,35 +124,41 @@ def _read_mamba2(cfg: Fields, server: str) -> Parsed:
     head_dim``), ``num_heads``, ``head_dim``, ``n_groups``, ``state_size``, ``conv_kernel``.
     SGLang sizes it by ``intermediate_size``, which must then be present. vLLM
     models/mamba2.py:184-213, SGLang configs/mamba2.py:41-57."""
-    heads, head_dim = cfg.int_("num_heads"), cfg.int_("head_dim")
-    d_inner = cfg.int_("expand") * cfg.int_("hidden_size")
-    if d_inner != heads * head_dim:
-        # transformers Mamba2Config.validate_architecture refuses the config.
-        raise cfg.fail(
-            "num_heads", f"num_heads*head_dim {show(heads * head_dim)} != {show(d_inner)}"
+
+    def geometry() -> Mamba2:
+        heads, head_dim = cfg.int_("num_heads"), cfg.int_("head_dim")
+        d_inner = cfg.int_("expand") * cfg.int_("hidden_size")
+        if d_inner != heads * head_dim:
+            # transformers Mamba2Config.validate_architecture refuses the config.
+            raise cfg.fail(
+                "num_heads",
+                f"num_heads*head_dim {show(heads * head_dim)} != {show(d_inner)} "
+                "(expand * hidden_size)",
+            )
+        given = cfg.opt_int("intermediate_size")
+        if given is not None and given != d_inner:
+            # vLLM's mixer would use it (models/mamba2.py:61-63) while its cache uses
+            # expand*hidden.
+            raise cfg.fail(
+                "intermediate_size", f"is {show(given)} but expand*hidden_size is {show(d_inner)}"
+            )
+        if server == "sglang" and given is None:
+            raise cfg.fail(
+                "intermediate_size",
+                "missing; SGLang 0.5.23 sizes mamba2 by config.intermediate_size "
+                "(configs/mamba2.py:46-48), which transformers' Mamba2Config does not define",
+            )
+        return Mamba2(
+            d_inner,
+            cfg.int_("n_groups"),
+            heads,
+            head_dim,
+            cfg.int_("state_size"),
+            cfg.int_("conv_kernel"),
+            "num_heads",
+            "n_groups",
         )
-    given = cfg.opt_int("intermediate_size")
-    if given is not None and given != d_inner:
-        # vLLM's mixer would use it (models/mamba2.py:61-63) while its cache uses expand*hidden.
-        raise cfg.fail(
-            "intermediate_size", f"is {show(given)} but expand*hidden_size is {show(d_inner)}"
-        )
-    if server == "sglang" and given is None:
-        raise cfg.fail(
-            "intermediate_size",
-            "missing; SGLang 0.5.23 sizes mamba2 by config.intermediate_size "
-            "(configs/mamba2.py:46-48), which transformers' Mamba2Config does not define",
-        )
-    geometry = Mamba2(
-        d_inner,
-        cfg.int_("n_groups"),
-        heads,
-        head_dim,
-        cfg.int_("state_size"),
-        cfg.int_("conv_kernel"),
-        "num_heads",
-        "n_groups",
-    )
+
     return _one(geometry, tuple(range(cfg.num_layers())), None)
 
 
@@ -140,8 +174,14 @@ def _read_jamba(cfg: Fields, server: str) -> Parsed:
         raise cfg.fail(
             "attn_layer_offset", f"{show(offset)} is not below attn_layer_period {show(period)}"
         )
-    d_inner = cfg.int_("mamba_expand") * cfg.int_("hidden_size")
-    geometry = Mamba1(d_inner, cfg.int_("mamba_d_state"), cfg.int_("mamba_d_conv"), "mamba_expand")
+
+    def geometry() -> Mamba1:
+        d_inner = cfg.int_("mamba_expand") * cfg.int_("hidden_size")
+        terms = "mamba_expand * hidden_size"
+        return Mamba1(
+            d_inner, cfg.int_("mamba_d_state"), cfg.int_("mamba_d_conv"), "mamba_expand", terms
+        )
+
     count = cfg.num_layers()
     layers = tuple(i for i in range(count) if i % period != offset)
     return _one(geometry, layers, gqa(cfg, _others(count, layers)))
@@ -150,53 +190,84 @@ def _read_jamba(cfg: Fields, server: str) -> Parsed:
 def _read_nemotron_h(cfg: Fields, server: str) -> Parsed:
     """``nemotron_h``: the ``mamba``/``linear_attention`` entries of ``layers_block_type``
     (others: attention, mlp, moe), else the ``M`` of ``hybrid_override_pattern`` (others:
-    ``*-E``); ``mamba_num_heads``, ``mamba_head_dim``, ``n_groups`` (or ``mamba_n_groups``),
+    ``*-E``); both, when given, must agree, and match ``num_hidden_layers`` where it is given.
+    ``mamba_num_heads``, ``mamba_head_dim``, ``n_groups`` (or ``mamba_n_groups``),
     ``ssm_state_size``, ``conv_kernel`` (or ``mamba_d_conv``). SGLang, as its own config class,
     takes the list in checkpoint names only and reads ``n_groups`` only. vLLM
     models/nemotron_h.py:780-811; SGLang configs/nemotron_h.py:425-439."""
-    heads, head_dim = cfg.int_("mamba_num_heads"), cfg.int_("mamba_head_dim")
-    if server == "sglang" and "n_groups" not in cfg.fields:
-        # SGLang's NemotronHConfig keeps mamba_n_groups apart and reads self.n_groups (:430).
-        raise cfg.fail("n_groups", "missing; SGLang 0.5.23 reads n_groups, not mamba_n_groups")
-    geometry = Mamba2(
-        heads * head_dim,
-        cfg.either_int("n_groups", "mamba_n_groups"),
-        heads,
-        head_dim,
-        cfg.int_("ssm_state_size"),
-        cfg.either_int("conv_kernel", "mamba_d_conv"),
-        "mamba_num_heads",
-        "n_groups",
-    )
-    layers, attention = _nemotron_layers(cfg, server)
-    return _one(geometry, layers, gqa(cfg, attention))
+
+    def geometry() -> Mamba2:
+        heads, head_dim = cfg.int_("mamba_num_heads"), cfg.int_("mamba_head_dim")
+        if server == "sglang" and "n_groups" not in cfg.fields:
+            # SGLang's NemotronHConfig keeps mamba_n_groups apart and reads self.n_groups (:430).
+            raise cfg.fail("n_groups", "missing; SGLang 0.5.23 reads n_groups, not mamba_n_groups")
+        return Mamba2(
+            heads * head_dim,
+            cfg.either_int("n_groups", "mamba_n_groups"),
+            heads,
+            head_dim,
+            cfg.int_("ssm_state_size"),
+            cfg.either_int("conv_kernel", "mamba_d_conv"),
+            "mamba_num_heads",
+            "n_groups",
+        )
+
+    kinds = _nemotron_kinds(cfg, server)
+    layers = positions(kinds, "M")
+    return _one(geometry, layers, gqa(cfg, positions(kinds, "*")))
 
 
-def _nemotron_layers(cfg: Fields, server: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    # The list wins over the pattern in transformers 5 and SGLang (configs/nemotron_h.py:196-206);
-    # vLLM reads the pattern transformers derives from it (models/nemotron_h.py:597).
+_NEMOTRON_PATTERN: Final[Mapping[str, str]] = {
+    "mamba": "M",
+    "linear_attention": "M",
+    "attention": "*",
+    "full_attention": "*",
+    "mlp": "-",
+    "moe": "E",
+}
+
+
+def _nemotron_kinds(cfg: Fields, server: str) -> str:
+    """Each layer as its ``hybrid_override_pattern`` character (``M * - E``), from the list or
+    the pattern. The list wins in transformers 5 and SGLang (configs/nemotron_h.py:196-206);
+    vLLM reads the pattern transformers derives from it (models/nemotron_h.py:597)."""
+    listed: str | None = None
     if cfg.has("layers_block_type"):
         if server == "sglang":
             # SGLang's NemotronHConfig validates the checkpoint vocabulary only (:167-192), so it
             # refuses a list transformers 5 wrote.
             note = " (SGLang 0.5.23 refuses transformers 5's linear_attention/full_attention)"
             vocabulary = frozenset({"mamba", "attention", "mlp", "moe"})
-            kinds = cfg.layer_kinds("layers_block_type", vocabulary, None, note)
-            return positions(kinds, frozenset({"mamba"})), positions(
-                kinds, frozenset({"attention"})
-            )
-        vocabulary = _SSM_LAYERS | _ATTENTION_LAYERS | {"mlp", "moe"}
-        kinds = cfg.layer_kinds("layers_block_type", vocabulary, None)
-        return positions(kinds, _SSM_LAYERS), positions(kinds, _ATTENTION_LAYERS)
-    if "hybrid_override_pattern" not in cfg.fields:
-        raise cfg.fail("hybrid_override_pattern", "missing (and no layers_block_type)")
-    pattern = cfg.entries("hybrid_override_pattern", None, pattern=True)
+        else:
+            note, vocabulary = "", frozenset(_NEMOTRON_PATTERN)
+        kinds = cfg.layer_kinds("layers_block_type", vocabulary, None, note)
+        listed = "".join(_NEMOTRON_PATTERN[kind] for kind in kinds)
+        _declared_layers(cfg, "layers_block_type", len(listed))
+    if not cfg.has("hybrid_override_pattern"):
+        if listed is None:
+            raise cfg.fail("hybrid_override_pattern", "missing (and no layers_block_type)")
+        return listed
+    pattern: str = cfg.entries("hybrid_override_pattern", None, pattern=True)
     for index, char in enumerate(pattern):
         if char not in "M*-E":
             raise cfg.fail(
                 "hybrid_override_pattern", f"character {index} is {show(char)}; expected M * - E"
             )
-    return positions(pattern, "M"), positions(pattern, "*")
+    _declared_layers(cfg, "hybrid_override_pattern", len(pattern))
+    if listed is not None and listed != pattern:
+        index = next(
+            (i for i, pair in enumerate(zip(listed, pattern, strict=False)) if pair[0] != pair[1]),
+            min(len(listed), len(pattern)),
+        )
+        _disagree(
+            cfg,
+            "layers_block_type",
+            "hybrid_override_pattern",
+            index,
+            cfg.fields["layers_block_type"][index] if index < len(listed) else None,
+            pattern[index] if index < len(pattern) else None,
+        )
+    return pattern
 
 
 def _read_falcon_h1(cfg: Fields, server: str) -> Parsed:
@@ -205,15 +276,17 @@ def _read_falcon_h1(cfg: Fields, server: str) -> Parsed:
     ``mamba_n_heads``, ``mamba_d_head`` (or ``"auto"``), ``mamba_n_groups``, ``mamba_d_state``,
     ``mamba_d_conv``. vLLM models/falcon_h1.py:538-572 and :112-116; SGLang
     configs/falcon_h1.py:211-223."""
-    if "mamba_d_ssm" not in cfg.fields:
-        # transformers would default it to 1024, whatever the model; refuse to guess.
-        raise cfg.fail("mamba_d_ssm", "missing")
-    if cfg.fields["mamba_d_ssm"] is None:
-        d_inner = cfg.int_("mamba_expand") * cfg.int_("hidden_size")
-    else:
-        d_inner = cfg.int_("mamba_d_ssm")
+
+    def geometry() -> Mamba2:
+        if "mamba_d_ssm" not in cfg.fields:
+            # transformers would default it to 1024, whatever the model; refuse to guess.
+            raise cfg.fail("mamba_d_ssm", "missing")
+        if cfg.fields["mamba_d_ssm"] is None:
+            return _mamba2_heads(cfg, cfg.int_("mamba_expand") * cfg.int_("hidden_size"))
+        return _mamba2_heads(cfg, cfg.int_("mamba_d_ssm"))
+
     layers = tuple(range(cfg.num_layers()))
-    return _one(_mamba2_heads(cfg, d_inner), layers, gqa(cfg, layers))
+    return _one(geometry, layers, gqa(cfg, layers))
 
 
 def _read_granitemoehybrid(cfg: Fields, server: str) -> Parsed:
@@ -223,10 +296,13 @@ def _read_granitemoehybrid(cfg: Fields, server: str) -> Parsed:
     ``mamba_n_groups``, ``mamba_d_state``, ``mamba_d_conv``. vLLM
     models/granitemoehybrid.py:617-646 and :321-350; SGLang configs/granitemoehybrid.py:29-32,
     239-251, 286-310."""
-    d_inner = cfg.int_("mamba_expand") * cfg.int_("hidden_size")
     count = cfg.num_layers()
     layers = cfg.layer_list("layer_types", _SSM_LAYERS, _ATTENTION_LAYERS, count)
-    return _one(_mamba2_heads(cfg, d_inner), layers, gqa(cfg, _others(count, layers)))
+    return _one(
+        lambda: _mamba2_heads(cfg, cfg.int_("mamba_expand") * cfg.int_("hidden_size")),
+        layers,
+        gqa(cfg, _others(count, layers)),
+    )
 
 
 def _mamba2_heads(cfg: Fields, d_inner: int) -> Mamba2:
@@ -253,39 +329,40 @@ def _mamba2_heads(cfg: Fields, d_inner: int) -> Mamba2:
 
 def _read_zamba2(cfg: Fields, server: str) -> Parsed:
     """``zamba2``: every entry of ``layers_block_type`` (a ``hybrid`` layer holds a Mamba block
-    and the shared attention); ``mamba_expand * hidden_size``, ``n_mamba_heads`` (head dim
-    ``d_inner / n_mamba_heads``; ``mamba_headdim``, if given, must agree), ``mamba_ngroups``,
-    ``mamba_d_state``, ``mamba_d_conv``. vLLM models/zamba2.py:869-897, mixer :530-545, layers
-    :751-780."""
-    d_inner = cfg.int_("mamba_expand") * cfg.int_("hidden_size")
-    heads = cfg.int_("n_mamba_heads")
-    if d_inner % heads:
-        raise cfg.fail(
-            "n_mamba_heads", f"{show(heads)} heads do not divide mamba_expand*hidden_size"
+    and the shared attention), ``num_hidden_layers`` of them where that is given;
+    ``mamba_expand * hidden_size``, ``n_mamba_heads`` (head dim ``d_inner / n_mamba_heads``;
+    ``mamba_headdim``, if given, must agree), ``mamba_ngroups``, ``mamba_d_state``,
+    ``mamba_d_conv``. vLLM models/zamba2.py:869-897, mixer :530-545, layers :751-780."""
+
+    def geometry() -> Mamba2:
+        d_inner = cfg.int_("mamba_expand") * cfg.int_("hidden_size")
+        heads = cfg.int_("n_mamba_heads")
+        if d_inner % heads:
+            raise cfg.fail(
+                "n_mamba_heads", f"{show(heads)} heads do not divide mamba_expand*hidden_size"
+            )
+        given = cfg.opt_int("mamba_headdim")
+        if given is not None and given != d_inner // heads:
+            # transformers' Zamba2Config.__post_init__ overwrites it with d_inner // n_mamba_heads.
+            raise cfg.fail(
+                "mamba_headdim",
+                f"is {show(given)} but d_inner/n_mamba_heads is {show(d_inner // heads)}",
+            )
+        return Mamba2(
+            d_inner,
+            cfg.int_("mamba_ngroups"),
+            heads,
+            d_inner // heads,
+            cfg.int_("mamba_d_state"),
+            cfg.int_("mamba_d_conv"),
+            "n_mamba_heads",
+            "mamba_ngroups",
         )
-    given = cfg.opt_int("mamba_headdim")
-    if given is not None and given != d_inner // heads:
-        # transformers' Zamba2Config.__post_init__ overwrites it with d_inner // n_mamba_heads.
-        raise cfg.fail(
-            "mamba_headdim",
-            f"is {show(given)} but d_inner/n_mamba_heads is {show(d_inner // heads)}",
-        )
-    geometry = Mamba2(
-        d_inner,
-        cfg.int_("mamba_ngroups"),
-        heads,
-        d_inner // heads,
-        cfg.int_("mamba_d_state"),
-        cfg.int_("mamba_d_conv"),
-        "n_mamba_heads",
-        "mamba_ngroups",
-    )
+
     kinds = cfg.layer_kinds("layers_block_type", _SSM_LAYERS | {"hybrid"}, None)
-    return _one(
-        geometry,
-        tuple(range(len(kinds))),
-        _zamba2_attention(cfg, positions(kinds, frozenset({"hybrid"}))),
-    )
+    _declared_layers(cfg, "layers_block_type", len(kinds))
+    hybrid = positions(kinds, frozenset({"hybrid"}))
+    return _one(geometry, tuple(range(len(kinds))), _zamba2_attention(cfg, hybrid))
 
 
 def _zamba2_attention(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:
@@ -298,47 +375,197 @@ def _zamba2_attention(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers |
     return gqa(cfg, layers, head_dim_field="attention_head_dim")
 
 
-def _read_qwen3_next(cfg: Fields, server: str) -> Parsed:
-    """``qwen3_next`` (gated delta net): the ``linear_attention`` entries of ``layer_types``
-    (``num_hidden_layers`` of them), else ``i`` with ``(i + 1) % full_attention_interval !=
-    0``; SGLang reads the interval alone. ``linear_num_key_heads``, ``linear_num_value_heads``,
+def _read_gated_delta_net(cfg: Fields, server: str) -> Parsed:
+    """``qwen3_next``, ``qwen3_5``, ``qwen3_5_moe``, ``olmo_hybrid`` (gated delta net): the
+    ``linear_attention`` entries of ``layer_types`` (``num_hidden_layers`` of them), else ``i``
+    with ``(i + 1) % full_attention_interval != 0``; the two, when both are given, must agree.
+    SGLang reads the interval alone. ``linear_num_key_heads``, ``linear_num_value_heads``,
     ``linear_key_head_dim``, ``linear_value_head_dim``, ``linear_conv_kernel_dim``. vLLM
-    models/qwen3_next.py:893-913 and :500-512, :668; SGLang configs/qwen3_next.py:259-313."""
-    geometry = GatedDeltaNet(
-        cfg.int_("linear_num_key_heads"),
-        cfg.int_("linear_num_value_heads"),
-        cfg.int_("linear_key_head_dim"),
-        cfg.int_("linear_value_head_dim"),
-        cfg.int_("linear_conv_kernel_dim"),
-    )
+    models/qwen3_next.py:893-913, qwen3_5.py:388-418 and :609-639, olmo_hybrid.py:442-472 (the
+    layers of ``config.layer_types``); SGLang configs/qwen3_next.py:259-313, inherited by
+    configs/qwen3_5.py:15."""
+
+    def geometry() -> GatedDeltaNet:
+        return GatedDeltaNet(
+            cfg.int_("linear_num_key_heads"),
+            cfg.int_("linear_num_value_heads"),
+            cfg.int_("linear_key_head_dim"),
+            cfg.int_("linear_value_head_dim"),
+            cfg.int_("linear_conv_kernel_dim"),
+        )
+
     count = cfg.num_layers()
-    if server != "sglang" and cfg.has("layer_types"):
-        layers = cfg.layer_list("layer_types", _SSM_LAYERS, _ATTENTION_LAYERS, count)
-        return _one(geometry, layers, gqa(cfg, _others(count, layers)))
-    if not cfg.has("full_attention_interval"):
+    listed = None
+    if cfg.has("layer_types"):
+        listed = cfg.layer_list("layer_types", _SSM_LAYERS, _ATTENTION_LAYERS, count)
+    if cfg.has("full_attention_interval"):
+        interval = cfg.int_("full_attention_interval")
+        derived = tuple(i for i in range(count) if (i + 1) % interval)
+        if listed is not None and listed != derived:
+            index = min(set(listed) ^ set(derived))
+            _disagree(
+                cfg,
+                "layer_types",
+                "full_attention_interval",
+                index,
+                cfg.fields["layer_types"][index],
+                "linear_attention" if index in derived else "full_attention",
+            )
+        listed = derived
+    elif server == "sglang" or listed is None:
         why = (
             "SGLang 0.5.23 counts linear layers by it alone (configs/qwen3_next.py:259-268)"
             if server == "sglang"
             else "needed when there is no layer_types"
         )
         raise cfg.fail("full_attention_interval", f"missing; {why}")
-    interval = cfg.int_("full_attention_interval")
-    layers = tuple(i for i in range(count) if (i + 1) % interval)
-    return _one(geometry, layers, gqa(cfg, _others(count, layers)))
+    return _one(geometry, listed, gqa(cfg, _others(count, listed)))
+
+
+def _layer_numbers(cfg: Fields, field: str, count: int, *, base: int) -> tuple[int, ...]:
+    """List ``field`` of layer numbers counted from ``base``, each naming one of ``count``
+    layers, as sorted 0-based indices."""
+    value = cfg.entries(field, None)
+    for entry in value:
+        if not isinstance(entry, int) or isinstance(entry, bool) or not 0 <= entry - base < count:
+            raise cfg.fail(
+                field,
+                f"entry {show(entry)} is not a layer number from {base} to {count - 1 + base}",
+            )
+    return tuple(sorted({entry - base for entry in value}))
+
+
+def _read_kimi_linear(cfg: Fields, server: str) -> Parsed:
+    """``kimi_linear`` (KDA; Kimi-K3 wraps it as its ``text_config``): layer ``i`` is KDA when
+    ``i + 1`` is in ``linear_attn_config.kda_layers`` and attention otherwise (MLA where the
+    config gives ``kv_lora_rank``); ``full_attn_layers`` must name exactly the others.
+    ``linear_attn_config.{num_heads, head_dim, short_conv_kernel_size}``. vLLM
+    vllm/models/kimi_k3/nvidia/model.py:1494-1523 and transformers_utils/configs/kimi_linear.py:
+    157-161; SGLang configs/kimi_linear.py:157-182."""
+    count = cfg.num_layers()
+    linear = cfg.nested("linear_attn_config")
+    layers = _layer_numbers(linear, "kda_layers", count, base=1)
+    full = _layer_numbers(linear, "full_attn_layers", count, base=1)
+    others = _others(count, layers)
+    if full != others:
+        index = min(set(full) ^ set(others))
+        _disagree(
+            linear,
+            "full_attn_layers",
+            "kda_layers",
+            index,
+            "full attention" if index in full else "not listed",
+            "KDA" if index in layers else "attention",
+        )
+
+    def geometry() -> Kda:
+        return Kda(
+            linear.int_("num_heads"),
+            linear.int_("head_dim"),
+            linear.int_("short_conv_kernel_size"),
+            "linear_attn_config.num_heads",
+        )
+
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(geometry, layers, attention)
+
+
+_LFM2_LAYERS: Final = frozenset({"conv", "short_conv"})
+
+
+def _read_lfm2(dim_field: str) -> Reader:
+    """``lfm2`` (vLLM sizes it by ``dim_field``), ``lfm2_moe`` and ``lfm2_vl`` (short conv):
+    the ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers``
+    of them, others ``full_attention``; ``full_attn_idxs``, where given, must name the
+    attention layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for
+    ``lfm2``, ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577,
+    lfm2_moe.py:546-567, lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang
+    configs/lfm2.py:59-98, lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+
+    def read(cfg: Fields, server: str) -> Parsed:
+        count = cfg.num_layers()
+        kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
+        layers = positions(kinds, _LFM2_LAYERS)
+        attention = _others(count, layers)
+        if cfg.has("full_attn_idxs"):
+            listed = _layer_numbers(cfg, "full_attn_idxs", count, base=0)
+            if listed != attention:
+                index = min(set(listed) ^ set(attention))
+                shown = "listed" if index in listed else "not listed"
+                _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
+        field = dim_field if server == "vllm" else "hidden_size"
+        return _one(
+            lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
+            layers,
+            gqa(cfg, attention),
+        )
+
+    return read
+
+
+_JET_LAYERS: Final = frozenset({"jet"})
+_JET_ATTENTION: Final = frozenset({"attn", "swa"})
+
+
+def _read_jet_nemotron(cfg: Fields, server: str) -> Parsed:
+    """``jet_nemotron`` (SGLang only; ``jet_vlm`` wraps it as its ``text_config``): the ``jet``
+    entries of ``layer_types``, ``num_hidden_layers`` of them (others ``attn``, ``swa``);
+    ``efficient_attention_config.jet.{num_heads, head_dim, expand_v, conv_size}``, a gated delta
+    net of ``num_heads`` key and value heads, key dim ``head_dim`` and value dim ``int(head_dim *
+    expand_v)``. SGLang configs/jet_nemotron.py:41-80, jet_vlm.py:10-52."""
+    count = cfg.num_layers()
+    kinds = cfg.layer_kinds("layer_types", _JET_LAYERS | _JET_ATTENTION, count)
+
+    def geometry() -> GatedDeltaNet:
+        jet = cfg.nested("efficient_attention_config", "jet")
+        heads, head_dim = jet.int_("num_heads"), jet.int_("head_dim")
+        field = "efficient_attention_config.jet.num_heads"
+        v_dim = int(head_dim * jet.number("expand_v"))
+        return GatedDeltaNet(heads, heads, head_dim, v_dim, jet.int_("conv_size"), field, field)
+
+    layers = positions(kinds, _JET_LAYERS)
+    return _one(geometry, layers, gqa(cfg, positions(kinds, _JET_ATTENTION)))
 
 
 _SGLANG_CONFIG: Final = DtypeHooks(sglang_passes_config=True)
 
+_QWEN3_5: Final = DtypeHooks(sglang_passes_config=True, vllm_ssm=QWEN3_5_HOOK)
+
 REGISTRY: Final[Mapping[str, Family]] = {
-    "falcon_h1": Family(_read_falcon_h1, hooks=_SGLANG_CONFIG),
-    "granitemoehybrid": Family(_read_granitemoehybrid),
-    "jamba": Family(_read_jamba, sglang=None),
-    "mamba": Family(_read_mamba),
-    "mamba2": Family(_read_mamba2),
-    "nemotron_h": Family(
-        _read_nemotron_h, hooks=DtypeHooks(sglang_passes_config=True, vllm_ssm=NEMOTRON_H_HOOK)
+    "falcon_h1": Family(_read_falcon_h1, ("falcon_h1",), hooks=_SGLANG_CONFIG),
+    "falcon_mamba": Family(_read_mamba, ("falcon_mamba",)),
+    "granitemoehybrid": Family(_read_granitemoehybrid, ("granitemoehybrid",)),
+    "jamba": Family(_read_jamba, ("jamba",), sglang=None),
+    "jet_nemotron": Family(_read_jet_nemotron, ("jet_nemotron",), vllm=None, hooks=_SGLANG_CONFIG),
+    "kimi_linear": Family(_read_kimi_linear, ("kimi_linear",)),
+    "lfm2": Family(_read_lfm2("conv_dim"), ("lfm2",), hooks=_SGLANG_CONFIG),
+    "lfm2_moe": Family(_read_lfm2("hidden_size"), ("lfm2_moe",)),
+    "lfm2_vl": Family(_read_lfm2("hidden_size"), ("lfm2_vl",), wrapper=True),
+    "mamba": Family(_read_mamba, ("mamba",)),
+    "mamba2": Family(_read_mamba2, ("mamba2",)),
+    "minicpmv4_6": Family(
+        _read_gated_delta_net, ("minicpmv4_6",), hooks=_SGLANG_CONFIG, wrapper=True
     ),
-    "qwen3_next": Family(_read_qwen3_next, hooks=_SGLANG_CONFIG),
-    "zamba2": Family(_read_zamba2, sglang=None),
+    "nemotron_h": Family(
+        _read_nemotron_h,
+        ("nemotron_h",),
+        hooks=DtypeHooks(sglang_passes_config=True, vllm_ssm=NEMOTRON_H_HOOK),
+    ),
+    "olmo_hybrid": Family(_read_gated_delta_net, ("olmo_hybrid",), sglang=None),
+    "qwen3_5": Family(_read_gated_delta_net, ("qwen3_5_text",), hooks=_QWEN3_5),
+    "qwen3_5_moe": Family(_read_gated_delta_net, ("qwen3_5_moe_text",), hooks=_QWEN3_5),
+    "qwen3_next": Family(_read_gated_delta_net, ("qwen3_next",), hooks=_SGLANG_CONFIG),
+    "zamba2": Family(_read_zamba2, ("zamba2",), sglang=None),
+}
+# vLLM 0.33.0 lists these as previously supported (vllm/model_executor/models/registry.py:
+# 841-895), and SGLang 0.5.23 has no model for them.
+REMOVED: Final[Mapping[str, tuple[str, str]]] = {
+    "bamba": ("Bamba", "0.23.0"),
+    "minimax": ("MiniMax", "0.23.0"),
+    "minimax_m1": ("MiniMax-M1", "0.23.0"),
+    "minimax_text_01": ("MiniMax-Text-01", "0.23.0"),
+    "minimax_vl_01": ("MiniMax-VL-01", "0.23.0"),
+    "phi4flash": ("Phi4Flash", "0.10.2"),
+    "plamo2": ("Plamo2", "0.26.0"),
 }
 FAMILIES: Final = tuple(sorted(REGISTRY))

@@ -36,26 +36,45 @@ class Fields:
     """One family's fields (``fields``, the text config of a wrapper), the whole config
     (``root``), and what an error message names: file, family, field."""
 
-    __slots__ = ("family", "fields", "path", "root")
+    __slots__ = ("family", "fields", "path", "prefix", "root")
 
     def __init__(
-        self, fields: Mapping[str, Any], root: Mapping[str, Any], family: str, path: str | None
+        self,
+        fields: Mapping[str, Any],
+        root: Mapping[str, Any],
+        family: str,
+        path: str | None,
+        prefix: str = "",
     ) -> None:
         self.fields = fields
         self.root = root
         self.family = family
         self.path = path
+        self.prefix = prefix
+
+    def nested(self, *keys: str) -> Fields:
+        """The fields of the mapping at ``keys`` (``linear_attn_config``), named in refusals with
+        their path (``linear_attn_config.num_heads``); refused when one is not a mapping."""
+        fields: Fields = self
+        for key in keys:
+            value = fields.fields.get(key)
+            if not isinstance(value, Mapping):
+                problem = "missing" if value is None else f"must be a mapping, got {show(value)}"
+                raise fields.fail(key, problem)
+            fields = Fields(value, self.root, self.family, self.path, f"{fields.prefix}{key}.")
+        return fields
 
     def fail(
         self, field: str, problem: str, error: type[ModelConfigError] = ModelConfigError
     ) -> ModelConfigError:
         """The refusal of ``field``: ``<file>: <family> config: field '<field>': <problem>``."""
         where = f"{self.path!a}: " if self.path is not None else ""
+        name = self.prefix + field
         return error(
-            f"{where}{self.family} config: field {field!a}: {problem}",
+            f"{where}{self.family} config: field {name!a}: {problem}",
             path=self.path,
             family=self.family,
-            field=field,
+            field=name,
         )
 
     def has(self, field: str) -> bool:
@@ -72,6 +91,17 @@ class Fields:
         """``field`` as ``int_`` reads it, or ``None`` when missing or ``null``."""
         value = self.fields.get(field)
         return None if value is None else self._checked(field, value, minimum)
+
+    def number(self, field: str) -> float:
+        """``field``, a positive finite ``int`` or ``float``; refused when missing."""
+        if field not in self.fields:
+            raise self.fail(field, "missing")
+        value = self.fields[field]
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise self.fail(field, f"must be a number, got {show(value)} ({kind_name(value)})")
+        if not 0 < value <= MAX_FIELD:
+            raise self.fail(field, f"must be positive and at most 2**63 - 1, got {show(value)}")
+        return value
 
     def int_or_auto(self, field: str, auto: Callable[[], int]) -> int:
         """``field``, or ``auto()`` where it says ``"auto"`` (transformers resolves it,

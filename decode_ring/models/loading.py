@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Container, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from .errors import ModelConfigError
 from .fields import kind_name, show
 
-__all__ = ["ConfigSource", "load", "unknown"]
+__all__ = ["WRAPPERS", "ConfigSource", "load", "unknown"]
 
 
 class _HasToDict(Protocol):
@@ -22,6 +22,8 @@ class _HasToDict(Protocol):
 
 ConfigSource = Mapping[str, Any] | str | os.PathLike[str] | _HasToDict
 
+# The keys under which a multimodal wrapper keeps its language model's config.
+WRAPPERS: Final = ("text_config", "llm_config")
 _SSM_KEY_MARKS: Final = ("mamba", "ssm", "conv_kernel", "linear_", "state_size", "hybrid_override")
 _SSM_LAYER_MARKS: Final = ("mamba", "linear", "hybrid", "conv", "recurrent", "ssm")
 _LAYER_LIST_KEYS: Final = ("layer_types", "layers_block_type")
@@ -74,19 +76,6 @@ def _read_file(given: str | os.PathLike[str]) -> tuple[Mapping[str, Any], str]:
     if not isinstance(mapping, dict):
         raise ModelConfigError(f"{name!a}: JSON is {kind_name(mapping)}, not an object", path=name)
     return mapping, name
-
-
-def family_fields(
-    root: Mapping[str, Any], known: Container[str], wrappers: tuple[str, ...]
-) -> Mapping[str, Any] | None:
-    """The mapping whose ``model_type`` is ``known``: the config itself, else the first of its
-    ``wrappers`` (``text_config``, ``llm_config``) that is; ``None`` when none is."""
-    for where in (root, *(root.get(key) for key in wrappers)):
-        if isinstance(where, Mapping):
-            model_type = where.get("model_type")
-            if isinstance(model_type, str) and model_type in known:
-                return where
-    return None
 
 
 def _ssm_marks(fields: Mapping[str, Any]) -> list[str]:

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from .attention import check_split, gqa
 from .dtypes import NO_HOOKS, DtypeRules, dtype_argument
 from .errors import ModelConfigError
-from .families import FAMILIES, REGISTRY, SGLANG, VLLM, Family, Parsed
+from .families import FAMILIES, REGISTRY, REMOVED, SGLANG, VLLM, Family, Geometry, Parsed
 from .fields import MAX_FIELD, Fields, show
-from .loading import ConfigSource, family_fields, load, unknown
+from .loading import WRAPPERS, ConfigSource, load, unknown
 from .state import LayerStates, Sizing, SsmState, StateTensor
 
 __all__ = ["LAYOUTS", "ssm_state"]
 
 LAYOUTS: Final = ("vllm", "sglang", "metrale")
+# The kinds whose layers hold exactly one conv and one state tensor.
+_COMPATIBLE_KINDS: Final = frozenset({"mamba1", "mamba2", "gated_delta_net", "kda"})
 _MODEL_TYPES: Final[Mapping[str, str]] = {
-    model_type: name for name, family in REGISTRY.items() for model_type in (name, *family.aliases)
+    model_type: name for name, family in REGISTRY.items() for model_type in family.model_types
 }
-_WRAPPERS: Final = ("text_config",)
 
 
 def _check_count(name: str, value: object, minimum: int) -> int:
@@ -65,8 +66,8 @@ def ssm_state(
     conv_override = dtype_argument("conv_dtype", conv_dtype)
     ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
     root, path = load(config)
-    fields = family_fields(root, _MODEL_TYPES, _WRAPPERS)
-    if fields is None:
+    found = _find(root, path)
+    if found is None:
         refusal = unknown(root, path, FAMILIES)
         if refusal is not None:
             raise refusal
@@ -74,14 +75,52 @@ def ssm_state(
         rules = DtypeRules(cfg, NO_HOOKS, layout, conv_override, ssm_override)
         parsed = Parsed((), _plain_attention(cfg))
         return _assemble(cfg, str(root["model_type"]), parsed, Sizing(layout, tp, spec, rules))
-    name = _MODEL_TYPES[str(fields["model_type"])]
+    name, fields = found
     family = REGISTRY[name]
     cfg = Fields(fields, root, name, path)
     parsed = family.read(cfg, _server(cfg, family, layout))
     rules = DtypeRules(cfg, family.hooks, layout, conv_override, ssm_override)
     model_type = root.get("model_type")
-    shown = model_type if isinstance(model_type, str) else name
+    shown = model_type if isinstance(model_type, str) else str(fields["model_type"])
     return _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules))
+
+
+def _find(root: Mapping[str, Any], path: str | None) -> tuple[str, Mapping[str, Any]] | None:
+    """The family that reads the config and the mapping holding its fields: the config itself,
+    the text config of a wrapper the family names, or the first wrapper (``text_config``,
+    ``llm_config``: vLLM reads the latter as the former, transformers_utils/config.py:195-197)
+    whose ``model_type`` a family reads. Refuses a family vLLM removed."""
+    wrapped = [root.get(key) for key in WRAPPERS]
+    for where in (root, *wrapped):
+        if not isinstance(where, Mapping):
+            continue
+        model_type = where.get("model_type")
+        if isinstance(model_type, str) and model_type in REMOVED:
+            _refuse_removed(model_type, path)
+        name = _MODEL_TYPES.get(model_type) if isinstance(model_type, str) else None
+        if name is None:
+            continue
+        if not REGISTRY[name].wrapper:
+            return name, where
+        if where is root:
+            text = next((item for item in wrapped if isinstance(item, Mapping)), None)
+            if text is None:
+                cfg = Fields(root, root, name, path)
+                raise cfg.fail("text_config", "missing; the wrapper keeps its language model there")
+            return name, text
+    return None
+
+
+def _refuse_removed(model_type: str, path: str | None) -> None:
+    name, version = REMOVED[model_type]
+    where = f"{path!a}: " if path is not None else ""
+    raise ModelConfigError(
+        f"{where}field 'model_type': vLLM removed {name} in version {version}; SGLang 0.5.23 has "
+        f"no {name} ({model_type!a}: vllm/model_executor/models/registry.py:841-895)",
+        path=path,
+        family=model_type,
+        field="model_type",
+    )
 
 
 def _server(cfg: Fields, family: Family, layout: str) -> str:
@@ -121,8 +160,8 @@ def _assemble(cfg: Fields, model_type: str, parsed: Parsed, sizing: Sizing) -> S
     indices = tuple(sorted(index for group in groups for index in group.layer_indices))
     per_layer = {group.per_layer_bytes for group in groups}
     conv, ssm = _compatible(groups)
-    conv_dtype, conv_rule = sizing.dtypes.conv()
-    ssm_dtype, ssm_rule = sizing.dtypes.ssm()
+    conv_dtype, conv_rule = (conv.dtype, conv.dtype_rule) if conv else sizing.dtypes.conv()
+    ssm_dtype, ssm_rule = (ssm.dtype, ssm.dtype_rule) if ssm else sizing.dtypes.ssm()
     return SsmState(
         family=cfg.family,
         model_type=model_type,
@@ -147,7 +186,10 @@ def _assemble(cfg: Fields, model_type: str, parsed: Parsed, sizing: Sizing) -> S
     )
 
 
-def _group(cfg: Fields, geometry: Any, layers: tuple[int, ...], sizing: Sizing) -> LayerStates:
+def _group(
+    cfg: Fields, read: Callable[[], Geometry], layers: tuple[int, ...], sizing: Sizing
+) -> LayerStates:
+    geometry = read()
     tensors = geometry.tensors(cfg, sizing)
     per_layer = sum(tensor.bytes for tensor in tensors)
     return LayerStates(geometry.kind, layers, tensors, per_layer, per_layer * len(layers))
@@ -157,7 +199,7 @@ def _compatible(
     groups: tuple[LayerStates, ...],
 ) -> tuple[StateTensor | None, StateTensor | None]:
     """The one conv and the one state tensor, where one kind of layer holds exactly those."""
-    if len(groups) != 1 or len(groups[0].tensors) != 2 or groups[0].tensors[0].name != "conv":
+    if len(groups) != 1 or groups[0].kind not in _COMPATIBLE_KINDS:
         return None, None
     conv, state = groups[0].tensors
     return conv, state

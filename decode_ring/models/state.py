@@ -83,8 +83,9 @@ class SsmState:
     recurrent layer holding exactly those two (Mamba, Mamba-2, gated delta net, KDA); otherwise
     the shapes are ``()`` and the bytes 0. ``per_layer_bytes`` is one layer's bytes when every
     recurrent layer holds the same bytes (0 with no recurrent layer), else ``None``.
-    ``conv_dtype`` / ``ssm_dtype`` and their rules are the layout's conv and SSM rules for this
-    config (the tensors' own are in ``groups``). ``source`` is the file the config came from."""
+    ``conv_dtype`` / ``ssm_dtype`` and their rules are those two tensors', else the layout's conv
+    and SSM rules for this config (each tensor's own are in ``groups``). ``source`` is the file
+    the config came from."""
 
     family: str
     model_type: str

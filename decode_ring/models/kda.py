@@ -1,0 +1,48 @@
+"""Kimi-delta-attention (KDA) state: a conv state over the query, key and value channels
+(``H * d + 2 * Hk * dk``) and an ``(H, d, d)`` recurrent state, float32 by default.
+
+vLLM ``kda_state_shape`` (mamba_utils.py:296-319): conv ``(K - 1 + num_spec, conv_dim / tp)``
+and recurrent ``(H / tp, d, d)``, as the KDA layer asks (vllm/models/kimi_k3/nvidia/kda.py:
+582-591, layers/mamba/gdn/kimi_gdn_linear_attn.py:166-190, which asserts ``H % tp == 0``).
+SGLang ``KimiLinearStateShape.create`` (sglang/srt/configs/mamba_utils.py:298-367): conv
+``(K - 1, H * d / tp + 2 * Hk * dk / tp)``, window first and never widened, recurrent ``(H / tp,
+d, d)``. The recurrent state's dtype is the ``kda`` rule of ``dtypes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .fields import Fields, divide
+from .state import Sizing, StateTensor, tensor
+
+
+@dataclass(frozen=True, slots=True)
+class Kda:
+    """One KDA layer's geometry (key heads and dim equal the value ones in every peer's call);
+    ``heads_field`` names the head count in a split refusal."""
+
+    kind: ClassVar[str] = "kda"
+    heads: int
+    head_dim: int
+    kernel: int
+    heads_field: str
+
+    def tensors(self, cfg: Fields, sizing: Sizing) -> tuple[StateTensor, ...]:
+        """The conv and recurrent state of one layer, one sequence, one rank."""
+        heads = divide(cfg, self.heads_field, self.heads, sizing.tp)
+        # Divides: the heads divided, and each of the three blocks is heads x head_dim.
+        channels = 3 * heads * self.head_dim
+        k = self.kernel
+        if sizing.layout == "vllm":
+            conv = (k - 1 + sizing.spec, channels)
+        elif sizing.layout == "sglang":
+            conv = (k - 1, channels)
+        else:
+            conv = (k, channels)
+        recurrent = (heads, self.head_dim, self.head_dim)
+        return (
+            tensor("conv", conv, sizing.dtypes.conv()),
+            tensor("recurrent", recurrent, sizing.dtypes.kda()),
+        )

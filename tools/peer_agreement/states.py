@@ -1,0 +1,1580 @@
+"""Per-sequence recurrent state as vLLM 0.33.0 and SGLang 0.5.23 compute it, from their wheels.
+
+``VllmStates`` and ``SglangStates`` are context managers (each installs its server's runtime,
+``wheels.py``) with one method, ``state(config, tp=..., spec=..., ...)``, that returns a
+``PeerState``: per kind of recurrent layer, the layer indices and every state tensor's shape,
+dtype and bytes, or the refusal that the peer's own code raises.
+
+vLLM (V: paths are inside the vllm-0.33.0 wheel)
+    * The architecture (``config["architectures"][0]``) picks the model class through the
+      registry's own tables (V:vllm/model_executor/models/registry.py:73-840, read from the
+      AST); a removed one is refused with the version from ``_PREVIOUSLY_SUPPORTED_MODELS``
+      (:841-895). ``vllm.models.X`` packages are resolved as their ``__init__`` does on CUDA
+      (its last ``else`` branch).
+    * The config: vLLM's own class where ``_CONFIG_REGISTRY`` names one
+      (V:vllm/transformers_utils/config.py:122-190, e.g. ``KimiLinearConfig``), run whole;
+      otherwise the config.json mapping as attributes (transformers' derived attributes are
+      *not* applied; see ``ConfigView``).
+    * The model dtype: V:vllm/config/model.py ``_get_and_verify_dtype`` with ``dtype="auto"``
+      and ``ModelArchConfigConvertorBase.get_torch_dtype``, run on an SM90 platform stub
+      (``supported_dtypes`` bfloat16, float16, float32: V:vllm/platforms/cuda.py:257-266).
+    * The dtype hook: ``MODELS_CONFIG_MAP[architecture].verify_and_update_config``
+      (V:vllm/model_executor/models/config.py:812-848, :953-990) where that class touches
+      ``mamba_ssm_cache_dtype`` (NemotronH, its VL wrapper, Qwen3.5).
+    * The model's own ``get_mamba_state_shape_from_config`` / ``get_mamba_state_dtype_from_config``
+      classmethods, AST-extracted from the model file and run.
+    * The **layer that allocates**: its class (and its bases up to ``MambaBase``) AST-extracted
+      with ``__init__``, ``get_state_shape`` and ``get_state_dtype``, constructed with the
+      arguments the model passes (mirrored here, each with its citation) and asked for its
+      shapes and dtypes. Its ``__init__`` runs for real, so its own checks (heads divisible by
+      tp, ...) refuse as the server does. Where the model-level shapes differ from the layer's,
+      the layer decides and a note says so.
+    * The recurrent layers: each family's rule, run from the wheel where it is a function or a
+      config method (``is_linear_layer``, ``_is_kda_layer``, ``KimiLinearConfig.is_kda_layer``,
+      the ``ALL_DECODER_LAYER_TYPES`` tables) and mirrored otherwise, cited in ``layer_rule``.
+    * The attention-side TP check (``total_num_attention_heads % tp``,
+      V:vllm/config/model.py:1557-1563) is mirrored and reported apart, as
+      ``attention_refusal``.
+
+SGLang (S: paths are inside the sglang-0.5.23 wheel)
+    * The config class: ``_CONFIG_REGISTRY`` (S:sglang/srt/utils/hf_transformers/common.py:117-
+      198, read from the AST) by ``model_type``; SGLang's own class is run whole with a
+      ``PretrainedConfig`` stub, so its defaults, properties and wrappers apply. A model type
+      SGLang has no class for, or an architecture no ``EntryClass`` of S:sglang/srt/models/
+      serves, is refused naming SGLang 0.5.23.
+    * ``mambaish_config`` (S:sglang/srt/configs/hybrid_arch.py:145-155, run whole) picks the
+      config whose ``mamba2_cache_params`` (run) give the shapes, dtypes and layers.
+    * ``--mamba-ssm-dtype`` is the environment override ``SGLANG_MAMBA_SSM_DTYPE``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import inspect
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .peer_state import PeerGroup, PeerState, PeerTensor, refusal_text, tensor
+from .wheels import (
+    Extracted,
+    Parallel,
+    PeerRuntime,
+    PretrainedConfig,
+    Stub,
+    StubModule,
+    Wheels,
+    extract_class,
+    find_class,
+    sglang_runtime,
+    vllm_distributed,
+    vllm_runtime,
+)
+
+__all__ = ["SglangStates", "VllmStates"]
+
+VLLM = "vLLM 0.33.0"
+SGLANG = "SGLang 0.5.23"
+
+# Names of the tensors of each kind, in the servers' order (the state contract's names).
+TENSOR_NAMES = {
+    "mamba1": ("conv", "ssm"),
+    "mamba2": ("conv", "ssm"),
+    "gated_delta_net": ("conv", "recurrent"),
+    "kda": ("conv", "recurrent"),
+    "short_conv": ("conv",),
+    "linear_attention": ("recurrent",),
+}
+
+
+def _names(kind: str, count: int) -> tuple[str, ...]:
+    base = TENSOR_NAMES[kind]
+    if count == len(base):
+        return base
+    return tuple(f"state{index}" for index in range(count))
+
+
+# --- configs as the servers' code reads them ----------------------------------------------------
+
+SUB_CONFIGS = ("text_config", "llm_config", "language_config", "vision_config")
+
+
+def config_view(mapping: Mapping[str, Any]) -> Any:
+    """A config.json mapping as attributes, the way vLLM receives a transformers config for a
+    model type vLLM has no class of its own for: sub-config mappings become configs, as
+    transformers' composite classes make them. Transformers' derived attributes and defaults
+    are not applied: a field the checkpoint lacks is an ``AttributeError`` (the fixtures'
+    ``to_dict()`` copies carry transformers' values)."""
+    fields = {
+        key: config_view(value) if key in SUB_CONFIGS and isinstance(value, Mapping) else value
+        for key, value in mapping.items()
+    }
+    for key in ("layer_types", "mtp_layer_types"):
+        # transformers 5.23 PreTrainedConfig.__post_init__ -> remap_legacy_layer_types
+        # (configuration_utils.py _LEGACY_LAYER_TYPE_REMAP), mirrored.
+        if isinstance(fields.get(key), list):
+            fields[key] = [LEGACY_LAYER_TYPES.get(item, item) for item in fields[key]]
+    return PretrainedConfig(**copy.deepcopy(fields))
+
+
+LEGACY_LAYER_TYPES = {
+    "mamba": "linear_attention",
+    "attention": "full_attention",
+    "deepseek_sparse_attention": "indexed_attention",
+    "qwen_sparse_attention": "indexed_attention",
+}
+
+
+# --- vLLM ------------------------------------------------------------------------------------
+
+
+class Permissive:
+    """A namespace whose unset attributes are ``Stub`` (for the parts of vLLM's config objects
+    that sizing code touches but does not compute with)."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub()
+
+
+class ModuleStandIn:
+    """The root of an extracted layer class: ``torch.nn.Module``'s methods and attributes as
+    no-ops (``register_buffer``, sub-modules), so that the layer's ``__init__`` runs. What the
+    layer sets itself is a plain attribute."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub()
+
+
+class FakeVllmConfig(Permissive):
+    model_config: Any
+    """The parts of ``VllmConfig`` the state code reads: ``model_config`` (``hf_config``,
+    ``hf_text_config``, ``dtype``), ``cache_config`` (the mamba flags), ``parallel_config``,
+    ``speculative_config`` and ``num_speculative_tokens`` (V:vllm/config/vllm.py:612-623), and
+    ``with_hf_config`` (:964-990, the wrappers' way to size their text model)."""
+
+    def with_hf_config(self, hf_config: Any, architectures: Any = None) -> FakeVllmConfig:
+        clone = copy.copy(self)
+        clone.model_config = copy.copy(self.model_config)
+        clone.model_config.hf_config = hf_config
+        clone.model_config.hf_text_config = self._text_config_of(hf_config)
+        return clone
+
+    _text_config_of: Any
+
+
+@dataclass(frozen=True)
+class VllmLayer:
+    """The layer class a vLLM model allocates its state with, and how the model builds it.
+
+    ``where``/``name``: the class as the model file refers to it (resolved through the file's
+    imports). ``args(config, vllm_config)`` are the constructor's arguments as the model passes
+    them (mirrored; ``args_cite`` cites the call). ``layers(config, helpers)`` returns the
+    recurrent layer indices (``layers_cite``)."""
+
+    kind: str
+    where: str
+    name: str
+    args: Callable[[Any, Any], dict[str, Any]]
+    args_cite: str
+    layers: Callable[[Any, Helpers], list[int]]
+    layers_cite: str
+
+
+@dataclass(frozen=True)
+class VllmModel:
+    """One vLLM model class with recurrent state: where its classmethods are (``file``,
+    ``cls``), the names they reference (``extra``: name -> registry key of another entry),
+    the top-level functions of ``file`` they call, and the layer. ``text`` says the layer is
+    built from ``hf_text_config`` (a wrapper's text model) rather than ``hf_config``."""
+
+    family: str
+    file: str
+    cls: str
+    layer: VllmLayer
+    text: bool = False
+    extra: tuple[tuple[str, str], ...] = ()
+    functions: tuple[str, ...] = ()
+
+
+class Helpers:
+    """Wheel functions the layer rules call, extracted on demand from the vLLM wheel."""
+
+    def __init__(self, runtime: PeerRuntime, root: Path) -> None:
+        self.runtime = runtime
+        self.root = root
+
+    @functools.cache  # noqa: B019 -- one Helpers per runtime, which lives for the run
+    def function(self, file: str, name: str) -> Callable[..., Any]:
+        """The top-level function ``name`` of ``file``, executed from the wheel's AST."""
+        path = self.root / file
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}"}
+        body: list[ast.stmt] = [
+            node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name
+        ]
+        if not body:
+            raise LookupError(f"{file}: no function {name}")
+        exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)
+        function: Callable[..., Any] = namespace[name]
+        return function
+
+    @functools.cache  # noqa: B019
+    def decoder_types(self, file: str) -> dict[str, str]:
+        """``ALL_DECODER_LAYER_TYPES`` of ``file``: layer-type key -> decoder class name."""
+        path = self.root / file
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (
+                isinstance(node, ast.Assign)
+                and any(
+                    isinstance(t, ast.Name) and t.id == "ALL_DECODER_LAYER_TYPES"
+                    for t in node.targets
+                )
+                and isinstance(node.value, ast.Dict)
+            ):
+                return {
+                    ast.literal_eval(key): ast.unparse(value)
+                    for key, value in zip(node.value.keys, node.value.values, strict=True)
+                    if key is not None
+                }
+        raise LookupError(f"{file}: no ALL_DECODER_LAYER_TYPES")
+
+
+def _mamba_layers_by_table(file: str, attribute: str) -> Callable[[Any, Helpers], list[int]]:
+    """Layers whose ``config.<attribute>[i]`` maps, in ``ALL_DECODER_LAYER_TYPES``, to a
+    decoder class with "Mamba" in its name."""
+
+    def layers(config: Any, helpers: Helpers) -> list[int]:
+        table = helpers.decoder_types(file)
+        entries = getattr(config, attribute)
+        return [i for i, entry in enumerate(entries) if "Mamba" in table[entry]]
+
+    return layers
+
+
+def _all_layers(config: Any, helpers: Helpers) -> list[int]:
+    return list(range(config.num_hidden_layers))
+
+
+def _linear_attention_layers(config: Any, helpers: Helpers) -> list[int]:
+    return [i for i, kind in enumerate(_layer_types(config)) if kind == "linear_attention"]
+
+
+def _layer_types(config: Any) -> list[str]:
+    """``config.layer_types``; for a checkpoint without it, transformers' own default for the
+    Qwen3-Next family: full attention every ``full_attention_interval`` layers
+    (transformers 5.23 ``Qwen3NextConfig.__init__``), mirrored."""
+    given = getattr(config, "layer_types", None)
+    if given is not None:
+        return list(given)
+    interval = config.full_attention_interval
+    return [
+        "full_attention" if (i + 1) % interval == 0 else "linear_attention"
+        for i in range(config.num_hidden_layers)
+    ]
+
+
+def _short_conv_layers(config: Any, helpers: Helpers) -> list[int]:
+    # V:lfm2.py:433-437 / lfm2_moe.py:431-435: a layer is attention iff its layer_types entry is
+    # "full_attention", a ShortConv layer otherwise.
+    return [i for i, kind in enumerate(config.layer_types) if kind != "full_attention"]
+
+
+def _jamba_layers(config: Any, helpers: Helpers) -> list[int]:
+    # V:jamba.py:293-322 reads config.layers_block_type; for a checkpoint that does not carry it,
+    # transformers' JambaConfig.layers_block_type property (attention iff i % period == offset).
+    table = helpers.decoder_types("vllm/model_executor/models/jamba.py")
+    given = getattr(config, "layers_block_type", None)
+    if given is None:
+        period, offset = config.attn_layer_period, config.attn_layer_offset
+        given = [
+            "attention" if i % period == offset else "mamba"
+            for i in range(config.num_hidden_layers)
+        ]
+    return [i for i, entry in enumerate(given) if "Mamba" in table[entry]]
+
+
+def _nemotron_layers(config: Any, helpers: Helpers) -> list[int]:
+    table = helpers.decoder_types("vllm/model_executor/models/nemotron_h.py")
+    return [i for i, char in enumerate(config.hybrid_override_pattern) if "Mamba" in table[char]]
+
+
+def _zamba2_layers(config: Any, helpers: Helpers) -> list[int]:
+    # V:zamba2.py:751-780: every entry of layers_block_type holds a Mamba2 mixer ("hybrid" ones
+    # wrap it with the shared attention block).
+    return list(range(len(config.layers_block_type)))
+
+
+def _kimi_layers(config: Any, helpers: Helpers) -> list[int]:
+    return [i for i in range(config.num_hidden_layers) if config.is_kda_layer(i)]
+
+
+def _bailing_linear_layers(config: Any, helpers: Helpers) -> list[int]:
+    is_linear = helpers.function(
+        "vllm/model_executor/models/bailing_moe_linear.py", "is_linear_layer"
+    )
+    return [i for i in range(config.num_hidden_layers) if is_linear(i, config.layer_group_size)]
+
+
+def _bailing_kda_layers(config: Any, helpers: Helpers) -> list[int]:
+    is_kda = helpers.function("vllm/model_executor/models/bailing_moe_v3.py", "_is_kda_layer")
+    return [
+        i
+        for i in range(config.num_hidden_layers)
+        if is_kda(i, config.layer_group_size, config.num_hidden_layers)
+    ]
+
+
+def _glm5_layers(config: Any, helpers: Helpers) -> list[int]:
+    is_kda = helpers.function("vllm/models/glm5next/common/model.py", "_is_kda_layer")
+    return [i for i in range(config.num_hidden_layers) if is_kda(config, i)]
+
+
+def _common(vc: Any) -> dict[str, Any]:
+    return {"model_config": vc.model_config, "cache_config": vc.cache_config, "prefix": "layer"}
+
+
+def _gdn_args(config: Any, vc: Any) -> dict[str, Any]:
+    return {"config": config, "vllm_config": vc, "prefix": "model.layers.0.linear_attn"}
+
+
+_MAMBA_MIXER = "vllm/model_executor/layers/mamba/mamba_mixer.py"
+_MAMBA_MIXER2 = "vllm/model_executor/layers/mamba/mamba_mixer2.py"
+_MODELS = "vllm/model_executor/models"
+
+MAMBA1_LAYER = VllmLayer(
+    "mamba1",
+    _MAMBA_MIXER,
+    "MambaMixer",
+    lambda c, vc: {
+        "hidden_size": c.hidden_size,
+        "ssm_state_size": c.state_size,
+        "conv_kernel_size": c.conv_kernel,
+        "intermediate_size": c.intermediate_size,
+        "time_step_rank": c.time_step_rank,
+        "use_conv_bias": c.use_conv_bias,
+        "use_bias": c.use_bias,
+        "use_rms_norm": False,
+        **_common(vc),
+    },
+    "V:vllm/model_executor/models/mamba.py:63-75",
+    _all_layers,
+    "every layer (V:vllm/model_executor/models/mamba.py, make_layers(num_hidden_layers))",
+)
+JAMBA_LAYER = VllmLayer(
+    "mamba1",
+    _MAMBA_MIXER,
+    "MambaMixer",
+    lambda c, vc: {
+        "hidden_size": c.hidden_size,
+        "ssm_state_size": c.mamba_d_state,
+        "conv_kernel_size": c.mamba_d_conv,
+        "intermediate_size": c.mamba_expand * c.hidden_size,
+        "time_step_rank": c.mamba_dt_rank,
+        "use_conv_bias": c.mamba_conv_bias,
+        "use_bias": c.mamba_proj_bias,
+        "use_rms_norm": True,
+        **_common(vc),
+    },
+    "V:vllm/model_executor/models/jamba.py:127-140",
+    _jamba_layers,
+    "layers_block_type entries whose ALL_DECODER_LAYER_TYPES class is a Mamba layer "
+    "(V:vllm/model_executor/models/jamba.py:293-322; transformers' period/offset rule when absent)",
+)
+
+
+def _mixer2(
+    intermediate: Callable[[Any], int],
+    groups: str,
+    heads: str,
+    head_dim: Callable[[Any], int],
+    state: str,
+    kernel: str,
+) -> Callable[[Any, Any], dict[str, Any]]:
+    def args(c: Any, vc: Any) -> dict[str, Any]:
+        return {
+            "hidden_size": c.hidden_size,
+            "ssm_state_size": getattr(c, state),
+            "conv_kernel_size": getattr(c, kernel),
+            "intermediate_size": intermediate(c),
+            "use_conv_bias": True,
+            "use_bias": False,
+            "n_groups": getattr(c, groups),
+            "num_heads": getattr(c, heads),
+            "head_dim": head_dim(c),
+            **_common(vc),
+        }
+
+    return args
+
+
+def _falcon_d_ssm(c: Any) -> int:
+    # V:falcon_h1.py:112-116
+    return int(c.mamba_expand * c.hidden_size) if c.mamba_d_ssm is None else c.mamba_d_ssm
+
+
+VLLM_MODELS: dict[tuple[str, str], VllmModel] = {}
+
+
+def _register(key: tuple[str, str], model: VllmModel) -> None:
+    VLLM_MODELS[key] = model
+
+
+_register(
+    (f"{_MODELS}/mamba.py", "MambaForCausalLM"),
+    VllmModel("mamba", f"{_MODELS}/mamba.py", "MambaForCausalLM", MAMBA1_LAYER),
+)
+_register(
+    (f"{_MODELS}/jamba.py", "JambaForCausalLM"),
+    VllmModel("jamba", f"{_MODELS}/jamba.py", "JambaForCausalLM", JAMBA_LAYER),
+)
+_register(
+    (f"{_MODELS}/mamba2.py", "Mamba2ForCausalLM"),
+    VllmModel(
+        "mamba2",
+        f"{_MODELS}/mamba2.py",
+        "Mamba2ForCausalLM",
+        VllmLayer(
+            "mamba2",
+            _MAMBA_MIXER2,
+            "MambaMixer2",
+            _mixer2(
+                lambda c: getattr(c, "intermediate_size", c.expand * c.hidden_size),
+                "n_groups",
+                "num_heads",
+                lambda c: c.head_dim,
+                "state_size",
+                "conv_kernel",
+            ),
+            "V:vllm/model_executor/models/mamba2.py:57-75",
+            _all_layers,
+            "every layer (V:vllm/model_executor/models/mamba2.py)",
+        ),
+    ),
+)
+NEMOTRON_LAYER = VllmLayer(
+    "mamba2",
+    _MAMBA_MIXER2,
+    "MambaMixer2",
+    _mixer2(
+        lambda c: c.mamba_num_heads * c.mamba_head_dim,
+        "n_groups",
+        "mamba_num_heads",
+        lambda c: c.mamba_head_dim,
+        "ssm_state_size",
+        "conv_kernel",
+    ),
+    "V:vllm/model_executor/models/nemotron_h.py:390-405",
+    _nemotron_layers,
+    "hybrid_override_pattern characters whose ALL_DECODER_LAYER_TYPES class is a Mamba layer "
+    "(V:vllm/model_executor/models/nemotron_h.py:548-614)",
+)
+_register(
+    (f"{_MODELS}/nemotron_h.py", "NemotronHForCausalLM"),
+    VllmModel("nemotron_h", f"{_MODELS}/nemotron_h.py", "NemotronHForCausalLM", NEMOTRON_LAYER),
+)
+_register(
+    (f"{_MODELS}/nano_nemotron_vl.py", "NemotronH_Nano_VL_V2"),
+    VllmModel(
+        "nemotron_h",
+        f"{_MODELS}/nano_nemotron_vl.py",
+        "NemotronH_Nano_VL_V2",
+        NEMOTRON_LAYER,
+        text=True,
+        extra=(("NemotronHForCausalLM", f"{_MODELS}/nemotron_h.py:NemotronHForCausalLM"),),
+    ),
+)
+_register(
+    (f"{_MODELS}/falcon_h1.py", "FalconH1ForCausalLM"),
+    VllmModel(
+        "falcon_h1",
+        f"{_MODELS}/falcon_h1.py",
+        "FalconH1ForCausalLM",
+        VllmLayer(
+            "mamba2",
+            _MAMBA_MIXER2,
+            "MambaMixer2",
+            _mixer2(
+                _falcon_d_ssm,
+                "mamba_n_groups",
+                "mamba_n_heads",
+                lambda c: c.mamba_d_head,
+                "mamba_d_state",
+                "mamba_d_conv",
+            ),
+            "V:vllm/model_executor/models/falcon_h1.py:112-130",
+            _all_layers,
+            "every layer holds a Mamba2 mixer beside attention (V:falcon_h1.py)",
+        ),
+    ),
+)
+_register(
+    (f"{_MODELS}/granitemoehybrid.py", "GraniteMoeHybridForCausalLM"),
+    VllmModel(
+        "granitemoehybrid",
+        f"{_MODELS}/granitemoehybrid.py",
+        "GraniteMoeHybridForCausalLM",
+        VllmLayer(
+            "mamba2",
+            _MAMBA_MIXER2,
+            "MambaMixer2",
+            _mixer2(
+                lambda c: c.mamba_expand * c.hidden_size,
+                "mamba_n_groups",
+                "mamba_n_heads",
+                lambda c: c.mamba_d_head,
+                "mamba_d_state",
+                "mamba_d_conv",
+            ),
+            "V:vllm/model_executor/models/granitemoehybrid.py:72-85",
+            _mamba_layers_by_table(f"{_MODELS}/granitemoehybrid.py", "layer_types"),
+            "layer_types entries whose ALL_DECODER_LAYER_TYPES class is a Mamba layer "
+            "(V:vllm/model_executor/models/granitemoehybrid.py:321-350)",
+        ),
+    ),
+)
+_register(
+    (f"{_MODELS}/zamba2.py", "Zamba2ForCausalLM"),
+    VllmModel(
+        "zamba2",
+        f"{_MODELS}/zamba2.py",
+        "Zamba2ForCausalLM",
+        VllmLayer(
+            "mamba2",
+            _MAMBA_MIXER2,
+            "MambaMixer2",
+            _mixer2(
+                lambda c: c.mamba_expand * c.hidden_size,
+                "mamba_ngroups",
+                "n_mamba_heads",
+                lambda c: c.mamba_expand * c.hidden_size // c.n_mamba_heads,
+                "mamba_d_state",
+                "mamba_d_conv",
+            ),
+            "V:vllm/model_executor/models/zamba2.py:530-550",
+            _zamba2_layers,
+            "every layers_block_type entry (V:vllm/model_executor/models/zamba2.py:751-780)",
+        ),
+    ),
+)
+QWEN_GDN = VllmLayer(
+    "gated_delta_net",
+    "vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py",
+    "QwenGatedDeltaNetAttention",
+    _gdn_args,
+    "V:vllm/model_executor/models/qwen3_next.py:500-507 (config, vllm_config)",
+    _linear_attention_layers,
+    "layer_types entries 'linear_attention' of hf_text_config (V:qwen3_next.py:668, "
+    "qwen3_5.py:259; transformers' full_attention_interval default when absent)",
+)
+_register(
+    (f"{_MODELS}/qwen3_next.py", "Qwen3NextForCausalLM"),
+    VllmModel(
+        "qwen3_next", f"{_MODELS}/qwen3_next.py", "Qwen3NextForCausalLM", QWEN_GDN, text=True
+    ),
+)
+for _cls in ("Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"):
+    _register(
+        (f"{_MODELS}/qwen3_5.py", _cls),
+        VllmModel(
+            "qwen3_5", f"{_MODELS}/qwen3_5.py", "Qwen3_5ForCausalLMBase", QWEN_GDN, text=True
+        ),
+    )
+for _cls in ("Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"):
+    _register(
+        (f"{_MODELS}/qwen3_5.py", _cls),
+        VllmModel(
+            "qwen3_5",
+            f"{_MODELS}/qwen3_5.py",
+            "Qwen3_5ForConditionalGeneration",
+            QWEN_GDN,
+            text=True,
+        ),
+    )
+for _cls in ("MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration"):
+    _register(
+        (f"{_MODELS}/minicpmv4_6.py", _cls),
+        VllmModel(
+            "minicpmv4_6",
+            f"{_MODELS}/minicpmv4_6.py",
+            "MiniCPMV4_6ForConditionalGeneration",
+            QWEN_GDN,
+            text=True,
+        ),
+    )
+_register(
+    (f"{_MODELS}/olmo_hybrid.py", "OlmoHybridForCausalLM"),
+    VllmModel(
+        "olmo_hybrid",
+        f"{_MODELS}/olmo_hybrid.py",
+        "OlmoHybridForCausalLM",
+        VllmLayer(
+            "gated_delta_net",
+            "vllm/model_executor/layers/mamba/gdn/olmo_gdn_linear_attn.py",
+            "OlmoHybridGatedDeltaNetAttention",
+            _gdn_args,
+            "V:vllm/model_executor/models/olmo_hybrid.py:236-240 (config, vllm_config)",
+            _linear_attention_layers,
+            "layer_types entries 'linear_attention' (V:olmo_hybrid.py:232-236)",
+        ),
+    ),
+)
+
+
+def _short_conv(dim: str, file: str, cite: str) -> VllmLayer:
+    return VllmLayer(
+        "short_conv",
+        "vllm/model_executor/layers/mamba/short_conv.py",
+        "ShortConv",
+        lambda c, vc: {"config": c, "dim": getattr(c, dim), "layer_idx": 0, **_common(vc)},
+        cite,
+        _short_conv_layers,
+        f"layer_types entries other than 'full_attention' ({file})",
+    )
+
+
+LFM2_LAYER = _short_conv(
+    "conv_dim", "V:lfm2.py:433-437", "V:vllm/model_executor/models/lfm2.py:354-361"
+)
+LFM2_MOE_LAYER = _short_conv(
+    "hidden_size", "V:lfm2_moe.py:431-435", "V:vllm/model_executor/models/lfm2_moe.py:343-350"
+)
+_register(
+    (f"{_MODELS}/lfm2.py", "Lfm2ForCausalLM"),
+    VllmModel("lfm2", f"{_MODELS}/lfm2.py", "Lfm2ForCausalLM", LFM2_LAYER),
+)
+_register(
+    (f"{_MODELS}/lfm2_moe.py", "Lfm2MoeForCausalLM"),
+    VllmModel("lfm2_moe", f"{_MODELS}/lfm2_moe.py", "Lfm2MoeForCausalLM", LFM2_MOE_LAYER),
+)
+_register(
+    (f"{_MODELS}/lfm2_vl.py", "Lfm2VLForConditionalGeneration"),
+    VllmModel(
+        "lfm2_vl",
+        f"{_MODELS}/lfm2_vl.py",
+        "Lfm2VLForConditionalGeneration",
+        LFM2_LAYER,  # replaced by the text model's layer in _text_layer
+        text=True,
+    ),
+)
+KIMI_NVIDIA = "vllm/models/kimi_k3/nvidia/model.py"
+KIMI_LAYER = VllmLayer(
+    "kda",
+    KIMI_NVIDIA,
+    "KimiLinearGatedDeltaNetAttention",
+    _gdn_args,
+    "V:vllm/models/kimi_k3/nvidia/model.py:715-733 (KimiK3DeltaAttention when "
+    "linear_attn_config.use_full_rank_gate, else KimiGatedDeltaNetAttention)",
+    _kimi_layers,
+    "KimiLinearConfig.is_kda_layer (V:vllm/transformers_utils/configs/kimi_linear.py:147-165)",
+)
+KIMI_K3_LAYER = VllmLayer(
+    "kda",
+    KIMI_NVIDIA,
+    "KimiK3DeltaAttention",
+    _gdn_args,
+    KIMI_LAYER.args_cite,
+    _kimi_layers,
+    KIMI_LAYER.layers_cite,
+)
+_register(
+    (KIMI_NVIDIA, "KimiLinearForCausalLM"),
+    VllmModel("kimi_linear", KIMI_NVIDIA, "KimiLinearForCausalLM", KIMI_LAYER),
+)
+_register(
+    (KIMI_NVIDIA, "KimiK3ForConditionalGeneration"),
+    VllmModel(
+        "kimi_linear",
+        KIMI_NVIDIA,
+        "KimiK3ForConditionalGeneration",
+        KIMI_LAYER,
+        text=True,
+        extra=(("KimiLinearForCausalLM", f"{KIMI_NVIDIA}:KimiLinearForCausalLM"),),
+    ),
+)
+_register(
+    (f"{_MODELS}/bailing_moe_linear.py", "BailingMoeV25ForCausalLM"),
+    VllmModel(
+        "bailing_hybrid",
+        f"{_MODELS}/bailing_moe_linear.py",
+        "BailingMoeV25ForCausalLM",
+        VllmLayer(
+            "linear_attention",
+            f"{_MODELS}/bailing_moe_linear.py",
+            "BailingMoELinearAttention",
+            lambda c, vc: {"config": c, "vllm_config": vc, "prefix": "model.layers.0.attention"},
+            "V:vllm/model_executor/models/bailing_moe_linear.py:365-372",
+            _bailing_linear_layers,
+            "is_linear_layer(i, layer_group_size) (V:bailing_moe_linear.py:68-72, :628)",
+        ),
+    ),
+)
+_register(
+    (f"{_MODELS}/bailing_moe_v3.py", "BailingMoeV3ForCausalLM"),
+    VllmModel(
+        "bailing_hybrid",
+        f"{_MODELS}/bailing_moe_v3.py",
+        "BailingMoeV3ForCausalLM",
+        VllmLayer(
+            "kda",
+            f"{_MODELS}/bailing_moe_v3.py",
+            "BailingMoeV3KimiDeltaAttention",
+            lambda c, vc: {
+                "config": c,
+                "model_config": vc.model_config,
+                "cache_config": vc.cache_config,
+                "num_speculative_tokens": vc.num_speculative_tokens,
+                "prefix": "model.layers.0.attention",
+            },
+            "V:vllm/model_executor/models/bailing_moe_v3.py:1243-1260 (num_speculative_tokens "
+            "from the decoder layer's argument, vllm_config.num_speculative_tokens)",
+            _bailing_kda_layers,
+            "_is_kda_layer(i, layer_group_size, num_hidden_layers) (V:bailing_moe_v3.py:131-137)",
+        ),
+        functions=("_get_kda_state_shape_for_config",),
+    ),
+)
+_register(
+    (f"{_MODELS}/alice_ai.py", "AliceAIForCausalLM"),
+    VllmModel(
+        "alice_ai",
+        f"{_MODELS}/alice_ai.py",
+        "AliceAIForCausalLM",
+        VllmLayer(
+            "kda",
+            f"{_MODELS}/alice_ai.py",
+            "KimiGatedDeltaNetAttention",
+            lambda c, vc: {
+                "config": Stub(),
+                "vllm_config": vc,
+                "prefix": "model.layers.0.linear_attn",
+            },
+            "V:vllm/model_executor/models/alice_ai.py:334-339 "
+            "(config=_make_kimi_kda_config(config): not run, the model-level shape decides)",
+            _linear_attention_layers,
+            "layer_types entries 'linear_attention' (V:alice_ai.py:334, :494)",
+        ),
+    ),
+)
+GLM5 = "vllm/models/glm5next/common/model.py"
+for _cls in ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"):
+    _register(
+        (GLM5, _cls),
+        VllmModel(
+            "glm5_next",
+            GLM5,
+            _cls,
+            VllmLayer(
+                "kda",
+                "vllm/models/glm5next/common/kda.py",
+                "Glm5NextLinearAttention",
+                _gdn_args,
+                "V:vllm/models/glm5next/common/model.py:381-390 (config, vllm_config)",
+                _glm5_layers,
+                "_is_kda_layer(config, i) (V:vllm/models/glm5next/common/model.py:141-148)",
+            ),
+            text=_cls.endswith("Generation"),
+            extra=(("Glm5NextForCausalLM", f"{GLM5}:Glm5NextForCausalLM"),),
+        ),
+    )
+
+
+def _ast_literal_dicts(path: Path, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Top-level ``NAME = {...}`` literal dicts of ``path`` (string keys, literal values)."""
+    found: dict[str, dict[str, Any]] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign)
+            else node.target
+            if isinstance(node, ast.AnnAssign)
+            else None
+        )
+        literal = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id in names and isinstance(literal, ast.Dict):
+            table: dict[str, Any] = {}
+            for key, value in zip(literal.keys, literal.values, strict=True):
+                if key is None:
+                    continue
+                try:
+                    table[ast.literal_eval(key)] = ast.literal_eval(value)
+                except ValueError:
+                    table[ast.literal_eval(key)] = ast.unparse(value)
+            found[target.id] = table
+    return found
+
+
+VLLM_REGISTRY_TABLES = (
+    "_TEXT_GENERATION_MODELS",
+    "_EMBEDDING_MODELS",
+    "_LATE_INTERACTION_MODELS",
+    "_REWARD_MODELS",
+    "_TOKEN_CLASSIFICATION_MODELS",
+    "_SEQUENCE_CLASSIFICATION_MODELS",
+    "_MULTIMODAL_MODELS",
+)
+
+
+_VLLM_DTYPE_FUNCTIONS = (
+    "_STR_DTYPE_TO_TORCH_DTYPE",
+    "_FLOAT16_NOT_SUPPORTED_MODELS",
+    "_is_valid_dtype",
+    "_check_valid_dtype",
+    "_resolve_auto_dtype",
+    "_get_and_verify_dtype",
+)
+
+
+class VllmStates:
+    """vLLM 0.33.0's per-sequence state, from its wheel (see the module docstring)."""
+
+    def __init__(self, wheels: Wheels) -> None:
+        self.wheels = wheels
+        self.root = wheels.vllm
+        self.parallel = Parallel()
+        self.runtime = vllm_runtime(wheels, self.parallel)
+        self.current: FakeVllmConfig | None = None
+        registry = _ast_literal_dicts(
+            self.root / "vllm/model_executor/models/registry.py",
+            (*VLLM_REGISTRY_TABLES, "_PREVIOUSLY_SUPPORTED_MODELS"),
+        )
+        self.architectures: dict[str, tuple[str, str]] = {}
+        for table in VLLM_REGISTRY_TABLES:
+            self.architectures.update(registry.get(table, {}))
+        self.removed: dict[str, Any] = registry.get("_PREVIOUSLY_SUPPORTED_MODELS", {})
+        self._extracted: dict[str, Extracted] = {}
+
+    def __enter__(self) -> VllmStates:
+        self.runtime.__enter__()
+        config_module = StubModule("vllm.config", self.runtime.touched)
+        config_module.__path__ = [str(self.root / "vllm/config")]
+        config_module.get_current_vllm_config = lambda: self.current  # type: ignore[attr-defined]
+        config_module.get_current_vllm_config_or_none = lambda: self.current  # type: ignore[attr-defined]
+        self.runtime.stubs["vllm.config"] = config_module
+        self.runtime.partial["vllm.config.model"] = (None, _VLLM_DTYPE_FUNCTIONS)
+        vllm_distributed(self.runtime, self.parallel)
+        self.runtime.import_module("vllm.model_executor.layers.mamba.mamba_utils")
+        self.torch = self.runtime.torch
+        self._setup_dtype()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.runtime.__exit__(*exc)
+
+    # -- pieces of vLLM, extracted once ---------------------------------------------------------
+
+    def _setup_dtype(self) -> None:
+        """vLLM's ``--dtype auto`` (V:vllm/config/model.py:2384-2515) on an SM90 platform stub."""
+        runtime = self.runtime
+        platform = Permissive(
+            supported_dtypes=[self.torch.bfloat16, self.torch.float16, self.torch.float32],
+            is_cpu=lambda: False,
+            get_device_name=lambda: "NVIDIA H100 80GB HBM3",
+            get_device_capability=lambda: None,
+        )
+        model: Any = runtime.import_module("vllm.config.model")
+        convertor = extract_class(
+            runtime,
+            self.root / "vllm/transformers_utils/model_arch_config_convertor.py",
+            "ModelArchConfigConvertorBase",
+            ["get_torch_dtype"],
+            extra={"get_safetensors_params_metadata": lambda *a, **k: {}},
+        )
+        model.current_platform = platform
+        model.ModelArchConfigConvertorBase = convertor.cls
+        self._verify_dtype = model._get_and_verify_dtype
+        text = self._helpers.function("vllm/transformers_utils/config.py", "get_hf_text_config")
+        self._hf_text_config = text
+        FakeVllmConfig._text_config_of = staticmethod(text)
+
+    def _resolve(self, file: str, name: str) -> tuple[str, str]:
+        """Where class ``name``, as ``file`` refers to it, is defined (following its imports)."""
+        path = self.root / file
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return file, name
+        for found in ast.walk(tree):
+            if isinstance(found, ast.ImportFrom) and found.module:
+                node = found
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        if node.level:
+                            base = Path(file).parent
+                            for _ in range(node.level - 1):
+                                base = base.parent
+                            module = str(base / node.module.replace(".", "/"))
+                        else:
+                            module = node.module.replace(".", "/")
+                        target = f"{module}.py"
+                        if not (self.root / target).is_file():
+                            target = f"{module}/__init__.py"
+                        return self._resolve(target, alias.name)
+        raise LookupError(f"{file}: cannot find class {name}")
+
+    def _layer_chain(self, file: str, name: str) -> list[tuple[str, str]]:
+        """The class and its bases up to ``MambaBase``, base first, as (file, class)."""
+        file, name = self._resolve(file, name)
+        if name == "MambaBase":
+            return [(file, name)]
+        for base in find_class(self.root / file, name).bases:
+            base_name = ast.unparse(base)
+            if base_name in ("PluggableLayer", "CustomOp", "nn.Module"):
+                continue
+            try:
+                chain = self._layer_chain(file, base_name)
+            except LookupError:
+                continue
+            if chain[0][1] == "MambaBase":
+                return [*chain, (file, name)]
+        raise LookupError(f"{file}: {name} does not derive from MambaBase")
+
+    def _layer_class(self, layer: VllmLayer) -> tuple[Any, list[str]]:
+        chain = self._layer_chain(layer.where, layer.name)
+        cls: type | None = None
+        cites: list[str] = []
+        wanted = (
+            "__init__",
+            "get_state_shape",
+            "get_state_dtype",
+            "get_kv_cache_spec",
+            "mamba_type",
+            "is_kv_cache_tp_replicated",
+            "get_prefill_checkpoint_alignment",
+        )
+        for file, name in chain:
+            key = f"{file}:{name}"
+            if key not in self._extracted:
+                defined = [
+                    item.name
+                    for item in find_class(self.root / file, name).body
+                    if isinstance(item, ast.FunctionDef) and item.name in wanted
+                ]
+                self._extracted[key] = extract_class(
+                    self.runtime,
+                    self.root / file,
+                    name,
+                    defined,
+                    bases=(cls,) if cls is not None else (ModuleStandIn,),
+                )
+            extracted = self._extracted[key]
+            cls = extracted.cls
+            cites.extend(
+                extracted.cite(method)
+                for method in ("get_state_shape", "get_state_dtype")
+                if method in extracted.lines
+            )
+        assert cls is not None
+        return cls, cites
+
+    def _model_class(self, model: VllmModel) -> Extracted:
+        key = f"{model.file}:{model.cls}"
+        if key not in self._extracted:
+            extra: dict[str, Any] = {}
+            for name, other in model.extra:
+                other_file, other_cls = other.split(":")
+                extra[name] = self._model_class(VLLM_MODELS[(other_file, other_cls)]).cls
+            for function in model.functions:
+                extra[function] = self._helpers.function(model.file, function)
+            self._extracted[key] = extract_class(
+                self.runtime,
+                self.root / model.file,
+                model.cls,
+                ["get_mamba_state_shape_from_config", "get_mamba_state_dtype_from_config"],
+                extra=extra,
+            )
+        return self._extracted[key]
+
+    @functools.cached_property
+    def _helpers(self) -> Helpers:
+        return Helpers(self.runtime, self.root)
+
+    @functools.cached_property
+    def _dtype_hooks(self) -> dict[str, Any]:
+        """``MODELS_CONFIG_MAP`` entries whose ``verify_and_update_config`` sets the mamba cache
+        dtypes (V:vllm/model_executor/models/config.py:1200-1270), extracted."""
+        path = self.root / "vllm/model_executor/models/config.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        touching = {
+            name for name, node in classes.items() if "mamba_ssm_cache_dtype" in ast.unparse(node)
+        }
+        table: dict[str, str] = {}
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign | ast.AnnAssign)
+                and isinstance(
+                    node.targets[0] if isinstance(node, ast.Assign) else node.target, ast.Name
+                )
+                and ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target)
+                == "MODELS_CONFIG_MAP"
+                and isinstance(node.value, ast.Dict)
+            ):
+                for key, value in zip(node.value.keys, node.value.values, strict=True):
+                    if key is not None and ast.unparse(value) in touching:
+                        table[ast.literal_eval(key)] = ast.unparse(value)
+        extracted: dict[str, Any] = {}
+        namespace_extra: dict[str, Any] = {}
+        for name in sorted(touching, key=lambda n: classes[n].lineno):
+            methods = [
+                item.name
+                for item in classes[name].body
+                if isinstance(item, ast.FunctionDef)
+                and item.name in ("verify_and_update_config", "update_mamba_ssm_cache_dtype")
+            ]
+            done = extract_class(self.runtime, path, name, methods, extra=namespace_extra)
+            namespace_extra[name] = done.cls
+            extracted[name] = done
+        return {arch: extracted[cls] for arch, cls in table.items()}
+
+    # -- the answer ---------------------------------------------------------------------------
+
+    def _hf_config(self, mapping: Mapping[str, Any]) -> Any:
+        """The config object vLLM builds: its own class where ``_CONFIG_REGISTRY`` has one."""
+        model_type = mapping.get("model_type")
+        own = _ast_kwargs(self.root / "vllm/transformers_utils/config.py", "_CONFIG_REGISTRY")
+        lazy = _ast_literal_dicts(
+            self.root / "vllm/transformers_utils/configs/__init__.py", ("_CLASS_TO_MODULE",)
+        ).get("_CLASS_TO_MODULE", {})
+        if isinstance(model_type, str) and model_type in own and own[model_type] in lazy:
+            module = lazy[own[model_type]]
+            self.runtime.real.add(module)
+            cls = getattr(self.runtime.import_module(module), own[model_type])
+            return cls(**copy.deepcopy(dict(mapping)))
+        return config_view(mapping)
+
+    def state(
+        self,
+        mapping: Mapping[str, Any],
+        *,
+        tp: int = 1,
+        spec: int = 0,
+        mamba_cache_dtype: str = "auto",
+        mamba_ssm_cache_dtype: str = "auto",
+    ) -> PeerState:
+        """vLLM's state for ``mapping`` (a parsed config.json) at ``tp`` ranks and ``spec``
+        speculative tokens, with ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype``."""
+        family = _family_of(mapping)
+        base: dict[str, Any] = {"server": "vllm", "family": family, "tp": tp, "spec": spec}
+        architectures = mapping.get("architectures") or []
+        arch = architectures[0] if architectures else None
+        if arch not in self.architectures:
+            if arch in self.removed:
+                version = self.removed[arch]
+                return PeerState(
+                    **base,
+                    refusal=f"Removed: vLLM removed {arch} in version {version}",
+                    ran=("V:vllm/model_executor/models/registry.py:841-895",),
+                )
+            return PeerState(**base, refusal=f"Unsupported: {VLLM} has no architecture {arch!a}")
+        module, cls_name = self.architectures[arch]
+        file = _vllm_module_file(self.root, module)
+        try:
+            file, cls_name = self._resolve(file, cls_name)
+        except LookupError as error:
+            return PeerState(**base, refusal=refusal_text(error))
+        model = VLLM_MODELS.get((file, cls_name))
+        if model is None:
+            return PeerState(
+                **base,
+                refusal=None,
+                layer_rule=f"{arch} ({file}:{cls_name}) is not modelled by the oracle",
+                notes=("not modelled: no recurrent state assumed",),
+            )
+        self.parallel.tp = tp
+        try:
+            return self._state(model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype)
+        except Exception as error:
+            return PeerState(**base, refusal=refusal_text(error))
+
+    def _state(
+        self,
+        model: VllmModel,
+        mapping: Mapping[str, Any],
+        arch: str,
+        base: dict[str, Any],
+        mamba_cache_dtype: str,
+        mamba_ssm_cache_dtype: str,
+    ) -> PeerState:
+        torch = self.torch
+        tp, spec = base["tp"], base["spec"]
+        hf_config = self._hf_config(mapping)
+        text_config = self._hf_text_config(hf_config)
+        model_dtype = self._verify_dtype("model", hf_config, "auto", is_pooling_model=False)
+        cache = Permissive(
+            mamba_cache_dtype=mamba_cache_dtype,
+            mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
+            use_replayssm=False,
+            replayssm_buffer_len=16,
+            mamba_block_size=None,
+            mamba_page_size_padded=None,
+            mamba_cache_mode="none",
+            cache_dtype="auto",
+        )
+        vc = FakeVllmConfig(
+            model_config=Permissive(
+                hf_config=hf_config, hf_text_config=text_config, dtype=model_dtype, use_mla=False
+            ),
+            cache_config=cache,
+            parallel_config=Permissive(
+                tensor_parallel_size=tp, pipeline_parallel_size=1, data_parallel_size=1
+            ),
+            speculative_config=Permissive(num_speculative_tokens=spec) if spec else None,
+            num_speculative_tokens=spec,
+            quant_config=None,
+            compilation_config=Permissive(static_forward_context={}),
+        )
+        self.current = vc
+        notes: list[str] = []
+        ran: list[str] = []
+        hook = self._dtype_hooks.get(arch)
+        dtype_rule = (
+            f"model dtype {model_dtype.name} (--dtype auto, V:vllm/config/model.py:2423-2515)"
+        )
+        if hook is not None:
+            hook.cls.verify_and_update_config(vc)
+            ran.append(hook.cite("verify_and_update_config"))
+            dtype_rule += (
+                f"; {hook.cls.__name__}.verify_and_update_config set mamba_ssm_cache_dtype "
+                f"{cache.mamba_ssm_cache_dtype!a}"
+            )
+        extracted = self._model_class(model)
+        model_shapes = tuple(
+            tuple(shape) for shape in extracted.cls.get_mamba_state_shape_from_config(vc)
+        )
+        model_dtypes = tuple(extracted.cls.get_mamba_state_dtype_from_config(vc))
+        ran += [
+            extracted.cite("get_mamba_state_shape_from_config"),
+            extracted.cite("get_mamba_state_dtype_from_config"),
+        ]
+        layer_config = text_config if model.text else hf_config
+        layer_spec = self._text_layer(model, layer_config)
+        layers = layer_spec.layers(layer_config, self._helpers)
+        attention = _vllm_attention_check(text_config, tp)
+        shapes, dtypes = model_shapes, model_dtypes
+        if layers:
+            try:
+                layer_cls, cites = self._layer_class(layer_spec)
+                layer: Any = object.__new__(layer_cls)
+                try:
+                    initialise: Any = layer_cls.__init__
+                    initialise(layer, **layer_spec.args(layer_config, vc))
+                except (AssertionError, ValueError, ZeroDivisionError):
+                    raise
+                except Exception as error:
+                    # Past the layer's own checks, __init__ builds kernels and buffers the fake
+                    # torch cannot; what get_state_shape reads is set by then, or it fails below.
+                    notes.append(
+                        f"layer {layer_spec.name}.__init__ stopped at {refusal_text(error)}; "
+                        "get_state_shape ran on the attributes it had set"
+                    )
+                layer_shapes = tuple(tuple(shape) for shape in layer.get_state_shape())
+                layer_dtypes = tuple(layer.get_state_dtype())
+                _check_computed(layer_shapes, layer_dtypes)
+            except (AssertionError, ValueError, ZeroDivisionError) as error:
+                return PeerState(
+                    **base,
+                    refusal=refusal_text(error),
+                    attention_refusal=attention,
+                    layer_rule=layer_spec.layers_cite,
+                    ran=(*ran, f"{layer_spec.name}.__init__ ({layer_spec.args_cite})"),
+                )
+            except Exception as error:  # the layer could not be built here: say so
+                notes.append(
+                    f"layer {layer_spec.name} not run ({refusal_text(error)}); "
+                    "the model-level shapes are reported"
+                )
+            else:
+                ran += [f"{layer_spec.name}.__init__ ({layer_spec.args_cite})", *cites]
+                if (layer_shapes, layer_dtypes) != (model_shapes, model_dtypes):
+                    notes.append(
+                        f"model-level {model.cls}.get_mamba_state_shape_from_config says "
+                        f"{_show_shapes(model_shapes, model_dtypes)}, the layer "
+                        f"{layer_spec.name} allocates {_show_shapes(layer_shapes, layer_dtypes)}: "
+                        "the layer decides"
+                    )
+                shapes, dtypes = layer_shapes, layer_dtypes
+        names = _names(layer_spec.kind, len(shapes))
+        tensors = tuple(
+            tensor(name, shape, dtype.name, dtype.itemsize)
+            for name, shape, dtype in zip(names, shapes, dtypes, strict=True)
+        )
+        groups = (PeerGroup(layer_spec.kind, tuple(layers), tensors),) if layers else ()
+        del torch
+        return PeerState(
+            **base,
+            groups=groups,
+            attention_refusal=attention,
+            layer_rule=layer_spec.layers_cite,
+            dtype_rule=dtype_rule,
+            ran=tuple(ran),
+            notes=tuple(notes),
+        )
+
+    def _text_layer(self, model: VllmModel, config: Any) -> VllmLayer:
+        """The layer of a wrapper's text model where it depends on the text config."""
+        if model.family == "lfm2_vl":
+            # V:lfm2_vl.py:713-718 builds the text model from text_config.architectures.
+            arch = (getattr(config, "architectures", None) or ["Lfm2ForCausalLM"])[0]
+            return LFM2_MOE_LAYER if "Moe" in arch else LFM2_LAYER
+        if model.layer is KIMI_LAYER:
+            kda = getattr(config, "linear_attn_config", None) or {}
+            if kda.get("use_full_rank_gate", False):
+                return KIMI_K3_LAYER
+        return model.layer
+
+
+def _ast_kwargs(path: Path, name: str) -> dict[str, str]:
+    """``NAME = Call(key="value", ...)`` keyword arguments of ``path`` as a dict."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else node.targets[0]
+            if isinstance(node, ast.Assign)
+            else None
+        )
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.Call):
+            return {
+                kw.arg: ast.literal_eval(kw.value)
+                for kw in value.keywords
+                if kw.arg is not None and isinstance(kw.value, ast.Constant)
+            }
+    raise LookupError(f"{path}: no {name}")
+
+
+def _vllm_module_file(root: Path, module: str) -> str:
+    """The file a registry entry's module names; ``vllm.models.X`` as its ``__init__`` picks on
+    CUDA (the last ``else`` branch of its platform dispatch)."""
+    if not module.startswith("vllm."):
+        return f"vllm/model_executor/models/{module}.py"
+    package = module.replace(".", "/")
+    init = root / package / "__init__.py"
+    if not init.is_file():
+        return f"{package}.py"
+    return f"{package}/__init__.py"
+
+
+def _vllm_attention_check(text_config: Any, tp: int) -> str | None:
+    """vLLM's ``verify_with_parallel_config`` refusal for the attention heads
+    (V:vllm/config/model.py:1557-1563), mirrored; heads from the text config as
+    ``model_arch_config.total_num_attention_heads`` reads them."""
+    heads = getattr(text_config, "num_attention_heads", 0) or 0
+    if isinstance(heads, int) and heads % tp:
+        return (
+            f"ValueError: Total number of attention heads ({heads}) must be divisible by "
+            f"tensor parallel size ({tp})."
+        )
+    return None
+
+
+def _check_computed(shapes: Sequence[Sequence[Any]], dtypes: Sequence[Any]) -> None:
+    """Refuse a result that a placeholder reached: every dim an int, every dtype a dtype."""
+    for shape in shapes:
+        if not all(isinstance(dim, int) for dim in shape):
+            raise TypeError(f"shape {shape!r} holds a placeholder")
+    for dtype in dtypes:
+        if not hasattr(dtype, "itemsize") or isinstance(dtype, Stub):
+            raise TypeError(f"dtype {dtype!r} is a placeholder")
+
+
+def _show_shapes(shapes: Sequence[Sequence[int]], dtypes: Sequence[Any]) -> str:
+    return ", ".join(
+        f"{tuple(shape)} {getattr(dtype, 'name', dtype)}"
+        for shape, dtype in zip(shapes, dtypes, strict=False)
+    )
+
+
+def _family_of(mapping: Mapping[str, Any]) -> str:
+    """A label for the report: the model type, with a wrapper's text/LLM model type."""
+    root = str(mapping.get("model_type"))
+    for key in ("text_config", "llm_config"):
+        inner = mapping.get(key)
+        if isinstance(inner, Mapping) and inner.get("model_type"):
+            return f"{root}/{inner['model_type']}"
+    return root
+
+
+# --- SGLang ----------------------------------------------------------------------------------
+
+SGLANG_KINDS = {
+    "MambaConfig": "mamba1",
+    "FalconMambaConfig": "mamba1",
+    "Mamba2Config": "mamba2",
+    "NemotronHConfig": "mamba2",
+    "NemotronHPuzzleConfig": "mamba2",
+    "FalconH1Config": "mamba2",
+    "GraniteMoeHybridConfig": "mamba2",
+    "Qwen3NextConfig": "gated_delta_net",
+    "Qwen3_5Config": "gated_delta_net",
+    "Qwen3_5MoeConfig": "gated_delta_net",
+    "Qwen3_5TextConfig": "gated_delta_net",
+    "Qwen3_5MoeTextConfig": "gated_delta_net",
+    "InternS2PreviewConfig": "gated_delta_net",
+    "JetNemotronConfig": "gated_delta_net",
+    "JetVLMConfig": "gated_delta_net",
+    "GigaChat35Config": "gated_delta_net",
+    "KimiLinearConfig": "kda",
+    "Glm5NextTextConfig": "kda",
+    "Lfm2Config": "short_conv",
+    "Lfm2MoeConfig": "short_conv",
+    "Lfm2VlConfig": "short_conv",
+    "ZayaConfig": "short_conv",
+    "MiniCPMHybridConfig": "linear_attention",
+}
+
+
+class SglangStates:
+    """SGLang 0.5.23's per-sequence state, from its wheel (see the module docstring)."""
+
+    def __init__(self, wheels: Wheels, *, mamba_ssm_dtype: str | None = None) -> None:
+        self.root = wheels.sglang
+        self.parallel = Parallel()
+        self.runtime = sglang_runtime(wheels, self.parallel, mamba_ssm_dtype=mamba_ssm_dtype)
+        self.mamba_ssm_dtype = mamba_ssm_dtype
+        self.registry = self._registry()
+        self.entry_classes = self._entry_classes()
+        self.failed: dict[str, str] = {}
+
+    def __enter__(self) -> SglangStates:
+        self.runtime.__enter__()
+        configs = _LazyConfigs(self)
+        self.runtime.stubs["sglang.srt.configs"] = configs
+        self.runtime.partial["sglang.srt.utils.hf_transformers.common"] = (
+            None,
+            ("get_hf_text_config", "_patch_text_config"),
+        )
+        self.runtime.real.add("sglang.srt.configs.hybrid_arch")
+        self.runtime.real.add("sglang.srt.configs.mamba_utils")
+        self.hybrid_arch = self.runtime.import_module("sglang.srt.configs.hybrid_arch")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.runtime.__exit__(*exc)
+
+    def _registry(self) -> dict[str, tuple[str, str]]:
+        """model_type -> (module, class) of SGLang's ``_CONFIG_REGISTRY``."""
+        common = self.root / "sglang/srt/utils/hf_transformers/common.py"
+        names: list[str] = []
+        for node in ast.parse(common.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.AnnAssign | ast.Assign) and "_CONFIG_REGISTRY" in ast.unparse(
+                node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            ):
+                comprehension = node.value
+                if isinstance(comprehension, ast.DictComp):
+                    iterable = comprehension.generators[0].iter
+                    if isinstance(iterable, ast.List):
+                        names = [ast.unparse(item) for item in iterable.elts]
+        modules = self._class_modules()
+        table: dict[str, tuple[str, str]] = {}
+        for name in names:
+            module = modules.get(name)
+            if module is None:
+                continue
+            model_type = _class_model_type(self.root / (module.replace(".", "/") + ".py"), name)
+            if model_type is not None:
+                table[model_type] = (module, name)
+        return table
+
+    def _class_modules(self) -> dict[str, str]:
+        """Class name -> module, from ``sglang/srt/configs/__init__.py``'s imports."""
+        init = self.root / "sglang/srt/configs/__init__.py"
+        found: dict[str, str] = {}
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    found[alias.asname or alias.name] = node.module
+        return found
+
+    def _entry_classes(self) -> set[str]:
+        """Architectures SGLang serves: every ``EntryClass`` of S:sglang/srt/models/*.py."""
+        served: set[str] = set()
+        for path in sorted((self.root / "sglang/srt/models").rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
+                ):
+                    value = node.value
+                    items = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+                    served.update(ast.unparse(item) for item in items)
+        return served
+
+    def config_class(self, name: str) -> type:
+        """SGLang's config class ``name``, its module run whole."""
+        module = self._class_modules()[name]
+        self.runtime.real.add(module)
+        cls: type = getattr(self.runtime.import_module(module), name)
+        return cls
+
+    def state(self, mapping: Mapping[str, Any], *, tp: int = 1, spec: int = 0) -> PeerState:
+        """SGLang's state for ``mapping`` at ``tp`` ranks (``spec`` does not change SGLang's
+        state pool: its draft states live in separate scratch buffers)."""
+        family = _family_of(mapping)
+        base: dict[str, Any] = {"server": "sglang", "family": family, "tp": tp, "spec": spec}
+        self.parallel.tp = tp
+        architectures = mapping.get("architectures") or []
+        arch = architectures[0] if architectures else None
+        if arch not in self.entry_classes:
+            return PeerState(
+                **base,
+                refusal=f"Unsupported: {SGLANG} has no model for architecture {arch!a} "
+                "(no EntryClass in sglang/srt/models)",
+            )
+        model_type = mapping.get("model_type")
+        entry = self.registry.get(str(model_type))
+        if entry is None:
+            return PeerState(
+                **base,
+                refusal=None,
+                layer_rule=f"{SGLANG} has no config class for model_type {model_type!a}: "
+                "transformers' config, which mambaish_config never picks (no recurrent state)",
+            )
+        try:
+            return self._state(entry, mapping, base)
+        except Exception as error:
+            return PeerState(**base, refusal=refusal_text(error))
+
+    def _state(
+        self, entry: tuple[str, str], mapping: Mapping[str, Any], base: dict[str, Any]
+    ) -> PeerState:
+        module, name = entry
+        cls = self.config_class(name)
+        config = cls(**copy.deepcopy(dict(mapping)))
+        model_config = types.SimpleNamespace(
+            hf_config=config, is_draft_model=False, linear_attn_registry_result=None
+        )
+        chosen = self.hybrid_arch.mambaish_config(model_config)
+        ran = [
+            "S:sglang/srt/configs/hybrid_arch.py:145-155 (mambaish_config)",
+            f"S:{module.replace('.', '/')}.py:{name}.__init__",
+        ]
+        if chosen is None:
+            return PeerState(
+                **base,
+                layer_rule="mambaish_config returns None: no recurrent state",
+                ran=tuple(ran),
+            )
+        params = chosen.mamba2_cache_params
+        source = inspect.getsourcefile(type(chosen)) or ""
+        ran.append(f"S:{_relative(source, self.root)}:{type(chosen).__name__}.mamba2_cache_params")
+        if params is None:
+            return PeerState(**base, layer_rule="mamba2_cache_params is None", ran=tuple(ran))
+        kind = SGLANG_KINDS.get(type(chosen).__name__, "unknown")
+        shapes = [tuple(shape) for shape in params.shape.conv]
+        dtypes = [params.dtype.conv] * len(shapes)
+        temporal = tuple(params.shape.temporal)
+        shapes.append(temporal)
+        dtypes.append(params.dtype.temporal)
+        kept = [
+            (shape, dtype) for shape, dtype in zip(shapes, dtypes, strict=True) if _numel(shape) > 0
+        ]
+        notes = []
+        if len(kept) != len(shapes):
+            notes.append("zero-element tensors (SGLang's placeholder temporal state) left out")
+        names = _sglang_names(kind, len(params.shape.conv), _numel(temporal) > 0)
+        tensors = tuple(
+            tensor(tensor_name, shape, dtype.name, dtype.itemsize)
+            for tensor_name, (shape, dtype) in zip(names, kept, strict=True)
+        )
+        layers = tuple(int(index) for index in params.layers)
+        dtype_rule = (
+            f"mamba2_state_dtype: conv {params.dtype.conv.name}, temporal "
+            f"{params.dtype.temporal.name} (S:sglang/srt/configs/mamba_utils.py:47-107)"
+        )
+        per_req = params.mamba_cache_per_req
+        state = PeerState(
+            **base,
+            groups=(PeerGroup(kind, layers, tensors),) if layers else (),
+            layer_rule=f"{type(chosen).__name__}.mamba2_cache_params.layers",
+            dtype_rule=dtype_rule,
+            ran=(*ran, "S:sglang/srt/configs/mamba_utils.py:115-125 (mamba_cache_per_req)"),
+            notes=tuple(notes),
+        )
+        if per_req != state.per_sequence_bytes:
+            raise AssertionError(
+                f"oracle: mamba_cache_per_req {per_req} != the tensors' {state.per_sequence_bytes}"
+            )
+        return state
+
+
+def _numel(shape: Sequence[int]) -> int:
+    total = 1
+    for dim in shape:
+        total *= int(dim)
+    return total
+
+
+def _sglang_names(kind: str, convs: int, temporal: bool) -> tuple[str, ...]:
+    names = [f"conv{index}" if index else "conv" for index in range(convs)]
+    if temporal:
+        names.append("ssm" if kind in ("mamba1", "mamba2") else "recurrent")
+    return tuple(names)
+
+
+def _relative(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+def _class_model_type(path: Path, name: str) -> str | None:
+    """The ``model_type = "..."`` class attribute of ``name`` in ``path``."""
+    if not path.is_file():
+        return None
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            for item in node.body:
+                target = (
+                    item.targets[0]
+                    if isinstance(item, ast.Assign)
+                    else item.target
+                    if isinstance(item, ast.AnnAssign)
+                    else None
+                )
+                value = getattr(item, "value", None)
+                if (
+                    isinstance(target, ast.Name)
+                    and target.id == "model_type"
+                    and isinstance(value, ast.Constant)
+                ):
+                    return str(value.value)
+    return None
+
+
+class _LazyConfigs(StubModule):
+    """``sglang.srt.configs`` whose names import their own module on first use, so that
+    ``hybrid_arch``'s ``from sglang.srt.configs import (...)`` runs only what it touches
+    (the package ``__init__`` imports every model's config)."""
+
+    def __init__(self, states: SglangStates) -> None:
+        super().__init__("sglang.srt.configs", states.runtime.touched)
+        self.__path__ = [str(states.root / "sglang/srt/configs")]
+        self._states = states
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)
+        try:
+            value = self._states.config_class(attribute)
+        except Exception as error:  # a config module that does not run here
+            self._states.failed[attribute] = refusal_text(error)
+            value = type(attribute, (), {"__doc__": f"not loaded: {refusal_text(error)}"})
+        setattr(self, attribute, value)
+        return value
+
+
+def tensors_of(state: PeerState) -> list[PeerTensor]:
+    """Every tensor of ``state``, in group order."""
+    return [item for group in state.groups for item in group.tensors]
