@@ -35,6 +35,15 @@ from .preflight import (
     pin_decode_ring_slots,
 )
 from .render import render
+from .servers.commands import (
+    SGLANG_EPILOG,
+    VLLM_EPILOG,
+    refuse_unknown,
+    run_sglang,
+    run_vllm,
+    sglang_flags,
+    vllm_flags,
+)
 from .sizing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_TP_SIZES,
@@ -63,7 +72,7 @@ PROGRAM: Final = "decode-ring"
 HELP_EPILOG: Final = f"""\
 exit status:
   0    the chosen depth fits (fit; post-load, also when the KV budget stage
-       decides); some cell of the grid boots (plan); decide and state
+       decides); some cell of the grid boots (plan); decide, state, vllm, sglang
   1    the server would refuse to boot (fit); no cell of the grid boots (plan)
   2    a usage error, or a config that cannot be read or that the servers refuse
   74   the output (or the --plot file) cannot be written
@@ -612,6 +621,8 @@ class Command:
     flags: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], object]
     epilog: str = SEE_TOP_HELP
+    # The line for flags the command does not take (None: argparse's own).
+    unknown: Callable[[list[str]], str] | None = None
 
 
 COMMANDS: Final[dict[str, Command]] = {
@@ -623,6 +634,20 @@ COMMANDS: Final[dict[str, Command]] = {
         plan_flags,
         run_plan,
         SIZES_EPILOG,
+    ),
+    "vllm": Command(
+        "what vLLM 0.33.0 reserves for the state, from a launch line's flags",
+        vllm_flags,
+        run_vllm,
+        f"{VLLM_EPILOG} {SEE_TOP_HELP}",
+        lambda extras: refuse_unknown("vllm", extras),
+    ),
+    "sglang": Command(
+        "what SGLang 0.5.23 reserves for the state, from a launch line's flags",
+        sglang_flags,
+        run_sglang,
+        f"{SGLANG_EPILOG} {SEE_TOP_HELP}",
+        lambda extras: refuse_unknown("sglang", extras),
     ),
 }
 
@@ -643,7 +668,15 @@ def build_parser() -> Parser:
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    args = build_parser().parse_args(argv)
+    """The command line's flags; a flag that no command takes, or no command,
+    is a ``UsageError`` (a server command names the server's flags it does
+    not model)."""
+    args, extras = build_parser().parse_known_args(argv)
+    if extras:
+        unknown = COMMANDS[args.command].unknown if args.command else None
+        raise UsageError(
+            unknown(extras) if unknown else f"unrecognized arguments: {' '.join(extras)}"
+        )
     if args.command is None:
         raise UsageError(
             f"no command: give one of {', '.join(COMMANDS)} ({PROGRAM} --help says more)"

@@ -646,7 +646,8 @@ def test_a_bare_decode_ring_suggests_help(
     cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert usage_error(capsys) == (
-        "no command: give one of decide, fit, state, plan (decode-ring --help says more)"
+        "no command: give one of decide, fit, state, plan, vllm, sglang "
+        "(decode-ring --help says more)"
     )
 
 

@@ -670,7 +670,9 @@ def test_version(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys)
-    assert text.startswith("usage: decode-ring [-h] [--version] {decide,fit,state,plan} ...")
+    assert text.startswith(
+        "usage: decode-ring [-h] [--version] {decide,fit,state,plan,vllm,sglang} ..."
+    )
     assert "Each command has a function" not in text  # only the docstring's first paragraph
     for fragment in [
         "decode-ring: the depth a server would choose here and now, its fit, and a model's state.",

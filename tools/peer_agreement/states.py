@@ -156,6 +156,48 @@ class ModuleStandIn:
         return Stub()
 
 
+class GpuPlatform:
+    """vLLM's ``current_platform`` on one CUDA GPU: ``arch`` "sm90" (H100/H200), "sm100",
+    "sm120" or "sm80". ``is_*``/``has_*`` methods answer for that GPU; any other ``is_*`` is
+    False. CUDA runtime 13 is assumed (it decides FlashInfer GDN prefill on SM10x/12x,
+    V:vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:148-270)."""
+
+    device_name = "cuda"
+    device_type = "cuda"
+
+    def __init__(self, arch: str = "sm90") -> None:
+        self.arch = arch
+
+    @property
+    def capability(self) -> int:
+        return int(self.arch.removeprefix("sm"))
+
+    def is_cuda(self) -> bool:
+        return True
+
+    def is_cuda_alike(self) -> bool:
+        return True
+
+    def is_device_capability(self, capability: int) -> bool:
+        return self.capability == capability
+
+    def is_device_capability_family(self, capability: int) -> bool:
+        return self.capability // 10 == capability // 10
+
+    def has_device_capability(self, capability: int) -> bool:
+        return self.capability >= capability
+
+    def get_cuda_runtime_major(self) -> int:
+        return 13
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("is_", "has_")):
+            return lambda *args, **kwargs: False
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub()
+
+
 class FakeVllmConfig(Permissive):
     model_config: Any
     """The parts of ``VllmConfig`` the state code reads: ``model_config`` (``hf_config``,
@@ -171,6 +213,21 @@ class FakeVllmConfig(Permissive):
         return clone
 
     _text_config_of: Any
+
+
+@dataclass
+class VllmSetup:
+    """What ``VllmStates.state`` built, for the reservations: the fake ``VllmConfig``, the
+    model class's extracted classmethods, the layer instance (``None`` if it could not be
+    built), its spec, the recurrent layer indices and the config the layers read."""
+
+    vc: Any
+    model_cls: Any
+    layer: Any
+    layer_spec: VllmLayer
+    layers: tuple[int, ...]
+    layer_config: Any
+    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -838,9 +895,11 @@ _VLLM_DTYPE_FUNCTIONS = (
 class VllmStates:
     """vLLM 0.33.0's per-sequence state, from its wheel (see the module docstring)."""
 
-    def __init__(self, wheels: Wheels) -> None:
+    def __init__(self, wheels: Wheels, *, gpu_arch: str = "sm90") -> None:
         self.wheels = wheels
         self.root = wheels.vllm
+        self.platform = GpuPlatform(gpu_arch)
+        self.last: VllmSetup | None = None
         self.parallel = Parallel()
         self.runtime = vllm_runtime(wheels, self.parallel)
         self.current: FakeVllmConfig | None = None
@@ -955,16 +1014,18 @@ class VllmStates:
         for file, name in chain:
             key = f"{file}:{name}"
             if key not in self._extracted:
+                # Every method: the ones asked for call helpers of their own class.
                 defined = [
                     item.name
                     for item in find_class(self.root / file, name).body
-                    if isinstance(item, ast.FunctionDef) and item.name in wanted
+                    if isinstance(item, ast.FunctionDef)
                 ]
                 self._extracted[key] = extract_class(
                     self.runtime,
                     self.root / file,
                     name,
                     defined,
+                    extra={"current_platform": self.platform},
                     bases=(cls,) if cls is not None else (ModuleStandIn,),
                 )
             extracted = self._extracted[key]
@@ -1061,9 +1122,13 @@ class VllmStates:
         spec: int = 0,
         mamba_cache_dtype: str = "auto",
         mamba_ssm_cache_dtype: str = "auto",
+        prepare: Callable[[FakeVllmConfig], None] | None = None,
     ) -> PeerState:
         """vLLM's state for ``mapping`` (a parsed config.json) at ``tp`` ranks and ``spec``
-        speculative tokens, with ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype``."""
+        speculative tokens, with ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype``.
+        ``prepare(vllm_config)`` runs after the dtype hook and before the layer is built (the
+        reservations set the cache flags there); ``self.last`` then holds what was built."""
+        self.last = None
         family = _family_of(mapping)
         base: dict[str, Any] = {"server": "vllm", "family": family, "tp": tp, "spec": spec}
         architectures = mapping.get("architectures") or []
@@ -1093,7 +1158,9 @@ class VllmStates:
             )
         self.parallel.tp = tp
         try:
-            return self._state(model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype)
+            return self._state(
+                model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype, prepare
+            )
         except Exception as error:
             return PeerState(**base, refusal=refusal_text(error))
 
@@ -1105,6 +1172,7 @@ class VllmStates:
         base: dict[str, Any],
         mamba_cache_dtype: str,
         mamba_ssm_cache_dtype: str,
+        prepare: Callable[[FakeVllmConfig], None] | None = None,
     ) -> PeerState:
         torch = self.torch
         tp, spec = base["tp"], base["spec"]
@@ -1120,6 +1188,8 @@ class VllmStates:
             mamba_page_size_padded=None,
             mamba_cache_mode="none",
             cache_dtype="auto",
+            prefix_match_unit=None,
+            kv_cache_dtype_skip_layers=None,
         )
         vc = FakeVllmConfig(
             model_config=Permissive(
@@ -1127,7 +1197,11 @@ class VllmStates:
             ),
             cache_config=cache,
             parallel_config=Permissive(
-                tensor_parallel_size=tp, pipeline_parallel_size=1, data_parallel_size=1
+                tensor_parallel_size=tp,
+                pipeline_parallel_size=1,
+                data_parallel_size=1,
+                decode_context_parallel_size=1,
+                prefill_context_parallel_size=1,
             ),
             speculative_config=Permissive(num_speculative_tokens=spec) if spec else None,
             num_speculative_tokens=spec,
@@ -1160,12 +1234,16 @@ class VllmStates:
         layer_config = text_config if model.text else hf_config
         layer_spec = self._text_layer(model, layer_config)
         layers = layer_spec.layers(layer_config, self._helpers)
+        vc.recurrent_layers = tuple(layers)
+        if prepare is not None:
+            prepare(vc)
+        layer: Any = None
         attention = _vllm_attention_check(text_config, tp)
         shapes, dtypes = model_shapes, model_dtypes
         if layers:
             try:
                 layer_cls, cites = self._layer_class(layer_spec)
-                layer: Any = object.__new__(layer_cls)
+                layer = object.__new__(layer_cls)
                 try:
                     initialise: Any = layer_cls.__init__
                     initialise(layer, **layer_spec.args(layer_config, vc))
@@ -1190,6 +1268,7 @@ class VllmStates:
                     ran=(*ran, f"{layer_spec.name}.__init__ ({layer_spec.args_cite})"),
                 )
             except Exception as error:  # the layer could not be built here: say so
+                layer = None
                 notes.append(
                     f"layer {layer_spec.name} not run ({refusal_text(error)}); "
                     "the model-level shapes are reported"
@@ -1211,6 +1290,15 @@ class VllmStates:
         )
         groups = (PeerGroup(layer_spec.kind, tuple(layers), tensors),) if layers else ()
         del torch
+        self.last = VllmSetup(
+            vc=vc,
+            model_cls=extracted.cls,
+            layer=layer,
+            layer_spec=layer_spec,
+            layers=tuple(layers),
+            layer_config=layer_config,
+            notes=notes,
+        )
         return PeerState(
             **base,
             groups=groups,
@@ -1346,6 +1434,8 @@ class SglangStates:
         self.registry = self._registry()
         self.entry_classes = self._entry_classes()
         self.failed: dict[str, str] = {}
+        self.last_model_config: Any = None
+        self.last_chosen: Any = None
 
     def __enter__(self) -> SglangStates:
         self.runtime.__enter__()
@@ -1455,6 +1545,7 @@ class SglangStates:
             hf_config=config, is_draft_model=False, linear_attn_registry_result=None
         )
         chosen = self.hybrid_arch.mambaish_config(model_config)
+        self.last_model_config, self.last_chosen = model_config, chosen
         ran = [
             "S:sglang/srt/configs/hybrid_arch.py:145-155 (mambaish_config)",
             f"S:{module.replace('.', '/')}.py:{name}.__init__",

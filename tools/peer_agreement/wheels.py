@@ -208,6 +208,20 @@ class StubModule(types.ModuleType):
         return Stub
 
 
+class PackageModule(StubModule):
+    """A wheel package whose ``__init__`` is not run: a submodule is imported on attribute
+    access, any other name is ``Stub`` (so ``from package import Name`` of a name its
+    ``__init__`` would have re-exported is a placeholder, not a failed import)."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        folder = Path(self.__path__[0])
+        if (folder / f"{attribute}.py").is_file() or (folder / attribute).is_dir():
+            return importlib.import_module(f"{self.__name__}.{attribute}")
+        return super().__getattr__(attribute)
+
+
 # --- a fake torch --------------------------------------------------------------------------------
 
 
@@ -447,7 +461,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
                 module.__path__ = [str(location)]
             return module
         if location is not None and is_package:
-            package = types.ModuleType(name)
+            package = PackageModule(name, self.touched)
             package.__path__ = [str(location)]
             return package
         self.touched.add(name)
@@ -562,6 +576,12 @@ def _import_names_one_by_one(node: ast.ImportFrom, namespace: dict[str, Any]) ->
 # --- extracting methods from a file that does not import whole ----------------------------------
 
 
+# Decorators an extracted method keeps; the others (kernels, registrations) are dropped.
+KEPT_DECORATORS = frozenset(
+    {"classmethod", "staticmethod", "property", "cached_property", "functools.cached_property"}
+)
+
+
 @dataclass(frozen=True)
 class Extracted:
     """Methods of one class, extracted from a wheel file and executed in a namespace built from
@@ -617,8 +637,7 @@ def extract_class(
             item.decorator_list = [
                 decorator
                 for decorator in item.decorator_list
-                if isinstance(decorator, ast.Name)
-                and decorator.id in ("classmethod", "staticmethod", "property")
+                if ast.unparse(decorator) in KEPT_DECORATORS
             ]
             body.append(item)
             found.add(item.name)
@@ -754,6 +773,9 @@ VLLM_PARTIAL: Mapping[str, tuple[str | None, Sequence[str]]] = {
         ),
     ),
     "vllm.distributed": ("vllm/distributed/utils.py", ("ensure_divisibility", "divide")),
+    "vllm.config.utils": (None, ("getattr_iter",)),
+    "vllm.transformers_utils.config": (None, ("CONFIG_FIELD_ALIASES", "get_hf_text_config")),
+    "vllm.transformers_utils.deepseek_v4_utils": (None, ("get_compress_ratios",)),
 }
 SGLANG_REAL = ("sglang.srt.configs.mamba_utils",)
 SGLANG_PARTIAL: Mapping[str, tuple[str | None, Sequence[str]]] = {

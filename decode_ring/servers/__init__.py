@@ -1,0 +1,28 @@
+"""What vLLM 0.33.0 and SGLang 0.5.23 really reserve for a hybrid model's recurrent state, and
+the reference server's ring beside them.
+
+``vllm_reservation`` and ``sglang_reservation`` take a model's ``config.json`` and the flags of a
+launch line (the servers' own names and defaults) and return, per tensor-parallel rank, every term
+of what the server's own sizing code computes, with the naive ``B x per-sequence`` figure beside
+it; ``metrale`` is the reference's live state and decode-rollback ring through
+``decode_ring.preflight``. Bad arguments raise ``ServerArgumentError`` (a ``ValueError`` that names
+the argument) or ``TypeError``.
+"""
+
+from __future__ import annotations
+
+from ._common import ServerArgumentError
+from .metrale import MetraleReservation, metrale
+from .sglang import SglangReservation, sglang_reservation
+from .vllm import GPU_ARCHS, VllmReservation, vllm_reservation
+
+__all__ = [
+    "GPU_ARCHS",
+    "MetraleReservation",
+    "ServerArgumentError",
+    "SglangReservation",
+    "VllmReservation",
+    "metrale",
+    "sglang_reservation",
+    "vllm_reservation",
+]

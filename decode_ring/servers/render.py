@@ -1,0 +1,196 @@
+"""The text and JSON forms of ``VllmReservation`` and ``SglangReservation``: every term with the
+rule and the citation it comes from, and the server's figure beside the naive B x per-sequence
+figure with the multiplier. Registered with ``decode_ring.render.render`` on import."""
+
+from __future__ import annotations
+
+from ..render import Rendered, render
+from ..units import format_size
+from .sglang import SglangReservation
+from .vllm import GPU_ARCHS, VllmReservation
+
+__all__: list[str] = []
+
+_V = "vllm/v1/kv_cache_interface.py"
+_P = "vllm/v1/core/kv_cache_planning.py"
+_S = "sglang/srt/mem_cache/kv_cache_configurator.py"
+
+
+def _bytes(value: int | None) -> str:
+    return "-" if value is None else f"{format_size(value)} ({value:,} B)"
+
+
+def _row(label: str, value: str, rule: str = "") -> str:
+    return f"  {label:<22} {value:<36} {rule}".rstrip()
+
+
+def _side_by_side(title: str, rows: list[tuple[str, int, int]]) -> list[str]:
+    """The server's figure, the naive one and their ratio, one row each."""
+    lines = [f"  {title:<22} {'server':>12}  {'naive B x state':>15}  multiplier"]
+    for label, server, naive in rows:
+        ratio = server / naive if naive else 1.0
+        lines.append(
+            f"  {label:<22} {format_size(server):>12}  {format_size(naive):>15}  {ratio:.3f}x"
+        )
+    return lines
+
+
+@render.register
+def _(reservation: VllmReservation) -> Rendered:
+    r = reservation
+    caching = "on" if r.enable_prefix_caching else "off"
+    spec = r.num_speculative_tokens
+    planned_terms = (
+        f"2 + s {spec if not r.use_replayssm else 0} + checkpoint {r.prefill_checkpoint_blocks}"
+        if r.mamba_cache_mode == "align"
+        else f"1 + s {spec if not r.use_replayssm else 0}"
+    )
+    lines = [
+        f"vLLM 0.33.0 reserves for {r.model_type} ({r.family}), per rank, tp rank 1 of "
+        f"{r.tensor_parallel_size}",
+        _row("assumed GPU", f"{r.gpu_arch}: {r.gpu}"),
+        _row(
+            "assumed backends",
+            f"attention {r.attention_backend or '-'}, GDN prefill {r.gdn_prefill_backend or '-'}",
+            "vllm/platforms/cuda.py:84-178; gdn/qwen_gdn_linear_attn.py:148-270",
+        ),
+        *(_row("assumed", note) for note in r.assumptions),
+        _row("config", ascii(r.source) if r.source else "(mapping)"),
+        _row(
+            "prefix caching",
+            f"{caching} -> mamba_cache_mode {r.mamba_cache_mode}",
+            f"{r.prefix_caching_rule} (vllm/engine/arg_utils.py:3075-3081; "
+            "model_executor/models/config.py:750-787)",
+        ),
+        _row(
+            "max_model_len",
+            str(r.max_model_len),
+            f"{r.max_model_len_rule} (transformers_utils/model_arch_config_convertor.py:374-407)",
+        ),
+        _row("conv dtype", r.conv_dtype, r.conv_dtype_rule),
+        _row("ssm dtype", r.ssm_dtype, r.ssm_dtype_rule),
+        _row("state layers", str(r.state_layers), "recurrent layers, one MambaSpec each"),
+        _row("attention layers", str(r.attention_layers), f"kv cache dtype {r.kv_cache_dtype}"),
+        _row(
+            "block size",
+            f"{r.block_size} tokens",
+            f"{r.block_size_rule} (vllm/platforms/interface.py:940-1137)",
+        ),
+        _row(
+            "attention page",
+            _bytes(r.attention_page_bytes),
+            f"block x kv heads/rank x (head + head_v) x bytes ({_V}:552-617)",
+        ),
+        _row(
+            "state page",
+            _bytes(r.state_page_bytes),
+            f"sum of prod(shape) x itemsize (MambaSpec.page_size_bytes, {_V}:1117-1129)",
+        ),
+        _row(
+            "state page, padded",
+            _bytes(r.state_page_bytes_padded),
+            f"one attention page (interface.py:1117-1137; unify, {_P.rsplit('/', 1)[1]}:346-408)",
+        ),
+        _row(
+            "groups",
+            f"{r.state_groups} state + {r.attention_groups} attention, {r.group_size} layers each",
+            f"_get_kv_cache_groups_uniform_page_size ({_P}:416-556)",
+        ),
+        _row(
+            "bytes per block",
+            _bytes(r.bytes_per_block),
+            f"group size x padded page (_get_kv_cache_bytes_per_block, {_P}:574-605)",
+        ),
+        _row(
+            "blocks per request",
+            f"held {r.state_blocks_per_request}, planned {r.planned_blocks_per_request}",
+            f"held 1 + s; planned {planned_terms} (max_memory_usage_bytes, {_V}:1135-1141)",
+        ),
+        "",
+        *_side_by_side(
+            f"at max_num_seqs {r.max_num_seqs}",
+            [
+                ("held at decode", r.state_bytes, r.naive_state_bytes),
+                ("planned at startup", r.planned_state_bytes, r.naive_state_bytes),
+            ],
+        ),
+        "  server: seqs x state groups x blocks x bytes per block; naive: seqs x per-sequence "
+        f"state {format_size(r.per_sequence_bytes)}",
+    ]
+    if r.kv_cache_memory_bytes is not None:
+        lines += [
+            "",
+            _row("kv cache memory", _bytes(r.kv_cache_memory_bytes), "--kv-cache-memory-bytes"),
+            _row("num blocks", f"{r.num_blocks:,}", f"budget // bytes per block ({_P}:1540-1544)"),
+            _row(
+                "blocks per request",
+                f"{r.blocks_per_request_at_max_model_len:,} at {r.max_model_len:,} tokens",
+                "attention groups x ceil(len / block) + state groups x planned",
+            ),
+            _row(
+                "maximum concurrency",
+                f"{r.max_concurrency:.2f}x",
+                "num blocks / blocks per request (vllm/v1/core/kv_cache_utils.py:1061-1093)",
+            ),
+        ]
+    return Rendered(r.as_dict(), lines)
+
+
+@render.register
+def _(reservation: SglangReservation) -> Rendered:
+    r = reservation
+    lines = [
+        f"SGLang 0.5.23 reserves for {r.model_type} ({r.family}, {r.architecture}), per rank, "
+        f"tp rank 1 of {r.tp_size}",
+        _row("assumed GPU", f"{r.gpu_arch}: {GPU_ARCHS[r.gpu_arch]}"),
+        *(_row("assumed", note) for note in r.assumptions),
+        _row("config", ascii(r.source) if r.source else "(mapping)"),
+        _row("conv dtype", r.conv_dtype, r.conv_dtype_rule),
+        _row("ssm dtype", r.ssm_dtype, r.ssm_dtype_rule),
+        _row("state layers", str(r.state_layers)),
+        _row(
+            "per request",
+            _bytes(r.per_request_bytes),
+            "mamba_cache_per_req: layers x (conv + temporal) (configs/mamba_utils.py:115-125)",
+        ),
+        _row(
+            "radix cache strategy",
+            r.mamba_radix_cache_strategy,
+            f"{r.strategy_rule} (sglang/srt/arg_groups/overrides.py:453-487)",
+        ),
+        _row(
+            "slots per request",
+            str(r.ratio),
+            f"_calculate_mamba_ratio ({_S}:3062-3088)",
+        ),
+        _row("available memory", _bytes(r.available_memory), "after the weights, per rank"),
+        _row("state slots K", f"{r.slots:,}", f"{r.slots_rule} ({_S}:3229-3409)"),
+        _row(
+            "state pool",
+            _bytes(r.pool_bytes),
+            "(K + 1) x per request (MambaPool, sglang/srt/mem_cache/memory_pool.py:722-753)",
+        ),
+        _row(
+            "max running requests",
+            str(r.max_running_requests),
+            f"{r.max_running_requests_rule} ({_S}:3119-3172)",
+        ),
+        _row(
+            "speculative scratch",
+            _bytes(r.speculative_scratch_bytes),
+            f"{r.speculative_num_draft_tokens} draft tokens x (running + 1) rows "
+            "(memory_pool.py:864-965)",
+        ),
+        _row("kv cache", _bytes(r.kv_cache_bytes), f"what is left for the KV pool ({_S}:3409)"),
+        "",
+        *_side_by_side(
+            f"at {r.requested_requests} requests",
+            [
+                ("state pool now", r.pool_bytes, r.naive_state_bytes),
+                (f"{r.slots_for_requested} slots", r.pool_bytes_for_requested, r.naive_state_bytes),
+            ],
+        ),
+        f"  running {r.requested_requests} takes {r.ratio} slots each, + 1 padding; naive: "
+        "requests x per request",
+    ]
+    return Rendered(r.as_dict(), lines)

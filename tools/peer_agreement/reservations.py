@@ -1,0 +1,723 @@
+"""What vLLM 0.33.0 and SGLang 0.5.23 reserve for recurrent state, from their own code (issue 18).
+
+``VllmReservations(wheels).reservation(config, ...)`` and
+``SglangReservations(wheels).reservation(config, ...)`` return dicts with issue 18's field
+names; ``vllm_reservation`` / ``sglang_reservation`` are one-shot wrappers with the servers'
+flag names. Everything below is computed by the peers' functions, run from the wheels with
+torch stubbed (``wheels.py``); what is assumed instead is listed in ``ASSUMPTIONS`` and in each
+answer's ``assumptions`` field.
+
+vLLM, in the order the server runs it:
+  1. The state, the model class and the allocating layer (``states.VllmStates``).
+  2. ``--enable-prefix-caching`` default: on iff the model has attention layers
+     (``ModelConfig.is_prefix_caching_supported``, V:vllm/config/model.py:2239-2291, mirrored:
+     hybrid generative models support it, attention-free ones do not).
+  3. ``MambaModelConfig.verify_and_update_config`` (V:vllm/model_executor/models/config.py:
+     750-787, run): ``mamba_cache_mode`` align/none and ``mamba_block_size``.
+  4. The layer is built after that (its ``__init__`` reads the mode: the GDN FlashInfer
+     checkpoint alignment, V:.../gdn/qwen_gdn_linear_attn.py:689-702).
+  5. ``Platform._align_hybrid_block_size`` (V:vllm/platforms/interface.py:940-1137, run) with
+     the attention backend's kernel block sizes; it raises the block size and sets
+     ``mamba_page_size_padded``.
+  6. The layers' KV cache specs: ``FullAttentionSpec`` / ``MLAAttentionSpec`` per attention
+     layer (V:vllm/v1/kv_cache_interface.py, run) and the layer's own ``get_kv_cache_spec``
+     (``MambaSpec``) per recurrent layer.
+  7. ``_get_kv_cache_groups_uniform_page_size`` and ``_get_kv_cache_bytes_per_block``
+     (V:vllm/v1/core/kv_cache_planning.py:416-605, run).
+  8. ``num_blocks = kv_cache_memory_bytes // bytes_per_block`` (V:vllm/v1/core/
+     kv_cache_planning.py:642-741, mirrored) and ``get_max_concurrency_for_kv_cache_config``
+     (V:vllm/v1/core/kv_cache_utils.py:1061-1093, run): the logged "Maximum concurrency".
+
+SGLang:
+  1. The state (``states.SglangStates``): ``mamba2_cache_params`` and its
+     ``mamba_cache_per_req``.
+  2. ``KVCacheConfigurator._calculate_mamba_ratio`` and ``_handle_max_mamba_cache``
+     (S:sglang/srt/mem_cache/kv_cache_configurator.py:3062-3088, :3229-3409, run on a stand-in
+     ``self`` and stand-in ``get_schedule``/``get_exec``/``get_memory``/``get_spec``/
+     ``get_context``), ``get_mamba_tracking_slots`` (S:sglang/srt/mem_cache/
+     allocation_sizing.py:11-19, run).
+  3. ``resolve_max_num_reqs`` (:3119-3172, run) for the running-request cap.
+  4. ``MambaPool.__init__``'s allocations: ``(K + 1)`` slots of every state tensor
+     (S:sglang/srt/mem_cache/memory_pool.py:722-753), mirrored as ``(K + 1) * per_req``;
+     the speculative scratch ``intermediate_ssm_state_cache`` ``(L, B + 1, D, *temporal)``
+     (:864-894), mirrored.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import traceback
+import types
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .peer_state import PeerState, refusal_text
+from .states import FakeVllmConfig, Permissive, SglangStates, VllmStates
+from .wheels import Stub, StubModule, Wheels, extract_class, open_wheels
+
+__all__ = [
+    "ASSUMPTIONS",
+    "SGLANG_FIELDS",
+    "VLLM_FIELDS",
+    "SglangReservations",
+    "VllmReservations",
+    "sglang_reservation",
+    "vllm_reservation",
+]
+
+VLLM_FIELDS = (
+    "block_size",
+    "attention_page_bytes",
+    "state_page_bytes",
+    "state_page_bytes_padded",
+    "group_size",
+    "state_groups",
+    "attention_groups",
+    "bytes_per_block",
+    "state_blocks_per_request",
+    "planned_blocks_per_request",
+    "state_bytes",
+    "planned_state_bytes",
+    "num_blocks",
+    "max_concurrency",
+)
+SGLANG_FIELDS = (
+    "per_request_bytes",
+    "slots",
+    "pool_bytes",
+    "max_running_requests",
+    "speculative_scratch_bytes",
+    "kv_cache_bytes",
+)
+
+ASSUMPTIONS = {
+    "vllm": (
+        "GPU sm90 (H100/H200) unless gpu_arch says otherwise; CUDA runtime 13",
+        "attention backend FlashAttention: kernel block sizes [MultipleOf(16)] "
+        "(V:vllm/v1/attention/backends/flash_attn.py:356-367, SM90 branch without FP8 KV); "
+        "MLA models: FlashMLA [64] (V:vllm/v1/attention/backends/mla/flashmla.py:57-58)",
+        "default --block-size 16 (CacheConfig.DEFAULT_BLOCK_SIZE, V:vllm/config/cache.py:185); "
+        "the backend's preferred block size is not applied (FlashAttention prefers 16)",
+        "KV cache layout block-outermost=False (LBNHC, the NHD default) for bytes_per_block",
+        "one attention backend; no draft model; no --num-gpu-blocks-override",
+        "--max-model-len None: the config's max_position_embeddings",
+    ),
+    "sglang": (
+        "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV",
+        "--mamba-radix-cache-strategy auto: extra_buffer with the overlap scheduler on "
+        "(S:sglang/srt/arg_groups/overrides.py:369-487 on sm90 with the triton linear-attn "
+        "backend); no_buffer runs without the overlap scheduler, as SGLang pairs them",
+        "one attention-DP shard, no pipeline parallelism, no ReplaySSM, no fused draft state",
+        "SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK unset",
+        "kv_cache_bytes is what _handle_max_mamba_cache leaves for the KV pool; the token "
+        "capacity for resolve_max_num_reqs is kv_cache_bytes // (2 * kv_heads/tp * head_dim * "
+        "2 bytes * attention layers), mirrored",
+    ),
+}
+
+
+def _function(path: Path, names: Sequence[str], runtime: Any) -> dict[str, Any]:
+    """Top-level functions ``names`` of ``path``, run as a partial module of the runtime."""
+    module_name = f"peer_partial_{path.stem}_{abs(hash(tuple(names)))}"
+    from .wheels import _exec_partial
+
+    namespace: dict[str, Any] = {"__name__": module_name}
+    _exec_partial(path, names, namespace)
+    return {name: namespace[name] for name in names}
+
+
+def _debug() -> None:
+    """With ``PEER_AGREEMENT_DEBUG`` set, print the traceback of a refusal (oracle work)."""
+    if os.environ.get("PEER_AGREEMENT_DEBUG"):
+        traceback.print_exc()
+
+
+class _ModelRegistry:
+    """``ModelRegistry.resolve_model_cls`` answering with the model class being sized."""
+
+    model_cls: Any = None
+
+    def resolve_model_cls(self, architecture: Any, model_config: Any = None) -> tuple[Any, Any]:
+        return self.model_cls, architecture
+
+
+class VllmReservations:
+    """vLLM 0.33.0's reservation for one config, from its wheel (module docstring)."""
+
+    def __init__(self, wheels: Wheels, *, gpu_arch: str = "sm90") -> None:
+        self.states = VllmStates(wheels, gpu_arch=gpu_arch)
+        self.root = wheels.vllm
+        self.registry = _ModelRegistry()
+        self.layers: dict[str, Any] = {}
+
+    def __enter__(self) -> VllmReservations:
+        runtime = self.states.runtime
+        runtime.partial["vllm.model_executor.layers.mamba.abstract"] = (
+            None,
+            (
+                "MambaBase",
+                "get_mamba_prefill_checkpoint_alignment",
+                "get_mamba_prefill_checkpoint_grid",
+            ),
+        )
+        runtime.partial["vllm.v1.attention.backend"] = (None, ("MultipleOf",))
+        runtime.partial["vllm.v1.attention.backends.gdn_attn"] = (
+            None,
+            ("FLASHINFER_GDN_CHECKPOINT_ALIGNMENT",),
+        )
+        models = StubModule("vllm.model_executor.models", runtime.touched)
+        models.__path__ = [str(self.root / "vllm/model_executor/models")]
+        models.ModelRegistry = self.registry  # type: ignore[attr-defined]
+        runtime.stubs["vllm.model_executor.models"] = models
+        self.states.__enter__()
+        config_module: Any = runtime.stubs["vllm.config"]
+        config_module.get_layers_from_vllm_config = lambda vc, cls=None, names=None: self.layers
+        config_module.set_current_vllm_config = lambda vc: Stub()
+        planning = self.root / "vllm/v1/core/kv_cache_planning.py"
+        self.planning = _function(
+            planning,
+            (
+                "create_kv_cache_group_specs",
+                "_get_kv_cache_groups_uniform_page_size",
+                "_get_per_layer_spec",
+                "_get_layer_block_stride",
+                "_get_kv_cache_bytes_per_block",
+            ),
+            runtime,
+        )
+        self.concurrency = _function(
+            self.root / "vllm/v1/core/kv_cache_utils.py",
+            ("get_max_concurrency_for_kv_cache_config",),
+            runtime,
+        )["get_max_concurrency_for_kv_cache_config"]
+        platform_file = self.root / "vllm/platforms/interface.py"
+        self.platform_cls = extract_class(
+            runtime, platform_file, "Platform", ["_align_hybrid_block_size"]
+        ).cls
+        self.mamba_hook = extract_class(
+            runtime,
+            self.root / "vllm/model_executor/models/config.py",
+            "MambaModelConfig",
+            ["verify_and_update_config"],
+        ).cls
+        self.convertor_base = extract_class(
+            runtime,
+            self.root / "vllm/transformers_utils/model_arch_config_convertor.py",
+            "ModelArchConfigConvertorBase",
+            [
+                "__init__",
+                "get_total_num_attention_heads",
+                "get_hidden_size",
+                "get_head_size",
+                "_get_qk_rope_head_dim",
+                "get_total_num_kv_heads",
+                "is_deepseek_mla",
+            ],
+        ).cls
+        self.kv = runtime.import_module("vllm.v1.kv_cache_interface")
+        self.layout_module = runtime.import_module("vllm.v1.kv_cache_layout")
+        self.multiple_of = runtime.import_module("vllm.v1.attention.backend").MultipleOf
+        self.default_block_size = _class_constant(
+            self.root / "vllm/config/cache.py", "CacheConfig", "DEFAULT_BLOCK_SIZE"
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.states.__exit__(*exc)
+
+    def _convertor(self, hf_config: Any, text_config: Any) -> Any:
+        """The architecture convertor vLLM picks for the model type
+        (``MODEL_ARCH_CONFIG_CONVERTORS``, V:.../model_arch_config_convertor.py:836-880), its
+        own methods over the base's."""
+        path = self.root / "vllm/transformers_utils/model_arch_config_convertor.py"
+        table = _literal_names(path, "MODEL_ARCH_CONFIG_CONVERTORS")
+        name = table.get(str(getattr(hf_config, "model_type", "")))
+        cls = self.convertor_base
+        if name is not None:
+            methods = [
+                item.name
+                for item in _class_node(path, name).body
+                if isinstance(item, ast.FunctionDef)
+                and item.name in ("__init__", "get_head_size", "get_total_num_kv_heads")
+            ]
+            cls = extract_class(self.states.runtime, path, name, methods, bases=(cls,)).cls
+        return cls(hf_config, text_config)
+
+    def reservation(
+        self,
+        config: Mapping[str, Any],
+        *,
+        tensor_parallel_size: int = 1,
+        max_num_seqs: int = 256,
+        max_model_len: int | None = None,
+        block_size: int | None = None,
+        enable_prefix_caching: bool | None = None,
+        num_speculative_tokens: int = 0,
+        mamba_cache_dtype: str = "auto",
+        mamba_ssm_cache_dtype: str = "auto",
+        kv_cache_dtype: str = "auto",
+        kv_cache_memory_bytes: int | None = None,
+    ) -> dict[str, Any]:
+        """Issue 18's ``vllm_reservation`` fields as vLLM's own code computes them."""
+        tp, spec = tensor_parallel_size, num_speculative_tokens
+        settings: dict[str, Any] = {}
+
+        def prepare(vc: FakeVllmConfig) -> None:
+            cache = vc.cache_config
+            model_config = vc.model_config
+            text = model_config.hf_text_config
+            convertor = self._convertor(model_config.hf_config, text)
+            use_mla = bool(convertor.is_deepseek_mla())
+            attention_layers = self._attention_layers(text, vc)
+            settings.update(convertor=convertor, use_mla=use_mla, attention=attention_layers)
+            model_config.use_mla = use_mla
+            model_config.max_model_len = (
+                max_model_len
+                if max_model_len is not None
+                else getattr(text, "max_position_embeddings", 0)
+            )
+            model_config.is_hybrid = bool(attention_layers)
+            model_config.architecture = (config.get("architectures") or [None])[0]
+            model_config.get_num_kv_heads = lambda parallel: (
+                1 if use_mla else max(1, convertor.get_total_num_kv_heads() // tp)
+            )
+            model_config.get_head_size = convertor.get_head_size
+            cache.block_size = self.default_block_size if block_size is None else block_size
+            cache.user_specified_block_size = block_size is not None
+            cache.enable_prefix_caching = (
+                bool(attention_layers) if enable_prefix_caching is None else enable_prefix_caching
+            )
+            cache.cache_dtype = kv_cache_dtype
+            vc.scheduler_config = Permissive(
+                enable_chunked_prefill=True, max_num_seqs=max_num_seqs, max_num_batched_tokens=8192
+            )
+            vc.additional_config = {}
+            self.mamba_hook.verify_and_update_config(vc)
+
+        state = self.states.state(
+            config,
+            tp=tp,
+            spec=spec,
+            mamba_cache_dtype=mamba_cache_dtype,
+            mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
+            prepare=prepare,
+        )
+        if state.refusal or state.attention_refusal:
+            return {"refusal": state.refusal or state.attention_refusal}
+        setup = self.states.last
+        if setup is None or setup.layer is None or not setup.layers:
+            return {"refusal": "oracle: no recurrent layer built", "notes": list(state.notes)}
+        try:
+            return self._plan(state, setup, settings, max_num_seqs, kv_cache_memory_bytes, spec)
+        except Exception as error:
+            _debug()
+            return {"refusal": refusal_text(error)}
+
+    def _attention_layers(self, text: Any, vc: Any) -> list[int]:
+        """Layers holding a KV cache: the ones that are not recurrent, as each family's
+        decoder builds them (falcon_h1: every layer; zamba2: the hybrid layers; nemotron_h:
+        the ``*`` of the pattern), mirrored."""
+        model_type = getattr(text, "model_type", "")
+        layers = getattr(text, "num_hidden_layers", 0)
+        if model_type in ("mamba", "falcon_mamba", "mamba2"):
+            return []
+        if model_type == "falcon_h1":
+            return list(range(layers))
+        if model_type == "zamba2":
+            return [i for i, kind in enumerate(text.layers_block_type) if kind == "hybrid"]
+        if model_type == "nemotron_h":
+            return [i for i, char in enumerate(text.hybrid_override_pattern) if char == "*"]
+        recurrent = set(vc.recurrent_layers)
+        return [i for i in range(layers) if i not in recurrent]
+
+    def _plan(
+        self,
+        state: PeerState,
+        setup: Any,
+        settings: dict[str, Any],
+        max_num_seqs: int,
+        memory: int | None,
+        spec: int,
+    ) -> dict[str, Any]:
+        vc = setup.vc
+        cache = vc.cache_config
+        torch = self.states.torch
+        self.layers = {f"model.layers.{i}.mixer": setup.layer for i in setup.layers}
+        attention = settings["attention"]
+        self.registry.model_cls = setup.model_cls
+        backend = _Backend(
+            [self.multiple_of(16)] if not settings["use_mla"] else [64],
+        )
+        platform_cls = type(
+            "PlatformStandIn",
+            (self.platform_cls,),
+            {"_find_non_ssm_backends": classmethod(lambda cls, vc: [backend])},
+        )
+        kv_dtype = (
+            vc.model_config.dtype
+            if cache.cache_dtype == "auto"
+            else getattr(torch, cache.cache_dtype, None)
+        )
+        if attention:
+            platform_cls._align_hybrid_block_size(vc, backend)
+        specs: dict[str, Any] = {}
+        kv_heads = vc.model_config.get_num_kv_heads(vc.parallel_config)
+        head_size = vc.model_config.get_head_size()
+        spec_cls = self.kv.MLAAttentionSpec if settings["use_mla"] else self.kv.FullAttentionSpec
+        extra = {"cache_dtype_str": cache.cache_dtype} if settings["use_mla"] else {}
+        attention_spec = None
+        for index in attention:
+            attention_spec = spec_cls(
+                block_size=cache.block_size,
+                num_kv_heads=kv_heads,
+                head_size=head_size,
+                dtype=kv_dtype,
+                **extra,
+            )
+            specs[f"model.layers.{index}.attn"] = attention_spec
+        mamba_spec = setup.layer.get_kv_cache_spec(vc)
+        for index in setup.layers:
+            specs[f"model.layers.{index}.mixer"] = mamba_spec
+        ordered = dict(sorted(specs.items(), key=lambda item: int(item[0].split(".")[2])))
+        groups = self.planning["_get_kv_cache_groups_uniform_page_size"](ordered)
+        layout = self.layout_module.KVCacheLayout["LBNHC"]
+        bytes_per_block = self.planning["_get_kv_cache_bytes_per_block"](groups, layout)
+        state_groups = [g for g in groups if isinstance(g.kv_cache_spec, self.kv.MambaSpec)]
+        attention_groups = [g for g in groups if g not in state_groups]
+        group_size = max(len(g.layer_names) for g in groups)
+        held = 1 + mamba_spec.num_speculative_blocks
+        planned = math.ceil(mamba_spec.max_memory_usage_bytes(vc) / mamba_spec.page_size_bytes)
+        out: dict[str, Any] = {
+            "block_size": cache.block_size,
+            "mamba_block_size": cache.mamba_block_size,
+            "mamba_cache_mode": cache.mamba_cache_mode,
+            "enable_prefix_caching": cache.enable_prefix_caching,
+            "attention_page_bytes": attention_spec.page_size_bytes if attention_spec else 0,
+            "state_page_bytes": mamba_spec.real_page_size_bytes,
+            "state_page_bytes_padded": mamba_spec.page_size_bytes,
+            "group_size": group_size,
+            "state_groups": len(state_groups),
+            "attention_groups": len(attention_groups),
+            "bytes_per_block": bytes_per_block,
+            "state_blocks_per_request": held,
+            "planned_blocks_per_request": planned,
+            "state_bytes": len(state_groups) * max_num_seqs * held * bytes_per_block,
+            "planned_state_bytes": len(state_groups) * max_num_seqs * planned * bytes_per_block,
+            "num_prefill_checkpoint_blocks": mamba_spec.num_prefill_checkpoint_blocks,
+            "num_speculative_blocks": mamba_spec.num_speculative_blocks,
+            "assumptions": list(ASSUMPTIONS["vllm"]),
+            "gpu_arch": self.states.platform.arch,
+            "backend": "FLASHMLA" if settings["use_mla"] else "FLASH_ATTN",
+        }
+        if memory is not None:
+            num_blocks = memory // bytes_per_block
+            kv_config = types.SimpleNamespace(num_blocks=num_blocks, kv_cache_groups=groups)
+            out["num_blocks"] = num_blocks
+            out["max_concurrency"] = self.concurrency(vc, kv_config)
+        else:
+            out["num_blocks"] = None
+            out["max_concurrency"] = None
+        return out
+
+
+class _Backend:
+    """The attention backend as ``_align_hybrid_block_size`` asks it: its kernel block sizes
+    (from ``ASSUMPTIONS``) and the base class's identity ``customize_spec``
+    (V:vllm/v1/attention/backend.py:141-153)."""
+
+    def __init__(self, sizes: list[Any]) -> None:
+        self.sizes = sizes
+
+    def get_supported_kernel_block_sizes(self, kv_cache_spec: Any = None) -> list[Any]:
+        return list(self.sizes)
+
+    def customize_spec(self, spec: Any) -> Any:
+        return spec
+
+    def is_ssm(self) -> bool:
+        return False
+
+
+def _class_node(path: Path, name: str) -> ast.ClassDef:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise LookupError(f"{path}: no class {name}")
+
+
+def _class_constant(path: Path, cls: str, name: str) -> Any:
+    """A literal class attribute ``cls.name`` of ``path``."""
+    for item in _class_node(path, cls).body:
+        target = item.target if isinstance(item, ast.AnnAssign) else None
+        if isinstance(item, ast.Assign):
+            target = item.targets[0]
+        value = getattr(item, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and value is not None:
+            return ast.literal_eval(value)
+    raise LookupError(f"{path}: no {cls}.{name}")
+
+
+def _literal_names(path: Path, name: str) -> dict[str, str]:
+    """``NAME = {"key": ClassName, ...}`` of ``path`` as key -> class name."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.Dict)
+        ):
+            return {
+                ast.literal_eval(key): ast.unparse(value)
+                for key, value in zip(node.value.keys, node.value.values, strict=True)
+                if key is not None
+            }
+    raise LookupError(f"{path}: no {name}")
+
+
+# --- SGLang ----------------------------------------------------------------------------------
+
+
+class _Bag(types.SimpleNamespace):
+    """One of SGLang's published config bags (``get_schedule()`` ...): plain fields."""
+
+
+class SglangReservations:
+    """SGLang 0.5.23's state pool for one config, from its wheel (module docstring)."""
+
+    def __init__(self, wheels: Wheels) -> None:
+        self.wheels = wheels
+        self.root = wheels.sglang
+
+    def __enter__(self) -> SglangReservations:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def reservation(
+        self,
+        config: Mapping[str, Any],
+        *,
+        tp_size: int = 1,
+        available_memory: int | None = None,
+        max_mamba_cache_size: int | None = None,
+        mamba_full_memory_ratio: float = 0.9,
+        mamba_radix_cache_strategy: str = "auto",
+        disable_radix_cache: bool = False,
+        max_running_requests: int | None = None,
+        speculative_num_draft_tokens: int = 0,
+        mamba_ssm_dtype: str | None = None,
+        context_length: int | None = None,
+    ) -> dict[str, Any]:
+        """Issue 18's ``sglang_reservation`` fields as SGLang's own code computes them.
+        ``available_memory`` is the post-weights budget per rank in bytes (the ``rest``
+        ``_handle_max_mamba_cache`` receives, in GiB there)."""
+        with SglangStates(self.wheels, mamba_ssm_dtype=mamba_ssm_dtype) as states:
+            state = states.state(config, tp=tp_size)
+            if state.refusal:
+                return {"refusal": state.refusal}
+            if not state.groups:
+                return {"refusal": "no recurrent state in SGLang 0.5.23"}
+            try:
+                return self._pool(
+                    states,
+                    config,
+                    state,
+                    available_memory=available_memory,
+                    max_mamba_cache_size=max_mamba_cache_size,
+                    ratio=mamba_full_memory_ratio,
+                    strategy=mamba_radix_cache_strategy,
+                    disable_radix_cache=disable_radix_cache,
+                    max_running_requests=max_running_requests,
+                    draft_tokens=speculative_num_draft_tokens,
+                    context_length=context_length,
+                    tp=tp_size,
+                )
+            except Exception as error:
+                _debug()
+                return {"refusal": refusal_text(error)}
+
+    def _pool(
+        self,
+        states: SglangStates,
+        config: Mapping[str, Any],
+        state: PeerState,
+        *,
+        available_memory: int | None,
+        max_mamba_cache_size: int | None,
+        ratio: float,
+        strategy: str,
+        disable_radix_cache: bool,
+        max_running_requests: int | None,
+        draft_tokens: int,
+        context_length: int | None,
+        tp: int,
+    ) -> dict[str, Any]:
+        runtime = states.runtime
+        path = self.root / "sglang/srt/mem_cache/kv_cache_configurator.py"
+        extra_buffer = strategy in ("auto", "extra_buffer")
+        schedule = _Bag(
+            max_mamba_cache_size=max_mamba_cache_size,
+            max_running_requests=max_running_requests,
+            mamba_full_memory_ratio=ratio,
+            disable_overlap_schedule=not extra_buffer,
+        )
+        exec_bag = _Bag(
+            mamba=_Bag(
+                enable_mamba_extra_buffer=extra_buffer,
+                enable_mamba_extra_buffer_lazy=False,
+                enable_linear_replayssm_spec=False,
+                linear_replayssm_cache_len=0,
+            )
+        )
+        memory_bag = _Bag(disable_radix_cache=disable_radix_cache)
+        spec_bag = _Bag(speculative_num_draft_tokens=draft_tokens or None)
+
+        class Context:
+            def override(self, where: str, **fields: Any) -> None:
+                for key, value in fields.items():
+                    setattr(schedule, key, value)
+
+        tracking = _function(
+            self.root / "sglang/srt/mem_cache/allocation_sizing.py",
+            ("get_mamba_tracking_slots",),
+            runtime,
+        )["get_mamba_tracking_slots"]
+        configurator = extract_class(
+            runtime,
+            path,
+            "KVCacheConfigurator",
+            ["_calculate_mamba_ratio", "_handle_max_mamba_cache", "resolve_max_num_reqs"],
+            extra={
+                "get_schedule": lambda: schedule,
+                "get_exec": lambda: exec_bag,
+                "get_memory": lambda: memory_bag,
+                "get_spec": lambda: spec_bag,
+                "get_context": Context,
+                "get_mamba_tracking_slots": tracking,
+                "_pd_prefill_skips_mamba_spec_state": lambda: False,
+                "envs": types.SimpleNamespace(
+                    SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK=types.SimpleNamespace(get=lambda: False)
+                ),
+            },
+        ).cls
+        model_config = states.last_model_config
+        chosen = states.last_chosen
+        text = chosen
+        context = context_length or getattr(text, "max_position_embeddings", 0) or 0
+        spec_algorithm = types.SimpleNamespace(is_none=lambda: not draft_tokens)
+        self_ = configurator.__new__(configurator)
+        self_.__dict__.update(
+            mambaish_config=chosen,
+            pp_size=1,
+            attn_dp_size=1,
+            spec_algorithm=spec_algorithm,
+            hybrid_gdn_config=None,
+            hybrid_kda_config=None,
+            extra_mamba_cache_bytes_per_req=0,
+            model_config=types.SimpleNamespace(
+                num_hidden_layers=getattr(text, "num_hidden_layers", 0), context_len=context
+            ),
+        )
+        self_.fused_entry_bytes = lambda kind: None
+        if draft_tokens and schedule.max_running_requests is None:
+            # SGLang resolves the cap before sizing the pool when speculating
+            # (kv_cache_configurator.py:3317 asserts it); the default cap stands in.
+            schedule.max_running_requests = 4096
+        per_req = chosen.mamba2_cache_params.mamba_cache_per_req
+        rest_gib = (available_memory or 0) / (1 << 30)
+        if (
+            available_memory is None
+            and max_mamba_cache_size is None
+            and not (disable_radix_cache and max_running_requests is not None)
+        ):
+            raise ValueError("give available_memory or max_mamba_cache_size")
+        left_gib = self_._handle_max_mamba_cache(rest_gib)
+        slots = schedule.max_mamba_cache_size
+        ratio_used = self_._calculate_mamba_ratio()
+        kv_bytes = int(left_gib * (1 << 30))
+        cell = _kv_cell_bytes(text, tp, state)
+        token_capacity = kv_bytes // cell if cell else 10**12
+        requested = max_running_requests
+        schedule.max_running_requests = requested
+        cap = self_.resolve_max_num_reqs(token_capacity)
+        temporal = state.groups[0].tensors[-1]
+        layers = len(state.groups[0].layer_indices)
+        scratch = (
+            layers * (cap + 1) * draft_tokens * temporal.bytes
+            if draft_tokens and temporal.name in ("ssm", "recurrent")
+            else 0
+        )
+        return {
+            "per_request_bytes": per_req,
+            "slots": slots,
+            "pool_bytes": (slots + 1) * per_req,
+            "max_running_requests": cap,
+            "mamba_ratio": ratio_used,
+            "speculative_scratch_bytes": scratch,
+            "kv_cache_bytes": kv_bytes,
+            "token_capacity": token_capacity,
+            "assumptions": list(ASSUMPTIONS["sglang"]),
+            "model_config": str(model_config),
+        }
+
+
+def _kv_cell_bytes(text: Any, tp: int, state: PeerState) -> int:
+    """SGLang's KV bytes per token for MHA attention layers (mirrored; see ASSUMPTIONS)."""
+    layers = getattr(text, "num_hidden_layers", 0) - state.recurrent_layers
+    if getattr(text, "model_type", "") == "falcon_h1":
+        layers = getattr(text, "num_hidden_layers", 0)
+    heads = getattr(text, "num_key_value_heads", None) or getattr(text, "num_attention_heads", 0)
+    attention_heads = getattr(text, "num_attention_heads", 0) or 1
+    head_dim = getattr(text, "head_dim", None) or getattr(text, "hidden_size", 0) // attention_heads
+    return 2 * max(1, heads // tp) * head_dim * 2 * max(layers, 0)
+
+
+# --- one-shot API ---------------------------------------------------------------------------
+
+
+def _load(config: Any) -> Mapping[str, Any]:
+    if isinstance(config, Mapping):
+        return config
+    path = Path(config)
+    if path.is_dir():
+        path = path / "config.json"
+    loaded: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def vllm_reservation(
+    config: Any,
+    *,
+    wheels: Sequence[str] = ("/work/wheels",),
+    gpu_arch: str = "sm90",
+    **flags: Any,
+) -> dict[str, Any]:
+    """vLLM 0.33.0's reservation for ``config`` (a mapping or a config.json path) with
+    vLLM's flag names (``tensor_parallel_size``, ``max_num_seqs``, ``max_model_len``,
+    ``block_size``, ``enable_prefix_caching``, ``num_speculative_tokens``,
+    ``mamba_cache_dtype``, ``mamba_ssm_cache_dtype``, ``kv_cache_dtype``,
+    ``kv_cache_memory_bytes``)."""
+    with VllmReservations(open_wheels(wheels), gpu_arch=gpu_arch) as oracle:
+        return oracle.reservation(_load(config), **flags)
+
+
+def sglang_reservation(
+    config: Any, *, wheels: Sequence[str] = ("/work/wheels",), **flags: Any
+) -> dict[str, Any]:
+    """SGLang 0.5.23's state pool for ``config`` with SGLang's flag names (``tp_size``,
+    ``available_memory``, ``max_mamba_cache_size``, ``mamba_full_memory_ratio``,
+    ``mamba_radix_cache_strategy``, ``disable_radix_cache``, ``max_running_requests``,
+    ``speculative_num_draft_tokens``, ``mamba_ssm_dtype``, ``context_length``)."""
+    return SglangReservations(open_wheels(wheels)).reservation(_load(config), **flags)
+
+
+def command_reservations(arguments: Any) -> int:
+    """The ``reservations`` command (see ``__main__``)."""
+    from .__main__ import run_reservations
+
+    return run_reservations(arguments)
