@@ -47,6 +47,7 @@ from .servers.commands import (
 from .sizing import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_TP_SIZES,
+    PLAN_SERVERS,
     WORKED_EXAMPLE,
     WORKED_EXAMPLE_LAYOUT,
     Plan,
@@ -56,6 +57,7 @@ from .sizing import (
     fit_report,
     plan,
     plot_plan,
+    server_plan,
     state_report,
 )
 from .snapshots import HUB_EXTRA, ModelReference, resolve_model, snapshot_weights
@@ -537,6 +539,13 @@ def plan_flags(command: argparse.ArgumentParser) -> None:
         help="batch sizes (default 8,16,32,64,128,256,512)",
     )
     command.add_argument(
+        "--server",
+        choices=PLAN_SERVERS,
+        default="metrale",
+        help="whose budget: metrale (the reference's ring depth, the default), or vllm or "
+        "sglang (which batches of --max-model-len tokens each server holds; no ring)",
+    )
+    command.add_argument(
         "--plot",
         metavar="FILE",
         help="also draw the grid into exactly FILE, in its extension's format "
@@ -564,6 +573,8 @@ def plan_reserve(args: argparse.Namespace, reference: ModelReference | None) -> 
 
 
 def run_plan(args: argparse.Namespace) -> object:
+    if args.server != "metrale":
+        return run_server_plan(args)
     reference = None
     if args.config is None:
         refuse_without_config(args, ("layout", "conv_dtype", "ssm_dtype", "max_model_len"))
@@ -593,6 +604,31 @@ def run_plan(args: argparse.Namespace) -> object:
     if args.plot is not None:
         draw(grid, args.plot)
     return grid
+
+
+def run_server_plan(args: argparse.Namespace) -> object:
+    """``plan --server vllm|sglang``: which batches each server's own sizing holds."""
+    idle = given(args, "layout", "conv_dtype", "ssm_dtype", "ssm_layers", "per_seq_state", "plot")
+    if args.server == "sglang":
+        idle += given(args, "speculative_tokens")
+    if idle:
+        raise UsageError(
+            f"{', '.join(idle)} {'does' if len(idle) == 1 else 'do'} nothing under --server "
+            f"{args.server}: the server lays out its own state and there is no ring to draw; "
+            "drop " + ("it" if len(idle) == 1 else "them")
+        )
+    if args.config is None:
+        raise UsageError(f"plan --server {args.server} needs --config")
+    reference = model_reference(args)
+    return server_plan(
+        args.server,
+        reference.config,
+        args.free,
+        plan_reserve(args, reference),
+        args.tp,
+        args.max_batch_size,
+        args.speculative_tokens,
+    )
 
 
 def draw(grid: Plan, path: str) -> None:

@@ -17,7 +17,15 @@ from typing import Any, Final
 from ._selector import DECODE_ROLLBACK_RING_SLOTS
 from .models import SsmState
 from .preflight import Preflight, PreLoadFreeMemory
-from .sizing import DecisionReport, FitReport, Plan, PlanCell, StateReport, shown_value
+from .sizing import (
+    DecisionReport,
+    FitReport,
+    Plan,
+    PlanCell,
+    ServerPlan,
+    StateReport,
+    shown_value,
+)
 from .units import format_size
 
 
@@ -378,3 +386,81 @@ def _(plan: Plan) -> Rendered:
         f"-: {full} is not requested",
     ]
     return Rendered(json, lines, plan_refusal(plan))
+
+
+SERVER_NAMES: Final = {"vllm": "vLLM 0.33.0", "sglang": "SGLang 0.5.23"}
+SERVER_LARGEST: Final = {
+    "vllm": "vLLM's maximum concurrency at max model len, num_blocks / blocks per request",
+    "sglang": "SGLang's running-request cap, or the sequences its KV pool holds if fewer",
+}
+
+
+def server_plan_refusal(plan: ServerPlan) -> str | None:
+    """Why no batch fits under the server, in one line; None when one does."""
+    if plan.boots:
+        return None
+    why = next((row.refusal for row in plan.rows if row.refusal), None)
+    return (
+        f"refused: no batch of the plan fits {SERVER_NAMES[plan.server]} at any tensor-parallel "
+        f"size{f' ({why})' if why else ''}"
+    )
+
+
+@render.register
+def _(plan: ServerPlan) -> Rendered:
+    reserve = plan.reserve
+    json = {
+        "server": plan.server,
+        "model": plan.model,
+        "source": plan.source,
+        "free_bytes": plan.free,
+        "weights_bytes": reserve.weights,
+        "weights_source": reserve.weights_source,
+        "other_bytes": reserve.other,
+        "max_model_len": reserve.max_model_len,
+        "formula": "budget per rank = free - weights / tp - other",
+        "boots": plan.boots,
+        "batch_sizes": list(plan.batch_sizes),
+        "rows": [
+            {
+                "tp_size": row.tp_size,
+                "budget_bytes": row.budget_bytes,
+                "largest_batch": row.largest_batch,
+                "fits": list(row.fits),
+                "problem": row.problem,
+                "refusal": row.refusal,
+                plan.server: row.detail,
+            }
+            for row in plan.rows
+        ],
+    }
+    length = f"{reserve.max_model_len:,}" if reserve.max_model_len else "-"
+    lines = [
+        f"{SERVER_NAMES[plan.server]}: batches of {length}-token sequences by tensor-parallel "
+        f"size, {plan.model}, per rank",
+        f"free memory {format_size(plan.free)}",
+        f"weights {format_size(reserve.weights)} ({reserve.weights_source}), other "
+        f"{format_size(reserve.other)}, max model len {length}",
+        "",
+        f"  {'tp':>3}  {'budget':>11}  "
+        + "".join(f"{batch:>6}" for batch in plan.batch_sizes)
+        + f"  {'largest batch':>13}",
+    ]
+    for row in plan.rows:
+        if row.budget_bytes is None:
+            lines.append(f"  {row.tp_size:>3}  {'-':>11}  cannot split: {row.problem}")
+            continue
+        cells = "".join(f"{'yes' if fits else 'no':>6}" for fits in row.fits)
+        lines.append(
+            f"  {row.tp_size:>3}  {format_size(max(row.budget_bytes, 0)):>11}  {cells}  "
+            f"{row.largest_batch:>13}"
+        )
+        if row.refusal:
+            lines.append(f"       does not start: {row.refusal}")
+    lines += [
+        "",
+        "budget per rank = free - weights / tp - other: what the server sizes its caches from",
+        f"largest batch: {SERVER_LARGEST[plan.server]}",
+        "no ring depth: the decode-rollback ring is the reference server's (--server metrale)",
+    ]
+    return Rendered(json, lines, server_plan_refusal(plan))

@@ -536,3 +536,146 @@ def row_label(row: PlanRow) -> str:
         return f"tp {row.tp_size}"
     kv = "" if not row.kv_per_sequence_bytes else f"\nkv {format_size(row.kv_per_sequence_bytes)}"
     return f"tp {row.tp_size}\nstate {format_size(row.per_sequence_bytes)}{kv}"
+
+
+# --- the plan under a server -----------------------------------------------------------------
+
+PLAN_SERVERS: Final = ("metrale", "vllm", "sglang")
+_BUDGET_FIELDS: Final = frozenset({"kv_cache_memory_bytes", "available_memory"})
+
+
+@dataclass(frozen=True)
+class ServerRow:
+    """One tensor-parallel size under a server: one rank's budget after the
+    weights and ``other`` (what the server sizes its caches from), the
+    largest number of concurrent sequences of ``max_model_len`` tokens the
+    server holds in it (0 when it does not start, with ``refusal`` saying
+    why), whether each batch fits, and the server's figures behind it.
+    ``problem``, with no batches: the model cannot be split over this size."""
+
+    tp_size: int
+    budget_bytes: int | None
+    largest_batch: int
+    fits: tuple[bool, ...]
+    problem: str | None
+    refusal: str | None
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """Which batches of ``max_model_len``-token sequences fit ``server``'s
+    per-rank budget, for each tensor-parallel size. A server with no ring
+    shows no ring depth."""
+
+    server: str
+    model: str
+    source: str | None
+    free: int
+    reserve: Reserve
+    batch_sizes: tuple[int, ...]
+    rows: tuple[ServerRow, ...]
+
+    @property
+    def boots(self) -> bool:
+        """Whether some batch fits under some tensor-parallel size."""
+        return any(any(row.fits) for row in self.rows)
+
+
+def server_largest_batch(
+    server: str, config: ConfigSource, tp: int, budget: int, max_model_len: int, spec: int
+) -> tuple[int, dict[str, Any]]:
+    """The most concurrent sequences of ``max_model_len`` tokens that
+    ``server``'s own sizing holds in ``budget`` bytes on one of ``tp`` ranks,
+    and the figures it came from. vLLM: ``max_concurrency`` (num_blocks over
+    the blocks one request needs), floored. SGLang: its running-request cap,
+    and the KV pool's tokens over ``max_model_len``. Raises
+    ``ServerArgumentError`` for a budget the server refuses to start with."""
+    from .servers import sglang_reservation, vllm_reservation
+
+    if server == "vllm":
+        held = vllm_reservation(
+            config,
+            tensor_parallel_size=tp,
+            max_num_seqs=1,
+            max_model_len=max_model_len,
+            kv_cache_memory_bytes=budget,
+            num_speculative_tokens=spec,
+        )
+        concurrency = held.max_concurrency or 0.0
+        return int(concurrency), {
+            "num_blocks": held.num_blocks,
+            "blocks_per_request": held.blocks_per_request_at_max_model_len,
+            "max_concurrency": concurrency,
+        }
+    held_sglang = sglang_reservation(
+        config, tp_size=tp, available_memory=budget, context_length=max_model_len
+    )
+    state = ssm_state(config, tp_size=tp)
+    per_token = kv_cache_per_sequence(state.attention, tp, 1)
+    kv = held_sglang.kv_cache_bytes or 0
+    by_kv = kv // (per_token * max_model_len) if per_token else held_sglang.max_running_requests
+    return min(held_sglang.max_running_requests, by_kv), {
+        "max_running_requests": held_sglang.max_running_requests,
+        "state_slots": held_sglang.slots,
+        "kv_cache_bytes": held_sglang.kv_cache_bytes,
+        "sequences_in_kv_cache": by_kv,
+    }
+
+
+def server_plan(
+    server: str,
+    config: ConfigSource,
+    free: int,
+    reserve: Reserve,
+    tp_sizes: Sequence[int] = DEFAULT_TP_SIZES,
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+    speculative_tokens: int = 0,
+) -> ServerPlan:
+    """For each ``tp_sizes``, the budget one rank has after its share of the
+    weights and ``reserve.other``, the largest batch of
+    ``reserve.max_model_len``-token sequences that ``server`` (``vllm`` or
+    ``sglang``, through ``decode_ring.servers``) holds in it, and which of
+    ``batch_sizes`` fit. Raises ``ModelConfigError`` as the servers' sizing
+    does, but for a budget too small to start, which is a row that fits no
+    batch."""
+    if reserve.max_model_len is None:
+        raise ModelConfigError(
+            f"argument max_model_len: under {server}, a plan fits sequences of this many "
+            "tokens: give it",
+            field="max_model_len",
+        )
+    rows = []
+    first: SsmState | None = None
+    for tp in tp_sizes:
+        try:
+            state = ssm_state(config, tp_size=tp)
+        except TensorParallelSplitError as error:
+            rows.append(ServerRow(tp, None, 0, (), str(error), None, {}))
+            continue
+        first = first or state
+        budget = free - divided_evenly(reserve.weights, tp) - reserve.other
+        refusal = None
+        largest, detail = 0, dict[str, Any]()
+        if budget <= 0:
+            refusal = "the weights and other alone fill free memory"
+        else:
+            try:
+                largest, detail = server_largest_batch(
+                    server, config, tp, budget, reserve.max_model_len, speculative_tokens
+                )
+            except ModelConfigError as error:
+                if getattr(error, "field", None) not in _BUDGET_FIELDS:
+                    raise
+                refusal = str(error)
+        fits = tuple(batch <= largest for batch in batch_sizes)
+        rows.append(ServerRow(tp, budget, largest, fits, None, refusal, detail))
+    if first is None:
+        raise ModelConfigError(
+            "no tensor-parallel size of the plan divides the model: " + str(rows[0].problem)
+            if rows
+            else "the plan needs at least one tensor-parallel size"
+        )
+    return ServerPlan(
+        server, first.model_type, first.source, free, reserve, tuple(batch_sizes), tuple(rows)
+    )

@@ -781,3 +781,112 @@ def test_hf_names_that_are_paths_stay_paths(
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
     status, out = run_json(capsys, "state", "--config", "org/name")
     assert (status, out["ssm_layers"]) == (0, 27)
+
+
+# --- the plan under a server -----------------------------------------------------------------
+
+
+def test_plan_under_sglang_holds_its_running_request_cap(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 18, from SGLang 0.5.23's own sizing: Nemotron-Nano-9B-v2 with 60 GiB after the
+    # weights gets 211 state slots and a cap of 42 running requests.
+    status, out = run_json(
+        capsys, *PLAN_8K, "--server", "sglang", "--tp", "1", "--max-batch-size", "42,43"
+    )
+    assert status == 0
+    (row,) = out["rows"]
+    assert row["budget_bytes"] == 80 * GiB - 16 * GiB - 4 * GiB == 60 * GiB
+    assert (row["sglang"]["state_slots"], row["sglang"]["max_running_requests"]) == (211, 42)
+    assert (row["largest_batch"], row["fits"]) == (42, [True, False])
+    assert out["server"] == "sglang"
+    assert "depths" not in row and "requested" not in out  # no ring under a server
+
+
+def test_plan_under_vllm_holds_its_maximum_concurrency(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from decode_ring.servers import vllm_reservation
+
+    status, out = run_json(capsys, *PLAN_8K, "--server", "vllm", "--tp", "1,8")
+    assert status == 0
+    budgets = [row["budget_bytes"] for row in out["rows"]]
+    assert budgets == [60 * GiB, 80 * GiB - 2 * GiB - 4 * GiB]
+    for row, tp in zip(out["rows"], (1, 8), strict=True):
+        held = vllm_reservation(
+            NEMOTRON,
+            tensor_parallel_size=tp,
+            max_num_seqs=1,
+            max_model_len=8192,
+            kv_cache_memory_bytes=row["budget_bytes"],
+        )
+        assert held.max_concurrency is not None
+        assert row["largest_batch"] == int(held.max_concurrency)
+        assert row["fits"] == [batch <= row["largest_batch"] for batch in out["batch_sizes"]]
+    status, text, _ = run(capsys, *PLAN_8K, "--server", "vllm", "--tp", "1")
+    assert "depth" not in text.split("\n\n")[1]  # the grid: yes and no, never a depth
+    assert text.splitlines()[-1] == (
+        "no ring depth: the decode-rollback ring is the reference server's (--server metrale)"
+    )
+
+
+def test_plan_under_a_server_that_cannot_start_exits_one(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "--config", NEMOTRON, "--free", "20GiB", "--weights", "16GiB"]
+    status, out, err = run(
+        capsys,
+        *args,
+        "--other",
+        "4GiB",
+        "--max-model-len",
+        "8192",
+        "--server",
+        "sglang",
+        "--tp",
+        "1",
+    )
+    assert status == 1
+    assert "does not start: the weights and other alone fill free memory" in out
+    assert err == (
+        "decode-ring: refused: no batch of the plan fits SGLang 0.5.23 at any tensor-parallel "
+        "size (the weights and other alone fill free memory)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--server", "vllm", "--plot", "x.png"],
+            "--plot does nothing under --server vllm: the server lays out its own state and "
+            "there is no ring to draw; drop it",
+        ),
+        (
+            ["--server", "vllm", "--layout", "sglang", "--ssm-dtype", "float32"],
+            "--layout, --ssm-dtype do nothing under --server vllm: the server lays out its own "
+            "state and there is no ring to draw; drop them",
+        ),
+        (
+            ["--server", "sglang", "--speculative-tokens", "2"],
+            "--speculative-tokens does nothing under --server sglang: the server lays out its "
+            "own state and there is no ring to draw; drop it",
+        ),
+        (["--server", "tgi"], "argument --server: invalid choice: 'tgi'"),
+    ],
+)
+def test_plan_under_a_server_refuses_what_it_would_ignore(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert usage_error(capsys, *PLAN_8K, *args).startswith(message)
+
+
+def test_plan_under_a_server_needs_a_model_and_a_length(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert usage_error(capsys, *PLAN, "--server", "vllm") == (
+        "argument --max-model-len: under vllm, a plan fits sequences of this many tokens: give it"
+    )
+    assert usage_error(capsys, "plan", "--free", "1GiB", "--server", "vllm") == (
+        "plan --server vllm needs --config"
+    )

@@ -64,6 +64,7 @@ FLAGS = {
         "--max-model-len",
         "--ssm-layers",
         "--per-seq-state",
+        "--server",
         "--plot",
         "--tp",
         "--max-batch-size",
@@ -147,6 +148,8 @@ HOSTILE_VALUES = [
     "plan.png",
     "plan.txt",
     "plan",
+    "vllm",
+    "sglang",
     str(ROOT / "tests" / "snapshots" / "qwen3.5-18b-reap-a3b-coding"),
 ]
 ENVIRONMENT_VALUES = ["", "0", "1", "2", "true", " TRUE\u3000", "True", "\u00e9", "1\n", "yes"]
@@ -276,6 +279,13 @@ def check_run(reply: dict[str, Any], argv: list[str]) -> None:
 )
 @example(argv=["state", "--config", "/dev/null"], environment={})
 @example(argv=["state", "--config", "-", "--json"], environment={})
+@example(
+    argv=[
+        *["plan", "--config", str(CONFIGS / "nemotron-nano-9b-v2.json"), "--free", "20GiB"],
+        *["--weights", "16GiB", "--max-model-len", "8192", "--server", "sglang", "--tp", "1,3"],
+    ],
+    environment={},
+)
 @example(
     argv=["plan", "--ssm-layers", "4", "--per-seq-state", "1MiB", "--free", "1GiB", "--json"],
     environment={},

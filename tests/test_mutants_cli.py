@@ -781,7 +781,8 @@ def test_plan_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
         "usage: decode-ring plan [-h] [--config PATH] [--layout {vllm,sglang,metrale}] "
         "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--ssm-layers N] "
         "[--per-seq-state SIZE] --free SIZE [--weights SIZE] [--other SIZE] "
-        "[--max-model-len N] [--tp N,N,...] [--max-batch-size B,B,...] [--plot FILE] [--json]"
+        "[--max-model-len N] [--tp N,N,...] [--max-batch-size B,B,...] "
+        "[--server {metrale,vllm,sglang}] [--plot FILE] [--json]"
     )
     for fragment in [
         *MODEL_HELP,
@@ -797,6 +798,9 @@ def test_plan_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
         "has attention)",
         "--tp N,N,... tensor-parallel sizes (default 1,2,4,8)",
         "--max-batch-size B,B,... batch sizes (default 8,16,32,64,128,256,512)",
+        "--server {metrale,vllm,sglang} whose budget: metrale (the reference's ring depth, the "
+        "default), or vllm or sglang (which batches of --max-model-len tokens each server "
+        "holds; no ring)",
         "--plot FILE also draw the grid into exactly FILE, in its extension's format (PNG "
         "without one; needs matplotlib)",
         "--json one JSON object on stdout",
