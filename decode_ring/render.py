@@ -22,6 +22,7 @@ from .sizing import (
     FitReport,
     Plan,
     PlanCell,
+    Reserve,
     ServerPlan,
     StateReport,
     shown_value,
@@ -292,6 +293,26 @@ def _(report: StateReport) -> Rendered:
 PLAN_FORMULA: Final = "weights / tp + other + batch x (state/seq + kv/seq)"
 
 
+def reserve_json(free: int, reserve: Reserve) -> dict[str, Any]:
+    """A plan's memory inputs as JSON: free memory and the reserve's terms."""
+    return {
+        "free_bytes": free,
+        "weights_bytes": reserve.weights,
+        "weights_source": reserve.weights_source,
+        "other_bytes": reserve.other,
+        "max_model_len": reserve.max_model_len,
+    }
+
+
+def reserve_line(reserve: Reserve) -> str:
+    """A plan's reserve inputs in one line of text."""
+    length = "-" if reserve.max_model_len is None else f"{reserve.max_model_len:,}"
+    return (
+        f"weights {format_size(reserve.weights)} ({reserve.weights_source}), other "
+        f"{format_size(reserve.other)}, max model len {length}"
+    )
+
+
 def cell_json(cell: PlanCell) -> dict[str, Any]:
     return {
         "batch": cell.batch,
@@ -331,11 +352,7 @@ def _(plan: Plan) -> Rendered:
         "source": plan.source,
         "layout": plan.layout,
         "ssm_layers": plan.ssm_layers,
-        "free_bytes": plan.free,
-        "weights_bytes": reserve.weights,
-        "weights_source": reserve.weights_source,
-        "other_bytes": reserve.other,
-        "max_model_len": reserve.max_model_len,
+        **reserve_json(plan.free, reserve),
         "formula": PLAN_FORMULA,
         "requested": plan.requested,
         "boots": plan.boots,
@@ -356,12 +373,10 @@ def _(plan: Plan) -> Rendered:
         ],
     }
     layout = f", {plan.layout} layout" if plan.layout else ""
-    length = "-" if reserve.max_model_len is None else f"{reserve.max_model_len:,}"
     lines = [
         f"decode ring depth by tensor-parallel size and batch: {plan.model}{layout}, per rank",
         f"free memory {format_size(plan.free)}, requested depth {plan.requested}",
-        f"weights {format_size(reserve.weights)} ({reserve.weights_source}), other "
-        f"{format_size(reserve.other)}, max model len {length}",
+        reserve_line(reserve),
         "",
         f"  {'tp':>3}  {'state/seq':>11}  {'kv/seq':>11}  "
         + "".join(f"{batch:>6}" for batch in plan.batch_sizes)
@@ -413,11 +428,7 @@ def _(plan: ServerPlan) -> Rendered:
         "server": plan.server,
         "model": plan.model,
         "source": plan.source,
-        "free_bytes": plan.free,
-        "weights_bytes": reserve.weights,
-        "weights_source": reserve.weights_source,
-        "other_bytes": reserve.other,
-        "max_model_len": reserve.max_model_len,
+        **reserve_json(plan.free, reserve),
         "formula": "budget per rank = free - weights / tp - other",
         "boots": plan.boots,
         "batch_sizes": list(plan.batch_sizes),
@@ -439,8 +450,7 @@ def _(plan: ServerPlan) -> Rendered:
         f"{SERVER_NAMES[plan.server]}: batches of {length}-token sequences by tensor-parallel "
         f"size, {plan.model}, per rank",
         f"free memory {format_size(plan.free)}",
-        f"weights {format_size(reserve.weights)} ({reserve.weights_source}), other "
-        f"{format_size(reserve.other)}, max model len {length}",
+        reserve_line(reserve),
         "",
         f"  {'tp':>3}  {'budget':>11}  "
         + "".join(f"{batch:>6}" for batch in plan.batch_sizes)

@@ -337,6 +337,17 @@ def unsplittable_row(tp: int, problem: str) -> PlanRow:
     return PlanRow(tp, None, problem, None, None, None, (), None, "-")
 
 
+def refuse_unsplittable(rows: Sequence[PlanRow | ServerRow]) -> None:
+    """Refuses a plan in which no tensor-parallel size divides the model, or
+    that has no tensor-parallel size at all."""
+    if not any(row.problem is None for row in rows):
+        raise ModelConfigError(
+            "no tensor-parallel size of the plan divides the model: " + str(rows[0].problem)
+            if rows
+            else "the plan needs at least one tensor-parallel size"
+        )
+
+
 def plan(
     config: ConfigSource | None,
     free: int,
@@ -384,12 +395,7 @@ def plan(
         assert layers is not None
         requested = requested_slots(layers, use_speculative)
         rows.append(plan_row(tp, state, per_sequence, kv, requested, free, reserve, batch_sizes))
-    if not any(row.problem is None for row in rows):
-        raise ModelConfigError(
-            "no tensor-parallel size of the plan divides the model: " + str(rows[0].problem)
-            if rows
-            else "the plan needs at least one tensor-parallel size"
-        )
+    refuse_unsplittable(rows)
     assert layers is not None
     return Plan(
         model=first.model_type if first else "a model",
@@ -670,12 +676,8 @@ def server_plan(
                 refusal = str(error)
         fits = tuple(batch <= largest for batch in batch_sizes)
         rows.append(ServerRow(tp, budget, largest, fits, None, refusal, detail))
-    if first is None:
-        raise ModelConfigError(
-            "no tensor-parallel size of the plan divides the model: " + str(rows[0].problem)
-            if rows
-            else "the plan needs at least one tensor-parallel size"
-        )
+    refuse_unsplittable(rows)
+    assert first is not None
     return ServerPlan(
         server, first.model_type, first.source, free, reserve, tuple(batch_sizes), tuple(rows)
     )
