@@ -7,6 +7,10 @@ single space, and a unit in any case. Units have Kubernetes' meaning:
 ``T``/``TB`` powers of 1000, and ``B`` (or none) is bytes. Bytes are whole: a
 bare fractional number is refused; with a unit, fractions of a byte are
 dropped.
+
+``parse_memory_size`` reads a memory flag: the same grammar, but a bare
+number from 1 to under 1 MiB is refused as a likely missing unit (``--free
+80`` is 80 bytes; did you mean 80 GiB?). ``80G`` stays 80 x 10^9 bytes.
 """
 
 from __future__ import annotations
@@ -52,6 +56,24 @@ def parse_size(text: str) -> int:
         size = int(number * unit)
     if size > USIZE_MAX:
         raise ValueError(f"size {quoted(text)} exceeds the {USIZE_MAX} bytes a usize holds")
+    return size
+
+
+SMALLEST_BARE_MEMORY: Final = 2**20
+
+
+def parse_memory_size(text: str) -> int:
+    """``parse_size(text)`` for an amount of memory: a bare number (no unit,
+    not even ``B``) of 1 to under ``SMALLEST_BARE_MEMORY`` bytes is refused
+    with ``ValueError`` asking whether GiB was meant; 0 and ``80B`` stand."""
+    size = parse_size(text)
+    match = _SIZE.fullmatch(text.strip(" \t"))
+    if match is not None and match.group(2) == "" and 0 < size < SMALLEST_BARE_MEMORY:
+        number = match.group(1)
+        raise ValueError(
+            f"{quoted(text)} is {size} bytes: did you mean {number} GiB? A bare number is bytes; "
+            f"write {number}GiB, or {number}B to mean bytes"
+        )
     return size
 
 

@@ -4,8 +4,11 @@ The once-cell cannot be reset, and a new interpreter per run costs a tenth of
 a second, so the command-line fuzzer sends its runs here: this process imports
 the package once, then forks a child per run, which sees only the given
 ``METRALE_*`` variables, runs ``main(argv)`` with its output going to files,
-and exits with main's status. A child in which anything escapes ``main``
-prints the traceback and exits with ``UNCAUGHT``, which no test accepts.
+and exits with main's status. A child reads nothing from stdin (``--config -``
+sees an empty stream, not the protocol) and runs in a scratch directory, so
+that ``--plot`` with a fuzzed name writes nowhere else. A child in which
+anything escapes ``main`` prints the traceback and exits with ``UNCAUGHT``,
+which no test accepts.
 
 Protocol: one JSON object per line on stdin (``argv``, ``environment``); one
 JSON object per line on stdout (``status``, ``stdout``, ``stderr``).
@@ -31,6 +34,10 @@ def run_child(argv: list[str], environment: dict[str, str], out: str, err: str) 
     with open(out, "wb") as stdout_file, open(err, "wb") as stderr_file:
         os.dup2(stdout_file.fileno(), 1)
         os.dup2(stderr_file.fileno(), 2)
+    with open(os.devnull, "rb") as nothing:
+        os.dup2(nothing.fileno(), 0)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (the child's, for good)
+    os.chdir(os.path.dirname(out))
     try:
         status = main(argv)
     except BaseException:  # main must return a status, whatever happens

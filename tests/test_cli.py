@@ -327,7 +327,7 @@ def test_a_reader_that_closes_early_ends_the_command_quietly() -> None:
     for command in (
         f"{python} -m decode_ring fit --example --json | true",
         f"{python} -m decode_ring plan --config {CONFIGS}/nemotron-nano-9b-v2.json "
-        "--free 80GiB --reserve-without-ring 20GiB --tp 1,2 | true",
+        "--free 80GiB --weights 16GiB --max-model-len 8192 --tp 1,2 | true",
     ):
         completed = run_shell(f"sleep 0.2 | true; {command}")
         assert completed.returncode in (0, 141), completed.stderr

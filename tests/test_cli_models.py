@@ -113,7 +113,7 @@ def test_fit_config_with_speculative_tokens_turns_speculative_decode_on() -> Non
         (["state", "--config", NEMOTRON, "--tp", "0"], "at least 1"),
         (["state", "--config", NEMOTRON, "--conv-dtype", "float64"], "float64"),
         (["state", "--config", NEMOTRON, "--layout", "tgi"], "invalid choice"),
-        (["plan", "--config", NEMOTRON, "--free", "1GiB"], "--reserve-without-ring"),
+        (["plan", "--config", NEMOTRON, "--free", "1GiB"], "plan needs --weights SIZE"),
         (
             [
                 "plan",
@@ -121,7 +121,7 @@ def test_fit_config_with_speculative_tokens_turns_speculative_decode_on() -> Non
                 NEMOTRON,
                 "--free",
                 "1GiB",
-                "--reserve-without-ring",
+                "--weights",
                 "0",
                 "--tp",
                 "1,1",
@@ -148,16 +148,18 @@ def test_an_unknown_model_type_lists_the_families(tmp_path: Path) -> None:
         assert family in completed.stderr
 
 
+# Nemotron-Nano-9B-v2's 4 attention layers at tp 1: 8 KV heads x (128 + 128) head dims x
+# 2 B (bfloat16) per token and layer, at 8,192 tokens.
+NEMOTRON_KV = 4 * 8 * (128 + 128) * 2 * 8192
+PLAN = ["plan", "--config", NEMOTRON, "--free", "80GiB", "--weights", "16GiB", "--other", "4GiB"]
+
+
 def test_plan_grid_and_the_largest_batch_at_full_depth() -> None:
     report = as_json(
         run_cli(
-            "plan",
-            "--config",
-            NEMOTRON,
-            "--free",
-            "44GiB",
-            "--reserve-without-ring",
-            "20GiB",
+            *PLAN,
+            "--max-model-len",
+            "8192",
             "--tp",
             "1,2,3,8",
             "--max-batch-size",
@@ -166,23 +168,41 @@ def test_plan_grid_and_the_largest_batch_at_full_depth() -> None:
         )
     )
     rows = {row["tp_size"]: row for row in report["rows"]}
-    # 24 GiB of room per rank; one sequence's state halves with each doubling of tp.
-    assert rows[1]["depths"] == [8, 4, 0]
-    assert rows[8]["depths"] == [8, 8, 4]
-    assert rows[1]["largest_full_depth_batch"] == 24 * GiB // (8 * NEMOTRON_PER_SEQUENCE) == 22
+    # tp 1, batch 256: 20 GiB + 256 x (state + KV) = 86.2 GiB of reserve > 80 GiB: refused.
+    assert rows[1]["depths"] == [8, 8, None]
+    assert rows[8]["depths"] == [8, 8, 8]
+    # 60 GiB beside the weights and other: each sequence takes 9 states (live + 8 slots) + KV.
+    assert rows[1]["largest_full_depth_batch"] == 60 * GiB // (
+        9 * NEMOTRON_PER_SEQUENCE + NEMOTRON_KV
+    )
+    assert rows[1]["largest_full_depth_batch"] == 45
     assert rows[3]["problem"] is not None and rows[3]["depths"] == []
     assert rows[8]["per_sequence_bytes"] == NEMOTRON_PER_SEQUENCE // 8
+    assert rows[8]["kv_per_sequence_bytes"] == NEMOTRON_KV // 8
+    cell = rows[1]["cells"][1]
+    assert (cell["batch"], cell["weights_bytes"], cell["other_bytes"]) == (32, 16 * GiB, 4 * GiB)
+    assert (cell["state_bytes"], cell["kv_bytes"]) == (
+        32 * NEMOTRON_PER_SEQUENCE,
+        32 * NEMOTRON_KV,
+    )
+    assert cell["reserve_without_ring_bytes"] == 20 * GiB + 32 * (
+        NEMOTRON_PER_SEQUENCE + NEMOTRON_KV
+    )
+    assert rows[2]["cells"][0]["weights_bytes"] == 8 * GiB
 
 
 def test_plan_text_reads_at_a_glance() -> None:
     completed = run_cli(
-        "plan", "--config", NEMOTRON, "--free", "24GiB", "--reserve-without-ring", "30GiB"
+        *["plan", "--config", NEMOTRON, "--free", "1GiB", "--weights", "16GiB"],
+        *["--max-model-len", "8192"],
     )
-    assert completed.returncode == 0
+    assert completed.returncode == 1
+    assert completed.stderr.startswith("decode-ring: refused: no cell of the plan boots")
     lines = completed.stdout.splitlines()
-    assert lines[3].split()[:2] == ["tp", "state/seq"]
-    assert [line.split()[0] for line in lines[4:8]] == ["1", "2", "4", "8"]
-    assert all(line.split()[3:10] == ["-"] * 7 for line in lines[4:8])
+    assert lines[4].split()[:3] == ["tp", "state/seq", "kv/seq"]
+    assert [line.split()[0] for line in lines[5:9]] == ["1", "2", "4", "8"]
+    assert all(line.split()[5:12] == ["-"] * 7 for line in lines[5:9])
+    assert all(line.split()[12] == "none" for line in lines[5:9])
 
 
 def test_plan_plots_a_heat_map(tmp_path: Path) -> None:
@@ -190,18 +210,9 @@ def test_plan_plots_a_heat_map(tmp_path: Path) -> None:
         "matplotlib", reason="matplotlib not installed: pip install 'decode_ring[plot]'"
     )
     picture = tmp_path / "plan.png"
-    completed = run_cli(
-        "plan",
-        "--config",
-        NEMOTRON,
-        "--free",
-        "44GiB",
-        "--reserve-without-ring",
-        "20GiB",
-        "--plot",
-        str(picture),
-    )
+    completed = run_cli(*PLAN, "--max-model-len", "8192", "--plot", str(picture))
     assert completed.returncode == 0, completed.stderr
+    assert completed.stderr == f"decode-ring: wrote {picture}\n"
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

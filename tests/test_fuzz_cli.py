@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = Path(__file__).resolve().parent / "configs"
 
 FLAGS = {
-    "decide": ["--ssm-layers", "--speculative", "--ssm-decode-ring-slots", "--json"],
+    "decide": ["--ssm-layers", "--speculative", "--ssm-decode-ring-slots", "--json", "--config"],
     "fit": [
         "--ssm-layers",
         "--speculative",
@@ -42,6 +42,8 @@ FLAGS = {
         "--config",
         "--tp",
         "--layout",
+        "--conv-dtype",
+        "--ssm-dtype",
         "--speculative-tokens",
     ],
     "state": [
@@ -57,7 +59,13 @@ FLAGS = {
     "plan": [
         "--config",
         "--free",
-        "--reserve-without-ring",
+        "--weights",
+        "--other",
+        "--max-model-len",
+        "--ssm-layers",
+        "--per-seq-state",
+        "--server",
+        "--plot",
         "--tp",
         "--max-batch-size",
         "--layout",
@@ -181,7 +189,23 @@ HOSTILE_VALUES = [
     str(CONFIGS),
     "/nonexistent/config.json",
     "/dev/null",
+    "/dev/full",
     "/",
+    "-",
+    "a" * 5000,
+    "nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+    "models--nvidia--NVIDIA-Nemotron-Nano-9B-v2",
+    "../..",
+    "80",
+    "80B",
+    "80G",
+    "1048575",
+    "plan.png",
+    "plan.txt",
+    "plan",
+    "vllm",
+    "sglang",
+    str(ROOT / "tests" / "snapshots" / "qwen3.5-18b-reap-a3b-coding"),
 ]
 ENVIRONMENT_VALUES = ["", "0", "1", "2", "true", " TRUE\u3000", "True", "\u00e9", "1\n", "yes"]
 
@@ -259,14 +283,22 @@ def fork_server(request: pytest.FixtureRequest) -> Iterator[ForkServer]:
 def check_run(reply: dict[str, Any], argv: list[str]) -> None:
     status, stdout, stderr = reply["status"], reply["stdout"], reply["stderr"]
     assert "Traceback" not in stderr, stderr
-    assert status in (0, 1, 2), (argv, reply)
+    plot = "--plot" in argv
+    # 74: a --plot file that cannot be written (a directory, /dev/full).
+    assert status in ((0, 1, 2, 74) if plot else (0, 1, 2)), (argv, reply)
+    if plot and stderr.startswith("decode-ring: wrote "):  # then at most the refusal
+        stderr = stderr.split("\n", 1)[1]
     assert stderr.count("\n") <= 1 and "\n" not in stderr.rstrip("\n"), (argv, stderr)
+    printed_by_argparse = {"--version", "--help", "-h"} & set(argv)
     if status == 2:
         assert stderr.startswith("decode-ring: error: "), (argv, stderr)
-        assert stdout == ""
+        if "--json" in argv:  # the error as a JSON object too
+            error = json.loads(stdout)
+            assert set(error) == {"error", "status"} and error["status"] == 2, (argv, stdout)
+        else:
+            assert stdout == ""
     if status == 1:
         assert stderr.startswith("decode-ring: refused: "), (argv, stderr)
-    printed_by_argparse = {"--version", "--help", "-h"} & set(argv)
     if status in (0, 1) and "--json" in argv and not printed_by_argparse:
         json.loads(stdout)
     stdout.encode("ascii")  # the child wrote through an ASCII stdout
@@ -301,6 +333,32 @@ def check_run(reply: dict[str, Any], argv: list[str]) -> None:
     environment={},
 )
 @example(argv=["state", "--config", "/dev/null"], environment={})
+@example(argv=["state", "--config", "-", "--json"], environment={})
+@example(
+    argv=[
+        *["plan", "--config", str(CONFIGS / "nemotron-nano-9b-v2.json"), "--free", "20GiB"],
+        *["--weights", "16GiB", "--max-model-len", "8192", "--server", "sglang", "--tp", "1,3"],
+    ],
+    environment={},
+)
+@example(
+    argv=["plan", "--ssm-layers", "4", "--per-seq-state", "1MiB", "--free", "1GiB", "--json"],
+    environment={},
+)
+@example(
+    argv=[
+        *["plan", "--config", str(CONFIGS / "nemotron-nano-9b-v2.json"), "--free", "40GiB"],
+        *["--weights", "16GiB", "--max-model-len", "8192", "--plot", "/"],
+    ],
+    environment={},
+)
+@example(
+    argv=[
+        *["plan", "--config", str(CONFIGS / "nemotron-nano-9b-v2.json"), "--free", "1GiB"],
+        *["--weights", "16GiB", "--max-model-len", "8192", "--plot", "plan.png"],
+    ],
+    environment={},
+)
 def test_any_command_line_ends_cleanly(
     fork_server: ForkServer, argv: list[str], environment: dict[str, str]
 ) -> None:

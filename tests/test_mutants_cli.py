@@ -37,6 +37,7 @@ decode ring fit against pre-load free memory
   reserve without ring      6.87 GiB  (7,380,926,464 B)
   free memory              14.10 GiB  (15,139,759,718 B)
   requested depth                  8
+  requested by           default
 
   depth         ring        total  fits
       8    37.88 GiB    44.75 GiB  no
@@ -74,18 +75,27 @@ ssm state of nemotron_h (nemotron_h) per sequence, tp rank 1 of 1, vllm layout
 # README, "Capacity at a glance".
 PLAN_NEMOTRON = """\
 decode ring depth by tensor-parallel size and batch: nemotron_h, vllm layout, per rank
-free memory 44.00 GiB, reserve without ring 20.00 GiB, requested depth 8
+free memory 80.00 GiB, requested depth 8
+weights 16.50 GiB (--weights), other 4.00 GiB, max model len 8,192
 
-   tp    state/seq       8    16    32    64   128   256   512  full depth up to batch
-    1   136.90 MiB       8     8     4     2     1     0     0                      22
-    2    68.45 MiB       8     8     8     4     2     1     0                      44
-    4    34.22 MiB       8     8     8     8     4     2     1                      89
-    8    17.11 MiB       8     8     8     8     8     4     2                     179
+   tp    state/seq       kv/seq       8    16    32    64   128   256   512  full depth up to batch
+    1   136.90 MiB   128.00 MiB       8     8     8     4     1     -     -                      44
+    2    68.45 MiB    64.00 MiB       8     8     8     8     4     2     0                     102
+    4    34.22 MiB    32.00 MiB       8     8     8     8     8     4     2                     216
+    8    17.11 MiB    16.00 MiB       8     8     8     8     8     8     4                     445
 
+reserve per rank = weights / tp + other + batch x (state/seq + kv/seq)
+  the weights divided evenly by tp; the ring (depth x batch x state/seq) goes beside it
 - : the server refuses to boot (the reserve alone does not fit)
+full depth up to batch: the largest batch at depth 8; none: no batch is; -: 8 is not requested
 """
 
-PLAN_ARGS = ["plan", "--config", NEMOTRON, "--free", "1", "--reserve-without-ring", "1"]
+PLAN_ARGS = ["plan", "--config", NEMOTRON, "--free", "1GiB", "--weights", "1GiB"]
+# The README's plan: Nemotron-Nano-9B-v2 on 80 GiB per rank, 8,192 tokens per sequence.
+PLAN_README = [
+    *["plan", "--config", NEMOTRON, "--free", "80GiB", "--weights", "16.5GiB"],
+    *["--other", "4GiB", "--max-model-len", "8192"],
+]
 GiB = 2**30
 MiB = 2**20
 SLOT = 5_083_496_448  # the README's one ring slot: 32 x 158,859,264 B
@@ -155,8 +165,7 @@ def test_state_prints_the_readme(cell: FakeCell, capsys: pytest.CaptureFixture[s
 
 
 def test_plan_prints_the_readme(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
-    assert run(capsys, *args) == (0, PLAN_NEMOTRON, "")
+    assert run(capsys, *PLAN_README) == (0, PLAN_NEMOTRON, "")
 
 
 # --- fit ----------------------------------------------------------------------
@@ -333,7 +342,8 @@ def test_fit_with_a_config(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -
 def test_fit_with_a_config_follows_the_model_flags(
     cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    common = ("fit", "--config", NEMOTRON, "--max-batch-size", "1", "--example")
+    common: tuple[str, ...] = ("fit", "--config", NEMOTRON, "--max-batch-size", "1")
+    common = (*common, "--reserve-without-ring", "1GiB", "--free", "2GiB")
     # README: 68.45 MiB per sequence at tp 2.
     status, out = run_json(capsys, *common, "--tp", "2")
     assert (status, out["inputs"]["per_seq_state"]) == (0, 143_548_416 // 2)
@@ -375,7 +385,7 @@ def test_fit_with_a_config_follows_the_model_flags(
             "drop --ssm-layers and --per-seq-state",
         ),
         (
-            ["--config", NEMOTRON, "--per-seq-state", "1"],
+            ["--config", NEMOTRON, "--per-seq-state", "1MiB"],
             "--config gives the SSM layers and the per-sequence state: "
             "drop --ssm-layers and --per-seq-state",
         ),
@@ -393,11 +403,11 @@ def test_fit_names_every_missing_flag(cell: FakeCell, capsys: pytest.CaptureFixt
         "--free (or --config, or --example)"
     )
     assert usage_error(
-        capsys, "fit", "--ssm-layers", "1", "--kv-floor", "1", "--headroom", "1"
+        capsys, "fit", "--ssm-layers", "1", "--kv-floor", "1GiB", "--headroom", "1GiB"
     ) == ("fit needs --max-batch-size, --per-seq-state (or --config, or --example)")
     assert usage_error(
-        capsys, "fit", "--config", NEMOTRON, "--reserve-without-ring", "1", "--free", "1"
-    ) == ("fit needs --max-batch-size (or --config, or --example)")
+        capsys, "fit", "--config", NEMOTRON, "--reserve-without-ring", "1GiB", "--free", "1GiB"
+    ) == ("fit needs --max-batch-size")
 
 
 def test_fit_a_slot_past_usize_is_a_usage_error(
@@ -445,6 +455,7 @@ def test_decide_json_speculative(cell: FakeCell, capsys: pytest.CaptureFixture[s
             "METRALE_DISABLE_WATCHDOGS": None,
             "METRALE_SSM_RESERVE_RING_FULL": None,
         },
+        "environment_not_utf8": [],
         "core": _selector.CORE,
     }
 
@@ -474,7 +485,7 @@ def test_pinning_against_another_published_depth_is_a_usage_error(
 
 
 def test_decide_needs_ssm_layers(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
-    assert usage_error(capsys, "decide") == "the following arguments are required: --ssm-layers"
+    assert usage_error(capsys, "decide") == "decide needs --ssm-layers N (or --config)"
 
 
 # --- state and plan -----------------------------------------------------------
@@ -528,26 +539,20 @@ def test_a_config_error_is_a_usage_error(
 def test_plan_json_and_flags(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(
         capsys,
-        "plan",
-        "--config",
-        NEMOTRON,
-        "--free",
-        "44GiB",
-        "--reserve-without-ring",
-        "20GiB",
+        *PLAN_README,
         "--tp",
         "1,8",
         "--max-batch-size",
         "8,512",
     )
     assert status == 0
-    # README's grid: tp 1 gives 8 and 0, tp 8 gives 8 and 2.
-    assert [row["depths"] for row in out["rows"]] == [[8, 0], [8, 2]]
+    # README's grid: tp 1 gives 8 and refuses 512, tp 8 gives 8 and 4.
+    assert [row["depths"] for row in out["rows"]] == [[8, None], [8, 4]]
     assert [row["tp_size"] for row in out["rows"]] == [1, 8]
 
 
 def test_plan_follows_the_model_flags(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
+    args = PLAN_README
     _, out = run_json(capsys, *args, "--tp", "1", "--max-batch-size", "8", "--layout", "metrale")
     # metrale keeps all 4 conv columns, float32: 27 x (4 x 12288 x 4 + 128 x 80 x 128 x 4) B.
     assert out["rows"][0]["per_sequence_bytes"] == 27 * (4 * 12288 * 4 + 128 * 80 * 128 * 4)
@@ -557,7 +562,7 @@ def test_plan_follows_the_model_flags(cell: FakeCell, capsys: pytest.CaptureFixt
 def test_plan_speculative_tokens_turn_speculative_decode_on(
     cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
+    args = PLAN_README
     _, out = run_json(capsys, *args, "--tp", "8", "--max-batch-size", "8")
     assert out["rows"][0]["depths"] == [8]
     _, out = run_json(
@@ -576,8 +581,7 @@ def test_plan_plot_without_matplotlib_is_a_usage_error(
         raise ImportError("No module named 'matplotlib'")
 
     monkeypatch.setattr(cli, "plot_plan", no_matplotlib)
-    args = ("plan", "--config", NEMOTRON, "--free", "44GiB", "--reserve-without-ring", "20GiB")
-    assert usage_error(capsys, *args, "--plot", "grid.png") == (
+    assert usage_error(capsys, *PLAN_README, "--plot", "grid.png") == (
         "--plot needs matplotlib: pip install 'decode_ring[plot]'"
     )
     assert drawn == [("Plan", "grid.png")]
@@ -623,7 +627,7 @@ def test_plan_plot_without_matplotlib_is_a_usage_error(
         ),
         (["fit", "--fr", "1"], "unrecognized arguments: --fr 1"),
         (["decide", "--ssm-layers", "1", "a\nb"], "unrecognized arguments: a\\nb"),
-        (["--fr"], "the following arguments are required: command"),
+        (["--fr"], "unrecognized arguments: --fr"),
     ],
 )
 def test_usage_errors_are_one_line(
@@ -666,14 +670,28 @@ def test_version(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys)
-    assert text.startswith("usage: decode-ring [-h] [--version] {decide,fit,state,plan} ...")
-    assert "Exit status" not in text  # only the docstring's first paragraph
+    assert text.startswith(
+        "usage: decode-ring [-h] [--version] {decide,fit,state,plan,vllm,sglang} ..."
+    )
+    assert "Each command has a function" not in text  # only the docstring's first paragraph
     for fragment in [
         "decode-ring: the depth a server would choose here and now, its fit, and a model's state.",
         "decide the depth the runtime would choose here",
         "fit preflight: request, fit to memory, publish",
         "state a model's SSM state from its config.json",
         "plan depth by tensor-parallel size and batch, memory per rank",
+        # Issue 19: the exit statuses and the environment variables.
+        "exit status: 0 the chosen depth fits",
+        "1 the server would refuse to boot (fit); no cell of the grid boots (plan)",
+        "2 a usage error, or a config that cannot be read or that the servers refuse",
+        "74 the output (or the --plot file) cannot be written",
+        "130 interrupted",
+        "141 the reader closed the pipe early",
+        "environment: METRALE_SSM_DECODE_RING 1: the full ring, 0: none (the decision)",
+        "METRALE_DISABLE_WATCHDOGS true (any case, trimmed): skip the ring",
+        "METRALE_SSM_RESERVE_RING_FULL present, any value: fit reserves the full depth",
+        "DECODE_RING_NO_EXTENSIONS set, not empty or 0: the pure-Python core",
+        "HF_HOME, HF_HUB_CACHE where --config ORG/NAME is looked up",
     ]:
         assert fragment in text
 
@@ -684,27 +702,36 @@ COMMON_HELP = [
     "--ssm-decode-ring-slots auto|N the server flag: N (0 to 8) pins a depth",
     "--json one JSON object on stdout",
 ]
+CONFIG_HELP = (
+    "--config PATH the model: a config.json, a snapshot directory, a models--ORG--NAME cache "
+    "folder, ORG/NAME from the local Hugging Face cache (pip install 'decode_ring[hub]'), or - "
+    "for stdin"
+)
 MODEL_HELP = [
-    "--config PATH the model's config.json, or the directory holding it",
+    CONFIG_HELP,
     "--layout {vllm,sglang,metrale} whose layout",
     "--conv-dtype D bfloat16, float16 or float32",
     "--ssm-dtype D bfloat16, float16 or float32",
     "--speculative-tokens N draft tokens per step (vLLM widens the conv window)",
 ]
+SEE_TOP_HELP = "Exit statuses and environment variables: decode-ring --help."
 SIZE_EPILOG = (
     "SIZE: bytes, or a number with a unit: Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB (powers of 1024) or "
-    "K/KB, M/MB, G/GB, T/TB (powers of 1000), any case, e.g. 14.1GiB."
+    "K/KB, M/MB, G/GB, T/TB (powers of 1000), any case, e.g. 14.1GiB. So 80G is 80 x 10^9 "
+    "bytes and 80GiB 80 x 2^30. A bare number is bytes, and a bare number under 1 MiB (but 0) "
+    f"is refused: write 80GiB, or 80B to mean bytes. {SEE_TOP_HELP}"
 )
 
 
 def test_decide_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "decide")
     assert text.startswith(
-        "usage: decode-ring decide [-h] --ssm-layers N [--speculative] "
-        "[--ssm-decode-ring-slots auto|N] [--json]"
+        "usage: decode-ring decide [-h] [--ssm-layers N] [--speculative] "
+        "[--ssm-decode-ring-slots auto|N] [--json] [--config PATH]"
     )
-    for fragment in COMMON_HELP:
+    for fragment in [*COMMON_HELP, CONFIG_HELP]:
         assert fragment in text
+    assert text.endswith(SEE_TOP_HELP)
 
 
 def test_fit_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
@@ -745,23 +772,37 @@ def test_state_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     ]:
         assert fragment in text
     assert "SIZE" not in text
+    assert text.endswith(SEE_TOP_HELP)
 
 
 def test_plan_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "plan")
     assert text.startswith(
-        "usage: decode-ring plan [-h] --config PATH [--layout {vllm,sglang,metrale}] "
-        "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] --free SIZE "
-        "--reserve-without-ring SIZE [--tp N,N,...] [--max-batch-size B,B,...] "
-        "[--plot FILE.png] [--json]"
+        "usage: decode-ring plan [-h] [--config PATH] [--layout {vllm,sglang,metrale}] "
+        "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--ssm-layers N] "
+        "[--per-seq-state SIZE] --free SIZE [--weights SIZE] [--other SIZE] "
+        "[--max-model-len N] [--tp N,N,...] [--max-batch-size B,B,...] "
+        "[--server {metrale,vllm,sglang}] [--plot FILE] [--json]"
     )
     for fragment in [
         *MODEL_HELP,
+        "--ssm-layers N SSM layers in the model",
+        "--per-seq-state SIZE without --config: one sequence's recurrent state at tp 1 "
+        "(divided evenly by tp)",
         "--free SIZE per rank",
-        "--reserve-without-ring SIZE per rank",
+        "--weights SIZE the whole checkpoint, divided evenly by tp (default: a snapshot's "
+        "model.safetensors.index.json total_size)",
+        "--other SIZE per rank, what does not depend on the model: activations, workspace "
+        "(default 0)",
+        "--max-model-len N tokens per sequence that the KV cache holds (needed when the model "
+        "has attention)",
         "--tp N,N,... tensor-parallel sizes (default 1,2,4,8)",
         "--max-batch-size B,B,... batch sizes (default 8,16,32,64,128,256,512)",
-        "--plot FILE.png also draw the grid (needs matplotlib)",
+        "--server {metrale,vllm,sglang} whose budget: metrale (the reference's ring depth, the "
+        "default), or vllm or sglang (which batches of --max-model-len tokens each server "
+        "holds; no ring)",
+        "--plot FILE also draw the grid into exactly FILE, in its extension's format (PNG "
+        "without one; needs matplotlib)",
         "--json one JSON object on stdout",
     ]:
         assert fragment in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from decode_ring.units import format_size, parse_size
+from decode_ring.units import format_size, parse_memory_size, parse_size
 
 
 @pytest.mark.parametrize(
@@ -93,3 +93,39 @@ def test_parse_size_rejects(text: str) -> None:
 )
 def test_format_size(size: int, text: str) -> None:
     assert format_size(size) == text
+
+
+# Issue 19: a bare number under 1 MiB for an amount of memory is a missing unit.
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("0", 0),
+        ("80B", 80),
+        ("1048576", 2**20),
+        (" 1048576 ", 2**20),
+        ("80G", 80 * 10**9),
+        ("80GiB", 80 * 2**30),
+        ("1KiB", 1024),
+    ],
+)
+def test_memory_sizes_that_stand(text: str, size: int) -> None:
+    assert parse_memory_size(text) == size
+
+
+@pytest.mark.parametrize(("text", "number"), [("80", "80"), ("1", "1"), ("1048575", "1048575")])
+def test_a_bare_number_under_a_mebibyte_is_refused(text: str, number: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        parse_memory_size(text)
+    assert str(caught.value) == (
+        f"'{text}' is {int(number)} bytes: did you mean {number} GiB? A bare number is bytes; "
+        f"write {number}GiB, or {number}B to mean bytes"
+    )
+
+
+def test_a_memory_size_refuses_what_parse_size_refuses() -> None:
+    with pytest.raises(ValueError, match=r"bytes must be whole; did you mean 14\.1GiB"):
+        parse_memory_size("14.1")
+    with pytest.raises(TypeError):
+        parse_memory_size(80)  # type: ignore[arg-type]

@@ -1,0 +1,197 @@
+"""A model as an operator names it: a file, a snapshot, the Hugging Face cache, stdin.
+
+``resolve_model(text)`` turns what follows ``--config`` into what ``ssm_state``
+reads, and the snapshot directory it came from, if any, whose
+``model.safetensors.index.json`` gives the weights' size
+(``snapshot_weights``):
+
+- ``-``: a ``config.json`` read from standard input;
+- a ``config.json`` file, or a snapshot directory holding one;
+- a Hugging Face cache folder ``models--ORG--NAME``: the snapshot that its
+  ``refs/main`` names (or its only snapshot);
+- ``ORG/NAME`` that is not a path: the snapshot in the local Hugging Face
+  cache, found by ``huggingface_hub`` itself (it honours ``HF_HOME`` and
+  ``HF_HUB_CACHE`` and never touches the network). ``huggingface_hub`` is an
+  optional extra (``pip install 'decode_ring[hub]'``), imported only here and
+  only then.
+
+Every refusal is a ``ModelConfigError`` whose message is one line:
+``cannot read PATH: reason`` for a path that cannot be read.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from .models import ConfigSource, ModelConfigError
+
+STDIN: Final = "-"
+CONFIG_FILE: Final = "config.json"
+INDEX_FILE: Final = "model.safetensors.index.json"
+HUB_EXTRA: Final = "pip install 'decode_ring[hub]'"
+_REPO_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
+_CACHE_FOLDER: Final = re.compile(r"models--(.+)--(.+)")
+
+
+@dataclass(frozen=True)
+class ModelReference:
+    """What ``--config`` named: ``config`` for ``ssm_state`` (a path, or the
+    mapping read from stdin), ``shown`` as the operator wrote it, and the
+    snapshot directory it lives in, if any."""
+
+    config: ConfigSource
+    shown: str
+    snapshot: Path | None
+
+
+def cannot_read(path: str | os.PathLike[str], error: OSError) -> ModelConfigError:
+    """The refusal for a path that ``error`` says cannot be read, naming a
+    symlink loop as one."""
+    reason = error.strerror or str(error)
+    if error.errno == errno.ELOOP:
+        reason += " (a symlink loop)"
+    return ModelConfigError(f"cannot read {os.fspath(path)!a}: {reason}", path=os.fspath(path))
+
+
+def read_json_file(path: Path) -> Mapping[str, Any]:
+    """The JSON object in the file at ``path``, read as UTF-8; every failure
+    is one line naming the path and the whole reason."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise cannot_read(path, error) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ModelConfigError(
+            f"cannot read {os.fspath(path)!a}: not UTF-8 text ({error})", path=os.fspath(path)
+        ) from None
+    return read_json_object(text, f"{os.fspath(path)!a}")
+
+
+def read_json_object(text: str, where: str) -> Mapping[str, Any]:
+    """The JSON object in ``text``, refused in one line naming ``where``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ModelConfigError(
+            f"{where}: malformed JSON: {error.msg.removesuffix(' at')} at line {error.lineno} "
+            f"column {error.colno}"
+        ) from None
+    except RecursionError:
+        raise ModelConfigError(f"{where}: malformed JSON: nested too deep") from None
+    if not isinstance(value, dict):
+        raise ModelConfigError(f"{where}: JSON is {type(value).__name__}, not an object")
+    return value
+
+
+def cache_snapshot(folder: Path) -> Path:
+    """The snapshot of a Hugging Face cache folder ``models--ORG--NAME``: the
+    one ``refs/main`` names, else the only one there is."""
+    try:
+        revision = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        revision = None
+    except (OSError, ValueError) as error:
+        reason = error if isinstance(error, OSError) else OSError(str(error))
+        raise cannot_read(folder / "refs" / "main", reason) from None
+    snapshots = folder / "snapshots"
+    if revision:
+        return snapshots / revision
+    try:
+        found = sorted(entry.name for entry in snapshots.iterdir())
+    except OSError as error:
+        raise cannot_read(snapshots, error) from None
+    if len(found) != 1:
+        raise ModelConfigError(
+            f"{os.fspath(folder)!a}: a cache folder with no refs/main and "
+            f"{len(found)} snapshots; give one of them: "
+            + (", ".join(ascii(name) for name in found[:4]) or "none")
+        )
+    return snapshots / found[0]
+
+
+def hub_snapshot(repo_id: str) -> Path:
+    """The snapshot of ``repo_id`` in the local Hugging Face cache, as
+    ``huggingface_hub`` finds it (``HF_HOME``, ``HF_HUB_CACHE``), offline."""
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise ModelConfigError(
+            f"cannot read {repo_id!a}: no such file or directory; to read ORG/NAME from "
+            f"the Hugging Face cache: {HUB_EXTRA}"
+        ) from None
+    try:
+        found = huggingface_hub.try_to_load_from_cache(repo_id, CONFIG_FILE)
+    except ValueError as error:  # HFValidationError: not a repository id
+        raise ModelConfigError(f"{repo_id!a}: not a model id: {error}") from None
+    if not isinstance(found, str):
+        cache = huggingface_hub.constants.HF_HUB_CACHE
+        raise ModelConfigError(
+            f"cannot read {repo_id!a}: not a path, and its config.json is not in the "
+            f"Hugging Face cache at {os.fspath(cache)!a} (download it first: "
+            f"hf download {repo_id} {CONFIG_FILE} {INDEX_FILE})"
+        )
+    return Path(found).parent
+
+
+def resolve_model(text: str, stdin: TextIO | None = None) -> ModelReference:
+    """What ``text`` (the value of ``--config``) names; see the module.
+    Raises ``ModelConfigError``, never ``OSError``."""
+    if text == "":
+        raise ModelConfigError(
+            "empty path; give a config.json, a snapshot directory, a models--ORG--NAME cache "
+            "folder, ORG/NAME from the Hugging Face cache, or - for stdin"
+        )
+    if text == STDIN:
+        stream = sys.stdin if stdin is None else stdin
+        try:
+            raw = stream.read()
+        except (OSError, ValueError) as error:
+            raise ModelConfigError(f"cannot read the config from stdin: {error}") from None
+        return ModelReference(dict(read_json_object(raw, "stdin")), "(stdin)", None)
+    path = Path(text)
+    try:
+        is_dir = path.is_dir()
+        exists = is_dir or os.path.lexists(path)
+    except OSError as error:
+        raise cannot_read(text, error) from None
+    if not exists:
+        if _REPO_ID.fullmatch(text) and not text.startswith("."):
+            snapshot = hub_snapshot(text)
+            return ModelReference(os.fspath(snapshot), text, snapshot)
+        raise cannot_read(text, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)))
+    if not is_dir:
+        read_json_file(path)  # every reading failure said here, whole
+        return ModelReference(text, text, None)
+    if _CACHE_FOLDER.fullmatch(path.resolve().name) and (path / "snapshots").is_dir():
+        path = cache_snapshot(path)
+    config = path / CONFIG_FILE
+    if not os.path.lexists(config):
+        raise ModelConfigError(f"{os.fspath(path)!a}: directory has no config.json")
+    read_json_file(config)
+    return ModelReference(os.fspath(path), text, path)
+
+
+def snapshot_weights(snapshot: Path) -> int | None:
+    """The weights' bytes that a snapshot's ``model.safetensors.index.json``
+    gives (``metadata.total_size``); None when the snapshot has no index."""
+    index = snapshot / INDEX_FILE
+    if not os.path.lexists(index):
+        return None
+    metadata = read_json_file(index).get("metadata")
+    total = metadata.get("total_size") if isinstance(metadata, dict) else None
+    if not isinstance(total, int) or isinstance(total, bool) or total < 0:
+        raise ModelConfigError(
+            f"{os.fspath(index)!a}: field 'metadata.total_size': must be a non-negative "
+            "integer of bytes"
+        )
+    return total
