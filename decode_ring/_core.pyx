@@ -158,36 +158,94 @@ cdef extern from *:
     #define DECODE_RING_WIDE_ENVIRONMENT 0
     #endif
 
-    /* An entry of environ, its pointer loaded once: another thread may
-       replace it (setenv of a variable that is set) at any moment. */
-    static inline const char *decode_ring_entry(char **entry) {
-        return (const char *)DECODE_RING_LOAD_RELAXED(entry);
-    }
+    /* The names an environment scan looks for: each name's bytes and length,
+       and the first prefix_length (at most 8) bytes that all of them start
+       with, as the word prefix with the mask that keeps those bytes. */
+    typedef struct {
+        Py_ssize_t count;
+        const char **names;
+        const size_t *lengths;
+        size_t prefix_length;
+        uint64_t prefix;
+        uint64_t mask;
+    } decode_ring_names;
 
-    /* Whether text starts with the first `length` (at most 8) bytes of the
-       word `prefix`, `mask` keeping those bytes. Eight bytes are compared at
-       once where they lie in the page of text's first byte, so the read
-       cannot fault even past the end of a short entry; the bytes past its
-       end are masked off or differ from the prefix at its NUL. Near the end
-       of a page, a byte at a time. */
-    static inline int decode_ring_starts_with(const char *text, uint64_t prefix,
-                                              uint64_t mask, size_t length) {
+    /* Whether text starts with the names' prefix. Eight bytes are compared
+       at once where they lie in the page of text's first byte, so the read
+       cannot fault even past the end of a short entry; bytes past its end
+       are masked off or differ from the prefix at its NUL. Near the end of a
+       page, a byte at a time. */
+    static inline int decode_ring_starts_with(const char *text,
+                                              const decode_ring_names *names) {
         if (((uintptr_t)text & 4095) <= 4096 - 8) {
             uint64_t word;
             memcpy(&word, text, 8);
-            return (word & mask) == prefix;
+            return (word & names->mask) == names->prefix;
         }
-        const char *expected = (const char *)&prefix;
-        for (size_t index = 0; index < length; index++) {
+        const char *expected = (const char *)&names->prefix;
+        for (size_t index = 0; index < names->prefix_length; index++) {
             if (text[index] != expected[index]) return 0;
         }
         return 1;
     }
+
+    /* An entry that starts with the prefix: records it where it is the first
+       of a name not found yet; returns how many names are still missing. */
+    static Py_ssize_t decode_ring_take(const char *text, const decode_ring_names *names,
+                                       const char **found, Py_ssize_t missing) {
+        size_t skip = names->prefix_length;
+        for (Py_ssize_t index = 0; index < names->count; index++) {
+            size_t length = names->lengths[index];
+            /* text starts with the prefix, so it is at least skip bytes long. */
+            if (found[index] == NULL
+                && strncmp(text + skip, names->names[index] + skip, length - skip) == 0
+                && text[length] == '=') {
+                found[index] = text + length + 1;
+                return missing - 1;
+            }
+        }
+        return missing;
+    }
+
+    /* One pass over environ: where each name is first set, its value into
+       found, NULL where it is unset (the first entry wins, as in getenv).
+       Each entry's pointer is loaded once, as another thread may replace it
+       (setenv of a variable that is set). An entry is passed over on its
+       first byte, as cheaply as getenv passes one over on its first two;
+       eight entries a turn of the loop. */
+    static void decode_ring_scan(char **entry, const decode_ring_names *names,
+                                 const char **found) {
+        Py_ssize_t missing = names->count;
+        for (Py_ssize_t index = 0; index < names->count; index++) found[index] = NULL;
+        if (entry == NULL || missing == 0) return;
+        const unsigned char first = (unsigned char)names->prefix;
+        const unsigned char first_mask = names->prefix_length ? 0xFF : 0;
+        #define DECODE_RING_STEP(offset) { \
+            const char *text = (const char *)DECODE_RING_LOAD_RELAXED(entry + (offset)); \
+            if (text == NULL) return; \
+            if (((unsigned char)text[0] & first_mask) == first \
+                && decode_ring_starts_with(text, names)) { \
+                missing = decode_ring_take(text, names, found, missing); \
+                if (missing == 0) return; \
+            } \
+        }
+        for (;; entry += 8) {
+            DECODE_RING_STEP(0) DECODE_RING_STEP(1) DECODE_RING_STEP(2) DECODE_RING_STEP(3)
+            DECODE_RING_STEP(4) DECODE_RING_STEP(5) DECODE_RING_STEP(6) DECODE_RING_STEP(7)
+        }
+        #undef DECODE_RING_STEP
+    }
     """
+    ctypedef struct decode_ring_names:
+        Py_ssize_t count
+        const char **names
+        const size_t *lengths
+        size_t prefix_length
+        uint64_t prefix
+        uint64_t mask
     char **decode_ring_environ() noexcept
-    const char *decode_ring_entry(char **entry) noexcept nogil
-    bint decode_ring_starts_with(
-        const char *text, uint64_t prefix, uint64_t mask, size_t length
+    void decode_ring_scan(
+        char **entry, const decode_ring_names *names, const char **found
     ) noexcept nogil
     const size_t *decode_ring_cell_get() noexcept nogil
     const size_t *decode_ring_cell_set(size_t slots) except NULL
@@ -498,11 +556,7 @@ cdef class EnvironmentReader:
     cdef Py_ssize_t count
     cdef const char **name_pointers
     cdef size_t *name_lengths
-    # The first prefix_length (at most 8) bytes that every name starts
-    # with, as a word, and the mask that keeps them.
-    cdef size_t prefix_length
-    cdef uint64_t prefix
-    cdef uint64_t prefix_mask
+    cdef decode_ring_names scanned
 
     def __cinit__(self, names):
         names = tuple(names)
@@ -526,9 +580,9 @@ cdef class EnvironmentReader:
             # encoded_names keeps the bytes these pointers point into alive.
             self.name_pointers[index] = PyBytes_AS_STRING(self.encoded_names[index])
             self.name_lengths[index] = len(self.encoded_names[index])
-        self.set_prefix()
+        self.set_scanned()
 
-    cdef void set_prefix(self) noexcept:
+    cdef void set_scanned(self) noexcept:
         cdef size_t length = 0
         cdef Py_ssize_t name
         cdef size_t index
@@ -546,9 +600,12 @@ cdef class EnvironmentReader:
                 <unsigned char>self.name_pointers[0][index] if index < length else 0
             )
             mask_bytes[index] = 0xFF if index < length else 0
-        self.prefix_length = length
-        memcpy(&self.prefix, prefix_bytes, 8)
-        memcpy(&self.prefix_mask, mask_bytes, 8)
+        self.scanned.count = self.count
+        self.scanned.names = self.name_pointers
+        self.scanned.lengths = self.name_lengths
+        self.scanned.prefix_length = length
+        memcpy(&self.scanned.prefix, prefix_bytes, 8)
+        memcpy(&self.scanned.mask, mask_bytes, 8)
 
     def __dealloc__(self):
         PyMem_Free(self.name_pointers)
@@ -558,44 +615,7 @@ cdef class EnvironmentReader:
         return f"EnvironmentReader({self.names!r})"
 
     cdef void scan(self, const char **found) noexcept:
-        # One pass over environ into found; the first entry of each name
-        # wins, as getenv.
-        cdef Py_ssize_t index
-        cdef Py_ssize_t missing = self.count
-        cdef char **entry = decode_ring_environ()
-        cdef const char *text
-        cdef size_t length
-        cdef size_t prefix_length = self.prefix_length
-        cdef uint64_t prefix = self.prefix
-        cdef uint64_t prefix_mask = self.prefix_mask
-        for index in range(self.count):
-            found[index] = NULL
-        if entry == NULL or missing == 0:
-            return
-        while True:
-            text = decode_ring_entry(entry)
-            if text == NULL:
-                return
-            entry += 1
-            if not decode_ring_starts_with(text, prefix, prefix_mask, prefix_length):
-                continue
-            for index in range(self.count):
-                length = self.name_lengths[index]
-                # text starts with the prefix, so it is at least that long.
-                if (
-                    found[index] == NULL
-                    and strncmp(
-                        text + prefix_length,
-                        self.name_pointers[index] + prefix_length,
-                        length - prefix_length,
-                    ) == 0
-                    and text[length] == b"="
-                ):
-                    found[index] = text + length + 1
-                    missing -= 1
-                    if missing == 0:
-                        return
-                    break
+        decode_ring_scan(decode_ring_environ(), &self.scanned, found)
 
     def read(self):
         """Each variable's value, or None where it is unset or not valid Unicode."""
