@@ -1,4 +1,5 @@
 # cython: language_level=3
+# cython: freethreading_compatible = True
 """Floors: compiled no-ops with the argument signatures of the public
 functions, so that a benchmark can say how far a call is above the bare cost
 of crossing into compiled code. Built by ``harness.build_floors`` for the run;

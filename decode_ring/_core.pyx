@@ -679,7 +679,7 @@ cdef class Interpretation:
     """A reading of an ``EnvironmentDecision`` and what its watchdogs value
     means, as one immutable pair."""
 
-    cdef tuple reading
+    cdef Reading reading
     cdef bint watchdogs_disabled
 
 
@@ -687,14 +687,15 @@ cdef class Interpretation:
 cdef class EnvironmentDecision:
     """The depth decision over the live environment, in one compiled call.
 
-    Reads the ring override and the watchdogs variables with an
-    ``EnvironmentReader`` at every call, and interprets the watchdogs value
-    with ``interpret_watchdogs`` only when the reading changed: an unchanged
-    value, however it is spelled, costs no more than any other.
+    Reads the ring override and the watchdogs variables at every call, one
+    scan of the environment as an ``EnvironmentReader`` makes it, and
+    interprets the watchdogs value with ``interpret_watchdogs`` only when the
+    reading changed: an unchanged value, however it is spelled, costs no more
+    than any other.
 
     Safe to share between threads, also without the GIL: a call decides on
-    the reading it made itself and that reading's own meaning; the last
-    reading and its meaning are kept as one immutable pair, replaced whole.
+    what its own scan read and that reading's own meaning; the last reading
+    and its meaning are kept as one immutable pair, replaced whole.
     """
 
     cdef EnvironmentReader reader
@@ -704,7 +705,7 @@ cdef class EnvironmentDecision:
     def __cinit__(self, str ring_override_variable, str watchdogs_variable, interpret_watchdogs):
         self.reader = EnvironmentReader((ring_override_variable, watchdogs_variable))
         self.interpret_watchdogs = interpret_watchdogs
-        self.interpreted = Interpretation.__new__(Interpretation)
+        self.interpreted = None
 
     def __repr__(self):
         return f"EnvironmentDecision({self.reader.names!r})"
@@ -713,22 +714,36 @@ cdef class EnvironmentDecision:
         """The per-sequence ring depth, from the published depth and the
         environment, read afresh at every call."""
         cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
-        cdef tuple reading = self.reader.current()
-        cdef Interpretation interpreted
         cdef Rule rule
+        cdef tuple values
+        if DECODE_RING_WIDE_ENVIRONMENT:
+            values = self.reader.current()
+            return apply_rules(
+                ssm_layers,
+                use_speculative,
+                decode_ring_cell_get(),
+                values[0],
+                bool(self.interpret_watchdogs(values[1])),
+                &rule,
+            )
+        cdef const char *found[2]
+        cdef Interpretation interpreted
+        self.reader.scan(found)
         with cython.critical_section(self):
             interpreted = self.interpreted
-        if interpreted.reading is not reading:
+        if interpreted is None or not interpreted.reading.matches(found, 2):
             interpreted = Interpretation.__new__(Interpretation)
-            interpreted.reading = reading
-            interpreted.watchdogs_disabled = bool(self.interpret_watchdogs(reading[1]))
+            interpreted.reading = new_reading(found, 2)
+            interpreted.watchdogs_disabled = bool(
+                self.interpret_watchdogs(interpreted.reading.values[1])
+            )
             with cython.critical_section(self):
                 self.interpreted = interpreted
         return apply_rules(
             ssm_layers,
             use_speculative,
             decode_ring_cell_get(),
-            reading[0],
+            interpreted.reading.values[0],
             interpreted.watchdogs_disabled,
             &rule,
         )
