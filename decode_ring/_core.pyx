@@ -627,6 +627,11 @@ cdef class EnvironmentReader:
                 valid_unicode_or_none(decode_ring_getenv_wide(name))
                 for name in self.names
             ])
+        return self.scan_for(False)
+
+    cdef tuple scan_for(self, bint presence):
+        # One scan into memory of this call's own: the values it read, or
+        # whether each variable is set.
         cdef const char *found_here[FOUND_ON_STACK]
         cdef const char **found = found_here
         if self.count > FOUND_ON_STACK:
@@ -635,6 +640,8 @@ cdef class EnvironmentReader:
                 raise MemoryError()
         try:
             self.scan(found)
+            if presence:
+                return tuple([found[index] != NULL for index in range(self.count)])
             return self.reading_of(found).values
         finally:
             if found != found_here:
@@ -659,18 +666,7 @@ cdef class EnvironmentReader:
             return tuple([
                 decode_ring_getenv_wide(name) is not None for name in self.names
             ])
-        cdef const char *found_here[FOUND_ON_STACK]
-        cdef const char **found = found_here
-        if self.count > FOUND_ON_STACK:
-            found = <const char **>PyMem_Malloc(self.count * sizeof(char *))
-            if found == NULL:
-                raise MemoryError()
-        try:
-            self.scan(found)
-            return tuple([found[index] != NULL for index in range(self.count)])
-        finally:
-            if found != found_here:
-                PyMem_Free(found)
+        return self.scan_for(True)
 
 
 @cython.final
