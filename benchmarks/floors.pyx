@@ -1,10 +1,11 @@
 # cython: language_level=3
+# cython: freethreading_compatible = True
 """Floors: compiled no-ops with the argument signatures of the public
 functions, so that a benchmark can say how far a call is above the bare cost
 of crossing into compiled code. Built by ``harness.build_floors`` for the run;
 never shipped.
 
-Two kinds, one of each per signature:
+Two kinds, one of each per signature, and one scan of the environment:
 
 ``noop*``
     the cheapest crossing: Cython converts the arguments itself (``size_t``,
@@ -13,7 +14,13 @@ Two kinds, one of each per signature:
     the core's own conversions: integers through ``decode_ring._usize.as_usize``
     (the very function the compiled core uses), strings checked as the core
     checks them. The table gives the ratio to these in a second column.
+``getenv2``
+    ``noop2`` plus one C ``getenv`` of a variable that is not set: the C
+    library's own scan of the whole environment, the floor of the
+    decision's single pass over it in a large environment.
 """
+
+from libc.stdlib cimport getenv
 
 from decode_ring._usize cimport as_usize
 
@@ -33,6 +40,14 @@ def noop1_str(str value):
 
 
 def noop2(size_t num_ssm_layers, bint use_speculative):
+    return None
+
+
+def getenv2(size_t num_ssm_layers, bint use_speculative):
+    """``noop2`` and one C ``getenv`` of the ring's variable, where it is
+    unset: one whole scan of the environment, as the C library makes it."""
+    if getenv(b"METRALE_SSM_DECODE_RING") != NULL:
+        return num_ssm_layers
     return None
 
 

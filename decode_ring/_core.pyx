@@ -1,4 +1,5 @@
 # cython: language_level=3, auto_pickle=False, autotestdict=False
+# cython: freethreading_compatible = True
 """Compiled core: the ladder fit, the precedence core, the once-cell and the
 environment reader.
 
@@ -8,13 +9,47 @@ against both. Integer arguments are Rust's ``usize``, converted by
 ``_usize.as_usize``: ``OverflowError`` for a negative or too large value,
 ``TypeError`` for anything without ``__index__``.
 
-The module does not declare itself free-threading compatible: the once-cell
-relies on the GIL to make its check-and-set atomic.
+Free-threaded CPython (3.13t, 3.14t): the module declares itself compatible
+(``freethreading_compatible``), so importing it leaves the GIL off, and holds
+to that without any global lock:
+
+- the once-cell publishes with one atomic compare-and-swap of a pointer to
+  the value (C11-style compiler atomics; ``Interlocked*`` on MSVC): the first
+  write wins across threads, every caller returns the value in force, and a
+  reader loads the pointer with acquire order, so it sees no value or the
+  whole value, never part of one;
+- ``EnvironmentReader`` and ``EnvironmentDecision`` scan into memory of the
+  call's own and keep what they last read as one immutable snapshot, swapped
+  whole under a critical section on the object (a no-op with the GIL). Each
+  call returns what is right for the values its own scan saw; two threads
+  never mix their scans or see a half-made snapshot.
+
+Reading the environment while another thread writes it: CPython takes no lock
+around it. ``os.putenv``, ``os.unsetenv`` and ``os.environ[...] = ...`` call
+the C library's ``setenv`` and ``unsetenv`` directly (``Modules/posixmodule.c``,
+3.13: no critical section, no lock of the interpreter's). With the GIL that is
+still safe from Python, since the scan here and those calls each hold the GIL
+throughout; without it they run at once, and the C library decides:
+
+- changing the value of a variable that is set is safe: glibc (and musl)
+  allocate the new ``NAME=value`` string, never free the old one, and replace
+  one pointer in the array; the scan loads each pointer once, so it sees the
+  old value or the new one;
+- adding a variable may move the array: glibc before 2.41 ``realloc``s it,
+  freeing the old one under a scan that is in it (as under any C ``getenv``
+  of another thread); glibc 2.41 and later keep old arrays, and the scan
+  reads ``environ`` with acquire order, as glibc's ``getenv`` does;
+- removing a variable moves the later entries down by one, so a scan that
+  runs into it may miss a variable that was set all along, for that call.
+
+Set and unset variables before starting threads; change values freely. On
+Windows the reader copies each value with ``_wdupenv_s``, under the C
+runtime's environment lock, which ``os.putenv`` (``_wputenv``) takes too.
 """
 
 cimport cython
-from libc.stdint cimport SIZE_MAX
-from libc.string cimport memset, strcmp, strncmp
+from libc.stdint cimport SIZE_MAX, uint64_t
+from libc.string cimport memcpy, strcmp, strncmp
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromString
 
@@ -22,40 +57,198 @@ from decode_ring._usize cimport as_usize
 
 cdef extern from *:
     """
+    #include <stdint.h>
+    #include <stdlib.h>
+    #include <string.h>
+
+    /* Atomics without the GIL: GCC and Clang builtins (C11's memory model),
+       MSVC's Interlocked* and ReadPointerAcquire. */
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #ifndef WIN32_LEAN_AND_MEAN
+    #define WIN32_LEAN_AND_MEAN
+    #endif
+    #include <windows.h>
+    #define DECODE_RING_LOAD_ACQUIRE(pointer) \\
+        ((void *)ReadPointerAcquire((PVOID volatile *)(pointer)))
+    #define DECODE_RING_LOAD_RELAXED(pointer) \\
+        ((void *)ReadPointerNoFence((PVOID volatile *)(pointer)))
+    /* Whether *pointer was NULL and is now desired (a full barrier). */
+    #define DECODE_RING_PUBLISH_ONCE(pointer, desired) \\
+        (InterlockedCompareExchangePointer((PVOID volatile *)(pointer), (desired), NULL) == NULL)
+    #else
+    #define DECODE_RING_LOAD_ACQUIRE(pointer) __atomic_load_n((pointer), __ATOMIC_ACQUIRE)
+    #define DECODE_RING_LOAD_RELAXED(pointer) __atomic_load_n((pointer), __ATOMIC_RELAXED)
+    static inline int decode_ring_publish_once(size_t **pointer, size_t *desired) {
+        size_t *expected = NULL;
+        return __atomic_compare_exchange_n(pointer, &expected, desired, 0,
+                                           __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
+    #define DECODE_RING_PUBLISH_ONCE(pointer, desired) \\
+        decode_ring_publish_once((pointer), (desired))
+    #endif
+
+    /* The once-cell: NULL until the first write publishes a pointer to its
+       value, which is written before it is published and never changes. One
+       compare-and-swap decides the winner, so no reader sees a value half
+       written and no two writers both win. The winner's box lives as long as
+       the process; a loser frees its own. */
+    static size_t *decode_ring_cell = NULL;
+
+    static inline const size_t *decode_ring_cell_get(void) {
+        return (const size_t *)DECODE_RING_LOAD_ACQUIRE(&decode_ring_cell);
+    }
+
+    /* The value in force after publishing slots, or NULL when out of memory
+       (a MemoryError is then set). */
+    static const size_t *decode_ring_cell_set(size_t slots) {
+        const size_t *in_force = decode_ring_cell_get();
+        if (in_force != NULL) return in_force;
+        size_t *box = (size_t *)PyMem_RawMalloc(sizeof(size_t));
+        if (box == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        *box = slots;
+        if (DECODE_RING_PUBLISH_ONCE(&decode_ring_cell, box)) return box;
+        PyMem_RawFree(box);
+        return decode_ring_cell_get();
+    }
+
     /* std::env::var reads the live process environment. Python's os.environ,
        os.putenv and os.unsetenv all update it: on Windows through _wputenv,
        which keeps the CRT's wide copy current, so read that one there, a
-       variable at a time. Elsewhere the reader scans environ itself, once for
-       all of its variables; on macOS a shared library reaches environ
-       through _NSGetEnviron. */
-    #include <stdlib.h>
+       variable at a time, copied under the CRT's environment lock. Elsewhere
+       the reader scans environ itself, once for all of its variables; on
+       macOS a shared library reaches environ through _NSGetEnviron. */
     #ifdef _WIN32
     #include <wchar.h>
     static PyObject *decode_ring_getenv_wide(PyObject *name) {
         wchar_t *wide_name = PyUnicode_AsWideCharString(name, NULL);
         if (wide_name == NULL) return NULL;
-        const wchar_t *value = _wgetenv(wide_name);
+        wchar_t *value = NULL;
+        size_t length = 0;
+        errno_t failed = _wdupenv_s(&value, &length, wide_name);
         PyMem_Free(wide_name);
+        if (failed) {
+            free(value);
+            return PyErr_NoMemory();
+        }
         if (value == NULL) Py_RETURN_NONE;
-        return PyUnicode_FromWideChar(value, -1);
+        PyObject *result = PyUnicode_FromWideChar(value, -1);
+        free(value);
+        return result;
     }
     static char **decode_ring_environ(void) { return NULL; }
     #define DECODE_RING_WIDE_ENVIRONMENT 1
     #else
     #ifdef __APPLE__
     #include <crt_externs.h>
-    static char **decode_ring_environ(void) { return *_NSGetEnviron(); }
+    static char **decode_ring_environ(void) {
+        return (char **)DECODE_RING_LOAD_ACQUIRE(_NSGetEnviron());
+    }
     #else
     extern char **environ;
-    static char **decode_ring_environ(void) { return environ; }
+    static char **decode_ring_environ(void) {
+        return (char **)DECODE_RING_LOAD_ACQUIRE(&environ);
+    }
     #endif
     static PyObject *decode_ring_getenv_wide(PyObject *name) {
         (void)name; Py_RETURN_NONE;
     }
     #define DECODE_RING_WIDE_ENVIRONMENT 0
     #endif
+
+    /* The names an environment scan looks for: each name's bytes and length,
+       and the first prefix_length (at most 8) bytes that all of them start
+       with, as the word prefix with the mask that keeps those bytes. */
+    typedef struct {
+        Py_ssize_t count;
+        const char **names;
+        const size_t *lengths;
+        size_t prefix_length;
+        uint64_t prefix;
+        uint64_t mask;
+    } decode_ring_names;
+
+    /* Whether text starts with the names' prefix. Eight bytes are compared
+       at once where they lie in the page of text's first byte, so the read
+       cannot fault even past the end of a short entry; bytes past its end
+       are masked off or differ from the prefix at its NUL. Near the end of a
+       page, a byte at a time. */
+    static inline int decode_ring_starts_with(const char *text,
+                                              const decode_ring_names *names) {
+        if (((uintptr_t)text & 4095) <= 4096 - 8) {
+            uint64_t word;
+            memcpy(&word, text, 8);
+            return (word & names->mask) == names->prefix;
+        }
+        const char *expected = (const char *)&names->prefix;
+        for (size_t index = 0; index < names->prefix_length; index++) {
+            if (text[index] != expected[index]) return 0;
+        }
+        return 1;
+    }
+
+    /* An entry that starts with the prefix: records it where it is the first
+       of a name not found yet; returns how many names are still missing. */
+    static Py_ssize_t decode_ring_take(const char *text, const decode_ring_names *names,
+                                       const char **found, Py_ssize_t missing) {
+        size_t skip = names->prefix_length;
+        for (Py_ssize_t index = 0; index < names->count; index++) {
+            size_t length = names->lengths[index];
+            /* text starts with the prefix, so it is at least skip bytes long. */
+            if (found[index] == NULL
+                && strncmp(text + skip, names->names[index] + skip, length - skip) == 0
+                && text[length] == '=') {
+                found[index] = text + length + 1;
+                return missing - 1;
+            }
+        }
+        return missing;
+    }
+
+    /* One pass over environ: where each name is first set, its value into
+       found, NULL where it is unset (the first entry wins, as in getenv).
+       Each entry's pointer is loaded once, as another thread may replace it
+       (setenv of a variable that is set). An entry is passed over on its
+       first byte, as cheaply as getenv passes one over on its first two;
+       eight entries a turn of the loop. */
+    static void decode_ring_scan(char **entry, const decode_ring_names *names,
+                                 const char **found) {
+        Py_ssize_t missing = names->count;
+        for (Py_ssize_t index = 0; index < names->count; index++) found[index] = NULL;
+        if (entry == NULL || missing == 0) return;
+        const unsigned char first = (unsigned char)names->prefix;
+        const unsigned char first_mask = names->prefix_length ? 0xFF : 0;
+        #define DECODE_RING_STEP(offset) { \
+            const char *text = (const char *)DECODE_RING_LOAD_RELAXED(entry + (offset)); \
+            if (text == NULL) return; \
+            if (((unsigned char)text[0] & first_mask) == first \
+                && decode_ring_starts_with(text, names)) { \
+                missing = decode_ring_take(text, names, found, missing); \
+                if (missing == 0) return; \
+            } \
+        }
+        for (;; entry += 8) {
+            DECODE_RING_STEP(0) DECODE_RING_STEP(1) DECODE_RING_STEP(2) DECODE_RING_STEP(3)
+            DECODE_RING_STEP(4) DECODE_RING_STEP(5) DECODE_RING_STEP(6) DECODE_RING_STEP(7)
+        }
+        #undef DECODE_RING_STEP
+    }
     """
+    ctypedef struct decode_ring_names:
+        Py_ssize_t count
+        const char **names
+        const size_t *lengths
+        size_t prefix_length
+        uint64_t prefix
+        uint64_t mask
     char **decode_ring_environ() noexcept
+    void decode_ring_scan(
+        char **entry, const decode_ring_names *names, const char **found
+    ) noexcept nogil
+    const size_t *decode_ring_cell_get() noexcept nogil
+    const size_t *decode_ring_cell_set(size_t slots) except NULL
     object decode_ring_getenv_wide(str name)
     const bint DECODE_RING_WIDE_ENVIRONMENT
 
@@ -162,52 +355,37 @@ cdef inline DecodeRingDecision published_decision(size_t slots):
     return DecodeRingDecision(slots)
 
 
-# The once-cell. Every access runs with the GIL held and calls nothing that
-# could release it between the check and the set, so the first write wins.
-cdef bint cell_is_set = False
-cdef size_t cell_slots = 0
-
-
 def set_decode_ring_slots(slots):
-    """Publish the ring depth and return the depth in force; the first write wins."""
-    global cell_is_set, cell_slots
+    """Publish the ring depth and return the depth in force; the first write
+    wins, across threads too (one compare-and-swap, see the module)."""
     cdef size_t checked_slots = as_usize(slots, "slots")
-    if not cell_is_set:
-        cell_slots = checked_slots
-        cell_is_set = True
-    return cell_slots
+    return decode_ring_cell_set(checked_slots)[0]
 
 
 def published_decode_ring_slots():
     """The published depth, or None. Reads the cell without setting it."""
-    if cell_is_set:
-        return cell_slots
-    return None
+    cdef const size_t *in_force = decode_ring_cell_get()
+    if in_force == NULL:
+        return None
+    return in_force[0]
 
 
-cdef inline DecodeRingDecision decide(
-    object num_ssm_layers,
+cdef inline DecodeRingDecision apply_rules(
+    size_t ssm_layers,
     bint use_speculative,
-    object published,
+    const size_t *published,
     object ring_override,
     bint watchdogs_disabled,
     Rule *rule,
 ):
-    # The one copy of the order in this core. Every argument is checked
-    # before any rule applies, so bad input raises whichever rule would have
-    # decided.
-    cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
-    cdef size_t published_slots = 0
-    if published is not None:
-        published_slots = as_usize(published, "published")
-    checked_optional_str(ring_override, "ring_override")
-
+    # The one copy of the order in this core, over checked arguments;
+    # published is NULL where no depth is published.
     if ssm_layers == 0:
         rule[0] = RULE_NO_SSM_LAYERS
         return NO_RING
-    if published is not None:
+    if published != NULL:
         rule[0] = RULE_PUBLISHED
-        return published_decision(published_slots)
+        return published_decision(published[0])
     if ring_override is not None:
         if ring_override == "1":
             rule[0] = RULE_OVERRIDE_FULL
@@ -223,6 +401,31 @@ cdef inline DecodeRingDecision decide(
         return SKIPPED_FOR_WATCHDOGS
     rule[0] = RULE_DEFAULT
     return FULL_RING
+
+
+cdef inline DecodeRingDecision decide(
+    object num_ssm_layers,
+    bint use_speculative,
+    object published,
+    object ring_override,
+    bint watchdogs_disabled,
+    Rule *rule,
+):
+    # Every argument is checked before any rule applies, so bad input raises
+    # whichever rule would have decided.
+    cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
+    cdef size_t published_slots = 0
+    if published is not None:
+        published_slots = as_usize(published, "published")
+    checked_optional_str(ring_override, "ring_override")
+    return apply_rules(
+        ssm_layers,
+        use_speculative,
+        NULL if published is None else &published_slots,
+        ring_override,
+        watchdogs_disabled,
+        rule,
+    )
 
 
 def decode_rollback_ring_slots_with(
@@ -285,6 +488,47 @@ def fit_decode_ring_slots(
     return 0
 
 
+# Variables an EnvironmentReader finds in one scan without allocating; a
+# reader of more allocates room for them at every call.
+cdef enum:
+    FOUND_ON_STACK = 8
+
+
+@cython.final
+@cython.internal
+cdef class Reading:
+    """What an ``EnvironmentReader`` read, as one immutable snapshot: each
+    variable's raw bytes (None where unset) and its value."""
+
+    cdef tuple raw
+    cdef tuple values
+
+    cdef bint matches(self, const char **found, Py_ssize_t count) noexcept:
+        """Whether a scan that found ``found`` read these very bytes."""
+        cdef Py_ssize_t index
+        cdef object raw
+        for index in range(count):
+            raw = self.raw[index]
+            if found[index] == NULL:
+                if raw is not None:
+                    return False
+            elif raw is None or strcmp(found[index], PyBytes_AS_STRING(raw)) != 0:
+                return False
+        return True
+
+
+cdef Reading new_reading(const char **found, Py_ssize_t count):
+    cdef Reading reading = Reading.__new__(Reading)
+    reading.raw = tuple([
+        None if found[index] == NULL else PyBytes_FromString(found[index])
+        for index in range(count)
+    ])
+    reading.values = tuple([
+        None if raw is None else utf8_or_none(raw) for raw in reading.raw
+    ])
+    return reading
+
+
 @cython.final
 cdef class EnvironmentReader:
     """Reads variables of the live process environment as Rust's
@@ -293,23 +537,26 @@ cdef class EnvironmentReader:
     Sees changes made through ``os.environ``, ``os.putenv`` and
     ``os.unsetenv`` at the next ``read()``. One ``read()`` scans the
     environment once for all of its variables, so its cost grows with the
-    number of variables in the environment, not with the number it reads.
-    The values last read are kept: while they are unchanged (a ``strcmp``
-    each), ``read()`` decodes nothing and returns the very same tuple, so a
-    caller can keep what it derived from that tuple.
+    number of variables in the environment, not with the number it reads;
+    an entry that does not start with the first (up to 8) bytes all the
+    names share is passed over on one comparison. The values last read are
+    kept: while they are unchanged (a ``strcmp`` each), ``read()`` decodes
+    nothing and returns the very same tuple, so a caller can keep what it
+    derived from that tuple.
+
+    Safe to share between threads, also without the GIL: each call scans
+    into memory of its own and returns the values that scan found; what was
+    last read is one immutable snapshot, replaced whole (see the module for
+    what another thread's writes to the environment do).
     """
 
     cdef readonly tuple names
     cdef list encoded_names
-    cdef list last_raw
-    cdef tuple last_values
+    cdef Reading last
     cdef Py_ssize_t count
     cdef const char **name_pointers
     cdef size_t *name_lengths
-    cdef const char **found
-    # Whether a name starts with the byte: most entries of the environment
-    # are passed over on their first byte.
-    cdef unsigned char starts_a_name[256]
+    cdef decode_ring_names scanned
 
     def __cinit__(self, names):
         names = tuple(names)
@@ -323,57 +570,52 @@ cdef class EnvironmentReader:
         self.names = names
         self.count = len(names)
         self.encoded_names = [name.encode("utf-8") for name in names]
-        self.last_raw = [None] * self.count
-        self.last_values = (None,) * self.count
+        self.last = None
         self.name_pointers = <const char **>PyMem_Malloc((self.count + 1) * sizeof(char *))
         self.name_lengths = <size_t *>PyMem_Malloc((self.count + 1) * sizeof(size_t))
-        self.found = <const char **>PyMem_Malloc((self.count + 1) * sizeof(char *))
-        if not self.name_pointers or not self.name_lengths or not self.found:
+        if not self.name_pointers or not self.name_lengths:
             raise MemoryError()
         cdef Py_ssize_t index
-        memset(self.starts_a_name, 0, sizeof(self.starts_a_name))
         for index in range(self.count):
             # encoded_names keeps the bytes these pointers point into alive.
             self.name_pointers[index] = PyBytes_AS_STRING(self.encoded_names[index])
             self.name_lengths[index] = len(self.encoded_names[index])
-            self.starts_a_name[<unsigned char>self.name_pointers[index][0]] = 1
+        self.set_scanned()
+
+    cdef void set_scanned(self) noexcept:
+        cdef size_t length = 0
+        cdef Py_ssize_t name
+        cdef size_t index
+        cdef unsigned char prefix_bytes[8]
+        cdef unsigned char mask_bytes[8]
+        if self.count > 0:
+            length = min(self.name_lengths[0], <size_t>8)
+            for name in range(1, self.count):
+                while length and strncmp(
+                    self.name_pointers[name], self.name_pointers[0], length
+                ) != 0:
+                    length -= 1
+        for index in range(8):
+            prefix_bytes[index] = (
+                <unsigned char>self.name_pointers[0][index] if index < length else 0
+            )
+            mask_bytes[index] = 0xFF if index < length else 0
+        self.scanned.count = self.count
+        self.scanned.names = self.name_pointers
+        self.scanned.lengths = self.name_lengths
+        self.scanned.prefix_length = length
+        memcpy(&self.scanned.prefix, prefix_bytes, 8)
+        memcpy(&self.scanned.mask, mask_bytes, 8)
 
     def __dealloc__(self):
         PyMem_Free(self.name_pointers)
         PyMem_Free(self.name_lengths)
-        PyMem_Free(self.found)
 
     def __repr__(self):
         return f"EnvironmentReader({self.names!r})"
 
-    cdef void scan(self) noexcept:
-        # One pass over environ; the first entry of each name wins, as getenv.
-        cdef Py_ssize_t index
-        cdef Py_ssize_t missing = self.count
-        cdef char **entry = decode_ring_environ()
-        cdef const char *text
-        cdef size_t length
-        cdef const unsigned char *starts_a_name = self.starts_a_name
-        for index in range(self.count):
-            self.found[index] = NULL
-        if entry == NULL:
-            return
-        while missing and entry[0] != NULL:
-            text = entry[0]
-            entry += 1
-            if not starts_a_name[<unsigned char>text[0]]:
-                continue
-            for index in range(self.count):
-                length = self.name_lengths[index]
-                if (
-                    self.found[index] == NULL
-                    and text[0] == self.name_pointers[index][0]
-                    and strncmp(text, self.name_pointers[index], length) == 0
-                    and text[length] == b"="
-                ):
-                    self.found[index] = text + length + 1
-                    missing -= 1
-                    break
+    cdef void scan(self, const char **found) noexcept:
+        decode_ring_scan(decode_ring_environ(), &self.scanned, found)
 
     def read(self):
         """Each variable's value, or None where it is unset or not valid Unicode."""
@@ -385,26 +627,38 @@ cdef class EnvironmentReader:
                 valid_unicode_or_none(decode_ring_getenv_wide(name))
                 for name in self.names
             ])
-        cdef Py_ssize_t index
-        cdef const char *raw
-        cdef bint changed = False
-        self.scan()
-        for index in range(self.count):
-            raw = self.found[index]
-            last = self.last_raw[index]
-            if raw == NULL:
-                if last is not None:
-                    self.last_raw[index] = None
-                    changed = True
-            elif last is None or strcmp(raw, PyBytes_AS_STRING(last)) != 0:
-                self.last_raw[index] = PyBytes_FromString(raw)
-                changed = True
-        if changed:
-            self.last_values = tuple([
-                None if raw_bytes is None else utf8_or_none(raw_bytes)
-                for raw_bytes in self.last_raw
-            ])
-        return self.last_values
+        return self.scan_for(False)
+
+    cdef tuple scan_for(self, bint presence):
+        # One scan into memory of this call's own: the values it read, or
+        # whether each variable is set.
+        cdef const char *found_here[FOUND_ON_STACK]
+        cdef const char **found = found_here
+        if self.count > FOUND_ON_STACK:
+            found = <const char **>PyMem_Malloc(self.count * sizeof(char *))
+            if found == NULL:
+                raise MemoryError()
+        try:
+            self.scan(found)
+            if presence:
+                return tuple([found[index] != NULL for index in range(self.count)])
+            return self.reading_of(found).values
+        finally:
+            if found != found_here:
+                PyMem_Free(found)
+
+    cdef Reading reading_of(self, const char **found):
+        # The snapshot is swapped whole: a thread holds its own reference to
+        # the one it compares with, and never sees one half made.
+        cdef Reading last
+        with cython.critical_section(self):
+            last = self.last
+        if last is not None and last.matches(found, self.count):
+            return last
+        cdef Reading reading = new_reading(found, self.count)
+        with cython.critical_section(self):
+            self.last = reading
+        return reading
 
     def present(self):
         """Whether each variable is set at all, whatever its value."""
@@ -412,30 +666,42 @@ cdef class EnvironmentReader:
             return tuple([
                 decode_ring_getenv_wide(name) is not None for name in self.names
             ])
-        self.scan()
-        return tuple([self.found[index] != NULL for index in range(self.count)])
+        return self.scan_for(True)
+
+
+@cython.final
+@cython.internal
+cdef class Interpretation:
+    """A reading of an ``EnvironmentDecision`` and what its watchdogs value
+    means, as one immutable pair."""
+
+    cdef Reading reading
+    cdef bint watchdogs_disabled
 
 
 @cython.final
 cdef class EnvironmentDecision:
     """The depth decision over the live environment, in one compiled call.
 
-    Reads the ring override and the watchdogs variables with an
-    ``EnvironmentReader`` at every call, and interprets the watchdogs value
-    with ``interpret_watchdogs`` only when the reading changed: an unchanged
-    value, however it is spelled, costs no more than any other.
+    Reads the ring override and the watchdogs variables at every call, one
+    scan of the environment as an ``EnvironmentReader`` makes it, and
+    interprets the watchdogs value with ``interpret_watchdogs`` only when the
+    reading changed: an unchanged value, however it is spelled, costs no more
+    than any other.
+
+    Safe to share between threads, also without the GIL: a call decides on
+    what its own scan read and that reading's own meaning; the last reading
+    and its meaning are kept as one immutable pair, replaced whole.
     """
 
     cdef EnvironmentReader reader
     cdef object interpret_watchdogs
-    cdef tuple interpreted_reading
-    cdef bint watchdogs_disabled
+    cdef Interpretation interpreted
 
     def __cinit__(self, str ring_override_variable, str watchdogs_variable, interpret_watchdogs):
         self.reader = EnvironmentReader((ring_override_variable, watchdogs_variable))
         self.interpret_watchdogs = interpret_watchdogs
-        self.interpreted_reading = None
-        self.watchdogs_disabled = False
+        self.interpreted = None
 
     def __repr__(self):
         return f"EnvironmentDecision({self.reader.names!r})"
@@ -443,19 +709,38 @@ cdef class EnvironmentDecision:
     def decode_rollback_ring_slots(self, num_ssm_layers, bint use_speculative):
         """The per-sequence ring depth, from the published depth and the
         environment, read afresh at every call."""
-        cdef tuple reading = self.reader.current()
+        cdef size_t ssm_layers = as_usize(num_ssm_layers, "num_ssm_layers")
         cdef Rule rule
-        if reading is not self.interpreted_reading:
-            # Set the meaning before the reading it belongs to: another thread
-            # that sees this reading then also sees its meaning.
-            self.watchdogs_disabled = bool(self.interpret_watchdogs(reading[1]))
-            self.interpreted_reading = reading
-        return decide(
-            num_ssm_layers,
+        cdef tuple values
+        if DECODE_RING_WIDE_ENVIRONMENT:
+            values = self.reader.current()
+            return apply_rules(
+                ssm_layers,
+                use_speculative,
+                decode_ring_cell_get(),
+                values[0],
+                bool(self.interpret_watchdogs(values[1])),
+                &rule,
+            )
+        cdef const char *found[2]
+        cdef Interpretation interpreted
+        self.reader.scan(found)
+        with cython.critical_section(self):
+            interpreted = self.interpreted
+        if interpreted is None or not interpreted.reading.matches(found, 2):
+            interpreted = Interpretation.__new__(Interpretation)
+            interpreted.reading = new_reading(found, 2)
+            interpreted.watchdogs_disabled = bool(
+                self.interpret_watchdogs(interpreted.reading.values[1])
+            )
+            with cython.critical_section(self):
+                self.interpreted = interpreted
+        return apply_rules(
+            ssm_layers,
             use_speculative,
-            cell_slots if cell_is_set else None,
-            reading[0],
-            self.watchdogs_disabled,
+            decode_ring_cell_get(),
+            interpreted.reading.values[0],
+            interpreted.watchdogs_disabled,
             &rule,
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import itertools
 import os
@@ -36,17 +37,35 @@ def load_core(name: str) -> ModuleType:
 RunPython = Callable[..., Any]
 
 
+CALLS_PER_COUNT = 10_000
+
+
 def blocks_allocated_by(function: Callable[..., object], *args: object) -> int:
-    """Blocks still allocated after 10,000 calls. The least of three runs, so
-    that a one-off allocation by the interpreter (a cache warming up) is not
-    taken for one per call, which would show in every run."""
+    """Blocks that one call leaves allocated, from runs of ``CALLS_PER_COUNT``
+    calls each, with the garbage collector off (so it frees nothing then): a call
+    that allocates even one block for good leaves at least 10,000 in a run.
+
+    What the interpreter allocates or frees once during a run (a cache
+    warming up, or emptied; a free list trimmed) changes a run's count by a
+    few dozen blocks, in either direction, so a run's count is rounded to
+    blocks per call: anything short of half a block per call is none. A first
+    run warms up and is not counted; of three more, the most is taken: a free
+    can then hide a per-call allocation only by freeing 5,000 blocks or more
+    in every one of the three runs, and a one-off allocation is taken for one
+    per call only if it reaches 5,000 blocks in a single run."""
     counts = []
-    for _ in range(3):
-        before = sys.getallocatedblocks()
-        for _ in itertools.repeat(None, 10_000):
-            function(*args)
-        counts.append(sys.getallocatedblocks() - before)
-    return min(counts)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(4):
+            before = sys.getallocatedblocks()
+            for _ in itertools.repeat(None, CALLS_PER_COUNT):
+                function(*args)
+            counts.append(sys.getallocatedblocks() - before)
+    finally:
+        if collecting:
+            gc.enable()
+    return max(round(count / CALLS_PER_COUNT) for count in counts[1:])
 
 
 class FakeCell:

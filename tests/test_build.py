@@ -95,3 +95,34 @@ def test_with_no_working_compiler_the_pure_core_is_installed(
     assert completed.returncode == 0, completed.stderr
     assert "no working C compiler" in completed.stdout + completed.stderr
     assert_pure_wheel(tmp_path / "wheels")
+
+
+@needs_source
+def test_free_threaded_wheels_are_tested_with_the_test_extra_they_can_install() -> None:
+    # The cibuildwheel override for cp313t and cp314t names the test
+    # requirements itself, since configuration cannot compute them: they must
+    # be what tools/wheel-matrix and .ci/run's free-threaded step install.
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from 3.11")
+    with (SOURCE / "pyproject.toml").open("rb") as handle:
+        cibuildwheel = tomllib.load(handle)["tool"]["cibuildwheel"]
+    (override,) = [
+        override
+        for override in cibuildwheel["overrides"]
+        if override["select"].split() == ["cp313t-*", "cp314t-*"]
+    ]
+    printed = subprocess.run(
+        [
+            sys.executable,
+            str(SOURCE / "tools" / "wheel-matrix"),
+            "--free-threaded-test-requirements",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
+    assert override["test-extras"] == []
+    assert override["test-requires"] == printed
+    assert "cp313t-*" in cibuildwheel["build"] and "cp314t-*" in cibuildwheel["build"]
+    assert not any(name.startswith("transformers") for name in printed)
+    assert "hypothesis>=6.100,<6.156" in printed
