@@ -974,3 +974,107 @@ def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
         "has no Bamba ('bamba': vllm/model_executor/models/registry.py:841-895)",
     )
     assert error.path == str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "layers", "heads", "kv_heads", "head_dim"),
+    [
+        ("granite-4.0-h-tiny.json", (5, 15, 25, 35), 12, 4, 1536 // 12),
+        ("jamba-mini-1.5.json", (4, 12, 20, 28), 32, 8, 4096 // 32),
+        ("nemotron-nano-9b-v2.json", (14, 21, 30, 39), 40, 8, 128),
+        ("falcon-h1-7b-instruct.json", tuple(range(44)), 12, 2, 128),
+        ("qwen3-next-80b-a3b-instruct.json", tuple(range(3, 48, 4)), 16, 2, 256),
+    ],
+)
+def test_the_attention_side_of_each_fixture(
+    name: str, layers: tuple[int, ...], heads: int, kv_heads: int, head_dim: int
+) -> None:
+    attention = ssm_state(Path(__file__).parent / "configs" / name).attention
+    assert attention is not None
+    assert attention.layer_indices == layers
+    assert (attention.num_attention_heads, attention.num_key_value_heads) == (heads, kv_heads)
+    assert (attention.head_dim, attention.mla) == (head_dim, False)
+
+
+def test_gqa_where_a_kda_or_lightning_model_has_no_mla() -> None:
+    gqa_kimi = {k: v for k, v in KIMI.items() if k != "kv_lora_rank"} | {
+        "num_key_value_heads": 2,
+        "head_dim": 8,
+    }
+    attention = ssm_state(gqa_kimi).attention
+    assert attention is not None
+    assert (attention.layer_indices, attention.mla, attention.num_key_value_heads) == (
+        (1,),
+        False,
+        2,
+    )
+    lightning = ssm_state({**LIGHTNING, "num_key_value_heads": 1}).attention
+    assert lightning is not None
+    assert (lightning.layer_indices, lightning.mla, lightning.head_dim) == ((1,), False, 4)
+    mla = ssm_state({**LIGHTNING, "kv_lora_rank": 4, "qk_rope_head_dim": 2}).attention
+    assert mla is not None and (mla.layer_indices, mla.mla, mla.head_dim) == ((1,), True, 6)
+
+
+def test_bailing_kda_names_its_heads_and_keeps_integer_sizes() -> None:
+    kda = {**LIGHTNING, "short_conv_kernel_size": 4}
+    error = refused(
+        kda,
+        "bailing_hybrid config: field 'num_attention_heads': tp_size 3 does not divide 2; the "
+        "servers shard it evenly",
+        tp_size=3,
+    )
+    assert error.field == "num_attention_heads"
+    fallback = {k: v for k, v in LIGHTNING.items() if k != "head_dim"} | {"hidden_size": 6}
+    shape = ssm_state(fallback).groups[0].tensors[0].shape
+    assert [type(size) for size in shape] == [int, int, int]
+    refused(
+        {**LIGHTNING, "layer_group_size": [1, 0, 1]},
+        "bailing_hybrid config: field 'layer_group_size': has 3 entries but num_hidden_layers is 2",
+        layout="sglang",
+    )
+
+
+def test_mamba2_tensors_are_named_conv_and_ssm() -> None:
+    state = ssm_state(MAMBA2)
+    assert [tensor.name for tensor in state.groups[0].tensors] == ["conv", "ssm"]
+    assert state.groups[0].kind == "mamba2"
+
+
+def test_nemotron_descriptions_of_different_lengths() -> None:
+    refused(
+        {**NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]},
+        "nemotron_h config: field 'layers_block_type': layer 3 is 'mlp' but "
+        "hybrid_override_pattern makes it None; the two layer descriptions disagree",
+    )
+    refused(
+        {**NEMOTRON, "layers_block_type": ["mamba", "attention"]},
+        "nemotron_h config: field 'layers_block_type': layer 2 is None but "
+        "hybrid_override_pattern makes it 'M'; the two layer descriptions disagree",
+    )
+    refused(
+        {**NEMOTRON, "layers_block_type": ["mamba", "ssm"]},
+        "nemotron_h config: field 'layers_block_type': entry 1 is 'ssm'; expected attention, "
+        "full_attention, linear_attention, mamba, mlp, moe",
+    )
+
+
+def test_a_layer_type_that_the_interval_makes_linear() -> None:
+    refused(
+        {**QWEN, "layer_types": ["full_attention"] * 3 + ["full_attention"]},
+        "qwen3_next config: field 'layer_types': layer 0 is 'full_attention' but "
+        "full_attention_interval makes it 'linear_attention'; the two layer descriptions disagree",
+    )
+
+
+def test_refusals_of_nested_fields_and_kda_dtypes_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**KIMI, "linear_attn_config": {"kda_layers": [1]}}))
+    error = refused(
+        path,
+        f"{str(path)!a}: kimi_linear config: field 'linear_attn_config.full_attn_layers': missing",
+    )
+    assert error.path == str(path)
+    path.write_text(json.dumps(KIMI))
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(path, ssm_dtype="fp16")
+    assert caught.value.path == str(path)

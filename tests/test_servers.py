@@ -188,6 +188,8 @@ def test_sglang_speculative_solve_and_scratch() -> None:
     assert r.kv_cache_bytes == 34_058_600_448
     # memory_pool.py:864-938 for 44 rows: 36 layers x 44 x 4 x (32, 128, 128) float32, and the
     # deduplicated conv window 36 x 44 x 8192 x (4 + 3 - 1) bfloat16.
+    assert r.speculative_ssm_scratch_bytes == 36 * 44 * 4 * 32 * 128 * 128 * 4
+    assert r.speculative_conv_scratch_bytes == 36 * 44 * 8192 * 6 * 2
     assert r.speculative_scratch_bytes == 36 * 44 * 4 * 32 * 128 * 128 * 4 + 36 * 44 * 8192 * 6 * 2
 
 

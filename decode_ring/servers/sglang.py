@@ -145,6 +145,8 @@ class SglangReservation:
     max_running_requests_rule: str
     speculative_num_draft_tokens: int
     speculative_scratch_bytes: int
+    speculative_ssm_scratch_bytes: int
+    speculative_conv_scratch_bytes: int
     kv_cache_bytes: int | None
     requested_requests: int
     slots_for_requested: int
@@ -215,32 +217,29 @@ def _strategy(
     return requested, "flag", True
 
 
-def _speculative_scratch(state: SsmState, requests: int, draft_tokens: int) -> int:
-    """``intermediate_ssm_state_cache`` and the conv windows per draft token, for
+def _speculative_scratch(state: SsmState, requests: int, draft_tokens: int) -> tuple[int, int]:
+    """(``intermediate_ssm_state_cache``, the conv windows) per draft token, for
     ``requests + 1`` rows (memory_pool.py:864-965): CUDA with a linear draft chain keeps one
     deduplicated window of ``D + K - 2`` columns per row (``conv_window_dedup_enabled``,
     :135-150; ``_allocate_deduplicated_conv_window``, :598-636), except KDA, whose windows stay
     dense (``KimiLinearStateShape.disable_conv_window_dedup``, configs/mamba_utils.py:305)."""
     if draft_tokens == 0:
-        return 0
+        return 0, 0
     rows = requests + 1
-    total = 0
+    ssm = conv = 0
     for group in state.groups:
         layers = len(group.layer_indices)
         for tensor in group.tensors:
-            if not tensor.name.startswith("conv") or group.kind == "kda":
-                total += layers * rows * draft_tokens * tensor.bytes
+            if not tensor.name.startswith("conv"):
+                ssm += layers * rows * draft_tokens * tensor.bytes
+            elif group.kind == "kda":
+                conv += layers * rows * draft_tokens * tensor.bytes
             else:
                 # (channels, K - 1): the window axis grows to D + (K - 1) - 1 columns.
                 channels, window = tensor.shape[0], tensor.shape[-1]
-                total += (
-                    layers
-                    * rows
-                    * channels
-                    * (draft_tokens + window - 1)
-                    * DTYPE_BYTES[tensor.dtype]
-                )
-    return total
+                width = DTYPE_BYTES[tensor.dtype]
+                conv += layers * rows * channels * (draft_tokens + window - 1) * width
+    return ssm, conv
 
 
 def sglang_reservation(
@@ -388,6 +387,7 @@ def sglang_reservation(
         running_rule += "; assumes the KV pool holds at least twice as many tokens"
     # What the operator asked to run (else what runs): it takes ratio slots each.
     requested_requests = running if running is not None else capped_running
+    ssm_scratch, conv_scratch = _speculative_scratch(state, capped_running, draft)
     return SglangReservation(
         model_type=state.model_type,
         family=state.family,
@@ -416,7 +416,9 @@ def sglang_reservation(
         max_running_requests=capped_running,
         max_running_requests_rule=running_rule,
         speculative_num_draft_tokens=draft,
-        speculative_scratch_bytes=_speculative_scratch(state, capped_running, draft),
+        speculative_scratch_bytes=ssm_scratch + conv_scratch,
+        speculative_ssm_scratch_bytes=ssm_scratch,
+        speculative_conv_scratch_bytes=conv_scratch,
         kv_cache_bytes=kv_bytes,
         requested_requests=requested_requests,
         slots_for_requested=requested_requests * ratio,

@@ -93,6 +93,10 @@ _KERNEL_BLOCK: Final = 16
 _MLA_MIN_BLOCK: Final = 128  # platforms/interface.py:1083-1088
 # vllm/v1/attention/backends/gdn_attn.py:34
 _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT: Final = 64
+# The families whose gated delta net is QwenGatedDeltaNetAttention, which exports FlashInfer
+# checkpoints (gdn/qwen_gdn_linear_attn.py:544, :689-760); Olmo's GatedDeltaNetAttention
+# (gdn/olmo_gdn_linear_attn.py:52) exports none.
+_QWEN_GDN_FAMILIES: Final = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_moe", "minicpmv4_6"})
 _REPLAYSSM_ARCHITECTURES: Final = frozenset({"nemotron_h"})  # SupportsReplaySSM: nemotron_h.py
 
 
@@ -212,7 +216,9 @@ def _state_kinds(
     for group in state.groups:
         alignment = (
             _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
-            if group.kind == "gated_delta_net" and gdn_flashinfer_align
+            if group.kind == "gated_delta_net"
+            and gdn_flashinfer_align
+            and state.family in _QWEN_GDN_FAMILIES
             else None
         )
         ring = replay_ring if group.kind == "mamba2" else 0

@@ -58,7 +58,16 @@ from typing import Any
 
 from .peer_state import PeerState, refusal_text
 from .states import FakeVllmConfig, Permissive, SglangStates, VllmStates
-from .wheels import Stub, StubModule, Wheels, exec_partial, extract_class, open_wheels
+from .wheels import (
+    Stub,
+    StubModule,
+    Wheels,
+    exec_partial,
+    extract_class,
+    names_table,
+    open_wheels,
+    top_level_value,
+)
 
 __all__ = [
     "ASSUMPTIONS",
@@ -466,16 +475,10 @@ class _Backend:
 
 def _frozenset_literal(path: Path, name: str) -> frozenset[str]:
     """``NAME = frozenset({...})`` of ``path``, its string members."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-            and isinstance(node.value, ast.Call)
-            and node.value.args
-        ):
-            return frozenset(ast.literal_eval(node.value.args[0]))
-    raise LookupError(f"{path}: no {name}")
+    value = top_level_value(path, name)
+    if not isinstance(value, ast.Call) or not value.args:
+        raise LookupError(f"{path}: {name} is not frozenset(...)")
+    return frozenset(ast.literal_eval(value.args[0]))
 
 
 def _function_keyword(path: Path, function: str, keyword: str) -> Any:
@@ -509,19 +512,7 @@ def _class_constant(path: Path, cls: str, name: str) -> Any:
 
 def _literal_names(path: Path, name: str) -> dict[str, str]:
     """``NAME = {"key": ClassName, ...}`` of ``path`` as key -> class name."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-            and isinstance(node.value, ast.Dict)
-        ):
-            return {
-                ast.literal_eval(key): ast.unparse(value)
-                for key, value in zip(node.value.keys, node.value.values, strict=True)
-                if key is not None
-            }
-    raise LookupError(f"{path}: no {name}")
+    return names_table(path, name)
 
 
 # --- SGLang ----------------------------------------------------------------------------------

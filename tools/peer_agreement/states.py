@@ -73,6 +73,7 @@ from .wheels import (
     exec_partial,
     extract_class,
     find_class,
+    names_table,
     sglang_runtime,
     vllm_distributed,
     vllm_runtime,
@@ -299,22 +300,7 @@ class Helpers:
     @functools.cache  # noqa: B019
     def decoder_types(self, file: str) -> dict[str, str]:
         """``ALL_DECODER_LAYER_TYPES`` of ``file``: layer-type key -> decoder class name."""
-        path = self.root / file
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if (
-                isinstance(node, ast.Assign)
-                and any(
-                    isinstance(t, ast.Name) and t.id == "ALL_DECODER_LAYER_TYPES"
-                    for t in node.targets
-                )
-                and isinstance(node.value, ast.Dict)
-            ):
-                return {
-                    ast.literal_eval(key): ast.unparse(value)
-                    for key, value in zip(node.value.keys, node.value.values, strict=True)
-                    if key is not None
-                }
-        raise LookupError(f"{file}: no ALL_DECODER_LAYER_TYPES")
+        return names_table(self.root / file, "ALL_DECODER_LAYER_TYPES")
 
 
 def _mamba_layers_by_table(file: str, attribute: str) -> Callable[[Any, Helpers], list[int]]:
@@ -857,28 +843,23 @@ for _cls in ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"):
 
 
 def _ast_literal_dicts(path: Path, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Top-level ``NAME = {...}`` literal dicts of ``path`` (string keys, literal values)."""
+    """Top-level ``NAME = {...}`` dicts of ``path`` (string keys; a literal value as itself,
+    any other as its source text), for each of ``names`` the file has."""
     found: dict[str, dict[str, Any]] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        target = (
-            node.targets[0]
-            if isinstance(node, ast.Assign)
-            else node.target
-            if isinstance(node, ast.AnnAssign)
-            else None
-        )
-        literal = getattr(node, "value", None)
-        if isinstance(target, ast.Name) and target.id in names and isinstance(literal, ast.Dict):
-            table: dict[str, Any] = {}
-            for key, value in zip(literal.keys, literal.values, strict=True):
-                if key is None:
-                    continue
-                try:
-                    table[ast.literal_eval(key)] = ast.literal_eval(value)
-                except ValueError:
-                    table[ast.literal_eval(key)] = ast.unparse(value)
-            found[target.id] = table
+    for name in names:
+        try:
+            table = names_table(path, name)
+        except LookupError:
+            continue
+        found[name] = {key: _literal_or_text(text) for key, text in table.items()}
     return found
+
+
+def _literal_or_text(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 VLLM_REGISTRY_TABLES = (

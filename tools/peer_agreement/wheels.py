@@ -689,6 +689,35 @@ def extract_class(
     return Extracted(namespace[class_name], lines)
 
 
+def top_level_value(path: Path, name: str) -> ast.expr:
+    """The value expression of the top-level assignment ``name = ...`` (or
+    ``name: T = ...``) in ``path``; ``LookupError`` if there is none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign)
+            else node.target
+            if isinstance(node, ast.AnnAssign)
+            else None
+        )
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and value is not None:
+            return value  # type: ignore[no-any-return]
+    raise LookupError(f"{path}: no top-level {name}")
+
+
+def names_table(path: Path, name: str) -> dict[str, str]:
+    """A top-level ``name = {"key": Expression, ...}`` of ``path`` as key -> source text."""
+    value = top_level_value(path, name)
+    if not isinstance(value, ast.Dict):
+        raise LookupError(f"{path}: {name} is not a dict literal")
+    return {
+        ast.literal_eval(key): ast.unparse(item)
+        for key, item in zip(value.keys, value.values, strict=True)
+        if key is not None
+    }
+
+
 def class_bases(path: Path, class_name: str) -> list[str]:
     """The base-class names written in ``class_name``'s definition in ``path``."""
     return [ast.unparse(base) for base in find_class(path, class_name).bases]
