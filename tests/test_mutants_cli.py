@@ -666,7 +666,9 @@ def test_version(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys)
-    assert text.startswith("usage: decode-ring [-h] [--version] {decide,fit,state,plan} ...")
+    assert text.startswith(
+        "usage: decode-ring [-h] [--version] {decide,fit,state,plan,vllm,sglang} ..."
+    )
     assert "Exit status" not in text  # only the docstring's first paragraph
     for fragment in [
         "decode-ring: the depth a server would choose here and now, its fit, and a model's state.",
@@ -674,6 +676,8 @@ def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> N
         "fit preflight: request, fit to memory, publish",
         "state a model's SSM state from its config.json",
         "plan depth by tensor-parallel size and batch, memory per rank",
+        "vllm what vLLM 0.33.0 reserves for the state, from a launch line's flags",
+        "sglang what SGLang 0.5.23 reserves for the state, from a launch line's flags",
     ]:
         assert fragment in text
 
