@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from .support import run_cli
+from .test_models import EXPECTED
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
@@ -202,3 +203,21 @@ def test_plan_plots_a_heat_map(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("layout", ["vllm", "sglang", "metrale"])
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_state_runs_on_every_fixture(name: str, layout: str) -> None:
+    layers, by_layout = EXPECTED[name]
+    completed = run_cli("state", "--config", str(CONFIGS / name), "--layout", layout, "--json")
+    expected = by_layout[layout]
+    if expected is None:
+        # A layout whose server lacks the family, or a family vLLM removed: one line, exit 2.
+        assert completed.returncode == 2, completed.stdout
+        assert completed.stderr.count("\n") == 1 and "Traceback" not in completed.stderr
+        return
+    report = as_json(completed)
+    assert (report["ssm_layers"], report["per_sequence_bytes"]) == (layers, expected[4])
+    assert sum(group["bytes"] for group in report["groups"]) == expected[4]
+    text = run_cli("state", "--config", str(CONFIGS / name), "--layout", layout)
+    assert text.returncode == 0 and f"({expected[4]:,} B)" in text.stdout

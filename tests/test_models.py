@@ -71,7 +71,7 @@ FAMILY_OF: dict[str, str] = {
 #: Families with no whole public config found (tests/configs/PROVENANCE.md): each is read from
 #: transformers 5.23's own to_dict() in tests/test_models_families.py instead.
 NO_FIXTURE: frozenset[str] = frozenset(
-    {"lfm2", "lfm2_moe", "lfm2_vl", "minicpmv4_6", "olmo_hybrid"}
+    {"bailing_hybrid", "lfm2", "lfm2_moe", "lfm2_vl", "minicpmv4_6", "olmo_hybrid"}
 )
 
 # Each covered fixture's state at tp 1: layers, then per layout (conv shape, ssm shape, conv
@@ -1391,7 +1391,8 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
         ssm_state({"model_type": "rwkv7", "num_hidden_layers": 32, "mamba_d_state": 128})
     assert str(caught.value) == (
         "field 'model_type': unknown model_type 'rwkv7' has SSM fields ('mamba_d_state'); "
-        "supported families: falcon_h1, falcon_mamba, granitemoehybrid, jamba, jet_nemotron, "
+        "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
+        "jet_nemotron, "
         "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, "
         "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
     )
@@ -1412,7 +1413,7 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
     ],
 )
 def test_unknown_model_types_are_refused(fields: dict[str, Any]) -> None:
-    with pytest.raises(ModelConfigError, match="supported families: falcon_h1, "):
+    with pytest.raises(ModelConfigError, match="supported families: bailing_hybrid, falcon_h1, "):
         ssm_state(fields)
 
 
@@ -1583,15 +1584,24 @@ def _one_line(error: ModelConfigError) -> None:
 
 
 def _check(state: SsmState) -> None:
+    sizes = {"bfloat16": 2, "float16": 2, "float32": 4}
     assert state.ssm_layers == len(state.layer_indices) >= 0
-    assert state.per_layer_bytes == state.conv_bytes + state.ssm_bytes >= 0
-    assert state.per_sequence_bytes == state.per_layer_bytes * state.ssm_layers
-    assert state.conv_dtype in ("bfloat16", "float16", "float32")
-    assert state.ssm_dtype in ("bfloat16", "float16", "float32")
-    assert all(isinstance(size, int) and size >= 0 for size in state.conv_shape + state.ssm_shape)
+    assert state.layer_indices == tuple(
+        sorted(index for group in state.groups for index in group.layer_indices)
+    )
+    assert state.per_sequence_bytes == sum(group.bytes for group in state.groups)
+    for group in state.groups:
+        assert group.layer_indices and group.bytes == group.per_layer_bytes * len(
+            group.layer_indices
+        )
+        assert group.per_layer_bytes == sum(tensor.bytes for tensor in group.tensors)
+        for tensor in group.tensors:
+            assert all(isinstance(size, int) and size >= 0 for size in tensor.shape)
+            assert tensor.bytes == math.prod(tensor.shape) * sizes[tensor.dtype]
     if state.conv_shape:
-        sizes = {"bfloat16": 2, "float16": 2, "float32": 4}
+        assert state.per_layer_bytes == state.conv_bytes + state.ssm_bytes
         assert state.conv_bytes == math.prod(state.conv_shape) * sizes[state.conv_dtype]
+    assert state.conv_dtype in sizes and state.ssm_dtype in sizes
     json.dumps(state.as_dict())
 
 

@@ -334,7 +334,8 @@ def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
 
 
 FAMILY_LIST = (
-    "supported families: falcon_h1, falcon_mamba, granitemoehybrid, jamba, jet_nemotron, "
+    "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
+    "jet_nemotron, "
     "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, olmo_hybrid, "
     "qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
 )
@@ -535,3 +536,627 @@ def test_a_group_split_is_a_tensor_parallel_error() -> None:
 def test_a_wrapper_without_its_own_model_type_is_named_by_the_family() -> None:
     assert ssm_state({"text_config": MAMBA2}).model_type == "mamba2"
     assert ssm_state({"model_type": "wrapper", "text_config": MAMBA2}).model_type == "wrapper"
+
+
+# --- the package's new pieces: written-out values for what mutation testing changes ----------
+
+KIMI: dict[str, Any] = {
+    "model_type": "kimi_linear",
+    "num_hidden_layers": 3,
+    "num_attention_heads": 4,
+    "kv_lora_rank": 8,
+    "qk_rope_head_dim": 2,
+    "linear_attn_config": {
+        "kda_layers": [1, 3],
+        "full_attn_layers": [2],
+        "num_heads": 2,
+        "head_dim": 4,
+        "short_conv_kernel_size": 3,
+    },
+    "dtype": "float16",
+}
+
+
+def test_a_kda_state_as_a_dict_whole() -> None:
+    state = ssm_state(KIMI, tp_size=2, speculative_tokens=1)
+    conv_rule = "config dtype float16 (vLLM: model dtype)"
+    kda_rule = "vLLM KDA default float32 (vllm/model_executor/layers/mamba/mamba_utils.py:133-151)"
+    assert state.as_dict() == {
+        "family": "kimi_linear",
+        "model_type": "kimi_linear",
+        "layout": "vllm",
+        "tp_size": 2,
+        "speculative_tokens": 1,
+        "source": None,
+        "groups": [
+            {
+                "kind": "kda",
+                "layer_indices": [0, 2],
+                "tensors": [
+                    {
+                        "name": "conv",
+                        "shape": [3, 12],
+                        "dtype": "float16",
+                        "dtype_rule": conv_rule,
+                        "bytes": 72,
+                    },
+                    {
+                        "name": "recurrent",
+                        "shape": [1, 4, 4],
+                        "dtype": "float32",
+                        "dtype_rule": kda_rule,
+                        "bytes": 64,
+                    },
+                ],
+                "per_layer_bytes": 136,
+                "bytes": 272,
+            }
+        ],
+        "attention": {
+            "layer_indices": [1],
+            "num_attention_heads": 4,
+            "num_key_value_heads": 1,
+            "head_dim": 10,
+            "v_head_dim": 0,
+            "mla": True,
+            "kv_lora_rank": 8,
+            "qk_rope_head_dim": 2,
+            "model_dtype": "float16",
+        },
+        "ssm_layers": 2,
+        "layer_indices": [0, 2],
+        "per_sequence_bytes": 272,
+        "conv_shape": [3, 12],
+        "ssm_shape": [1, 4, 4],
+        "conv_dtype": "float16",
+        "ssm_dtype": "float32",
+        "conv_dtype_rule": conv_rule,
+        "ssm_dtype_rule": kda_rule,
+        "conv_bytes": 72,
+        "ssm_bytes": 64,
+        "per_layer_bytes": 136,
+    }
+
+
+def test_gqa_attention_defaults() -> None:
+    jamba = {**JAMBA, "num_attention_heads": 1, "hidden_size": 8, "mamba_expand": 1}
+    attention = ssm_state(jamba).attention
+    assert attention is not None
+    # No num_key_value_heads: one per head; no head_dim: hidden_size // heads.
+    assert (attention.layer_indices, attention.num_key_value_heads) == ((0, 2), 1)
+    assert (attention.head_dim, attention.v_head_dim, attention.mla) == (8, 8, False)
+    assert (attention.kv_lora_rank, attention.qk_rope_head_dim) == (None, None)
+    assert attention.model_dtype == "bfloat16"
+    zero = ssm_state({**NEMOTRON, "head_dim": 0, "hidden_size": 64}).attention
+    assert zero is not None and zero.head_dim == 16
+    plain = ssm_state(
+        {
+            "model_type": "llama",
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "hidden_size": 32,
+            "num_key_value_heads": 2,
+        }
+    )
+    assert plain.attention is not None
+    assert (plain.attention.layer_indices, plain.attention.head_dim) == ((0, 1), 8)
+    assert ssm_state({"model_type": "llama", "num_hidden_layers": 2}).attention is None
+    assert (
+        ssm_state(
+            {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4}
+        ).attention
+        is None
+    )
+    headed = {
+        "model_type": "llama",
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "head_dim": 8,
+    }
+    assert ssm_state(headed).attention is not None
+
+
+def test_kv_heads_that_divide_or_are_divided_split() -> None:
+    for kv, tp in [(2, 2), (2, 4), (4, 2)]:
+        assert (
+            ssm_state(
+                {**NEMOTRON, "mamba_num_heads": 4, "num_key_value_heads": kv}, tp_size=tp
+            ).tp_size
+            == tp
+        )
+    error = refused(
+        {**NEMOTRON, "mamba_num_heads": 4, "num_attention_heads": 8, "num_key_value_heads": 6},
+        "nemotron_h config: field 'num_key_value_heads': tp_size 4 neither divides 6 KV heads "
+        "nor is a multiple of them; the servers shard or replicate them evenly",
+        tp_size=4,
+    )
+    assert isinstance(error, TensorParallelSplitError)
+    assert error.field == "num_key_value_heads"
+
+
+def test_the_vllm_hooks_read_their_field() -> None:
+    qwen = {**QWEN, "model_type": "qwen3_5_text"}
+    follows = (
+        "as conv state (vLLM: mamba_ssm_cache_dtype auto, "
+        "vllm/model_executor/layers/mamba/mamba_utils.py:98-111)"
+    )
+    for value in (None, "auto"):
+        state = ssm_state({**qwen, "mamba_ssm_dtype": value})
+        assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", follows)
+    state = ssm_state({**qwen, "mamba_ssm_dtype": "float16"})
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == (
+        "float16",
+        "config mamba_ssm_dtype (vLLM Qwen3.5, vllm/model_executor/models/config.py:953-977)",
+    )
+    refused(
+        {**qwen, "mamba_ssm_dtype": "fp8"},
+        "qwen3_5 config: field 'mamba_ssm_dtype': unknown dtype 'fp8'",
+    )
+    refused(
+        {**NEMOTRON, "mamba_ssm_cache_dtype": None},
+        "nemotron_h config: field 'mamba_ssm_cache_dtype': unknown dtype None",
+    )
+
+
+def test_linear_attention_dtype_rules() -> None:
+    lightning = {
+        "model_type": "bailing_hybrid",
+        "num_hidden_layers": 2,
+        "layer_group_size": 2,
+        "num_attention_heads": 2,
+        "head_dim": 4,
+    }
+    state = ssm_state(lightning)
+    (tensor,) = state.groups[0].tensors
+    assert (tensor.dtype, tensor.dtype_rule) == (
+        "bfloat16",
+        "no dtype in config: bfloat16 (vLLM: weights' dtype, float32 downcast); "
+        "linear_attention_state_dtype (vllm/model_executor/layers/mamba/mamba_utils.py:55-62)",
+    )
+    (tensor,) = ssm_state(lightning, conv_dtype="fp32").groups[0].tensors
+    assert (tensor.dtype, tensor.dtype_rule) == (
+        "float32",
+        "override --conv-dtype (vLLM: --mamba-cache-dtype)",
+    )
+    conv, state_tensor = ssm_state(lightning, layout="sglang", ssm_dtype="fp16").groups[0].tensors
+    assert (state_tensor.dtype, state_tensor.dtype_rule) == ("float16", "override --ssm-dtype")
+    assert (conv.shape, conv.bytes) == ((0, 0), 0)
+    # The head size falls back to hidden_size // num_attention_heads.
+    fallback = {k: v for k, v in lightning.items() if k != "head_dim"} | {"hidden_size": 6}
+    assert ssm_state(fallback).groups[0].tensors[0].shape == (2, 3, 3)
+    assert ssm_state(lightning).per_layer_bytes == 2 * 4 * 4 * 2
+    assert ssm_state(lightning).layer_indices == (0,)
+
+
+def test_kda_override_rules() -> None:
+    state = ssm_state(KIMI, ssm_dtype="bf16")
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", "override --ssm-dtype")
+    error = refused(
+        KIMI,
+        "argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
+        "bfloat16 (vllm/model_executor/layers/mamba/mamba_utils.py:143-149), not float16",
+        ssm_dtype="half",
+    )
+    assert fields_of(error) == (None, "kimi_linear", "ssm_dtype")
+    assert ssm_state(KIMI, layout="metrale").ssm_dtype_rule == "metrale: float32"
+
+
+def test_nested_fields_name_their_path() -> None:
+    error = refused(
+        {**KIMI, "linear_attn_config": [1]},
+        "kimi_linear config: field 'linear_attn_config': must be a mapping, got <list>",
+    )
+    assert error.field == "linear_attn_config"
+    linear = {**KIMI["linear_attn_config"], "head_dim": 0}
+    error = refused(
+        {**KIMI, "linear_attn_config": linear},
+        "kimi_linear config: field 'linear_attn_config.head_dim': must be at least 1, got 0",
+    )
+    assert fields_of(error) == (None, "kimi_linear", "linear_attn_config.head_dim")
+    bad = {**KIMI["linear_attn_config"], "kda_layers": [True, 3]}
+    refused(
+        {**KIMI, "linear_attn_config": bad},
+        "kimi_linear config: field 'linear_attn_config.kda_layers': entry True is not a layer "
+        "number from 1 to 3",
+    )
+    upper = {**KIMI["linear_attn_config"], "kda_layers": [1, 4]}
+    refused(
+        {**KIMI, "linear_attn_config": upper},
+        "kimi_linear config: field 'linear_attn_config.kda_layers': entry 4 is not a layer "
+        "number from 1 to 3",
+    )
+    assert ssm_state(
+        {**KIMI, "linear_attn_config": {**KIMI["linear_attn_config"], "kda_layers": [3, 1, 1]}}
+    ).layer_indices == (0, 2)
+
+
+def test_numbers_are_bounded() -> None:
+    jet: dict[str, Any] = {
+        "model_type": "jet_nemotron",
+        "num_hidden_layers": 1,
+        "layer_types": ["jet"],
+        "efficient_attention_config": {
+            "jet": {"num_heads": 2, "head_dim": 4, "expand_v": 2, "conv_size": 4}
+        },
+    }
+    state = ssm_state(jet, layout="sglang")
+    assert state.ssm_shape == (2, 8, 4)
+    for value, problem in [
+        (True, "must be a number, got True (bool)"),
+        (0, "must be positive and at most 2**63 - 1, got 0"),
+        (2**63, "must be positive and at most 2**63 - 1, got 9223372036854775808"),
+    ]:
+        bad = {**jet["efficient_attention_config"]["jet"], "expand_v": value}
+        refused(
+            {**jet, "efficient_attention_config": {"jet": bad}},
+            f"jet_nemotron config: field 'efficient_attention_config.jet.expand_v': {problem}",
+            layout="sglang",
+        )
+    refused(
+        {
+            **jet,
+            "efficient_attention_config": {
+                "jet": {
+                    k: v
+                    for k, v in jet["efficient_attention_config"]["jet"].items()
+                    if k != "expand_v"
+                }
+            },
+        },
+        "jet_nemotron config: field 'efficient_attention_config.jet.expand_v': missing",
+        layout="sglang",
+    )
+    assert ssm_state(
+        {
+            **jet,
+            "efficient_attention_config": {
+                "jet": {**jet["efficient_attention_config"]["jet"], "expand_v": 2**63 - 1}
+            },
+        },
+        layout="metrale",
+    ).ssm_shape[1] == 4 * (2**63 - 1)
+
+
+def test_wrappers_and_removed_families() -> None:
+    assert ssm_state({"model_type": "w", "text_config": 3, "llm_config": MAMBA2}).family == "mamba2"
+    error = refused(
+        {"model_type": "w", "llm_config": {"model_type": "plamo2"}},
+        "field 'model_type': vLLM removed Plamo2 in version 0.26.0; SGLang 0.5.23 has no Plamo2 "
+        "('plamo2': vllm/model_executor/models/registry.py:841-895)",
+    )
+    assert fields_of(error) == (None, "plamo2", "model_type")
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 1,
+        "layer_types": ["conv"],
+        "hidden_size": 4,
+        "conv_L_cache": 2,
+    }
+    assert (
+        ssm_state(
+            {"model_type": "lfm2_vl", "text_config": 1, "llm_config": lfm2}, layout="sglang"
+        ).family
+        == "lfm2_vl"
+    )
+    assert (
+        ssm_state({"model_type": "lfm2_vl", "text_config": lfm2}, layout="sglang").ssm_shape == ()
+    )
+
+
+def test_a_render_of_a_model_that_mixes_kinds(tmp_path: Path) -> None:
+    import dataclasses
+
+    from decode_ring.render import render
+    from decode_ring.sizing import StateReport
+
+    mamba = ssm_state(MAMBA2)
+    kda = ssm_state(KIMI)
+    mixed = dataclasses.replace(
+        mamba, groups=(mamba.groups[0], kda.groups[0]), per_layer_bytes=None
+    )
+    lines = render(StateReport(mixed)).lines
+    assert "  mamba2 layers                    2  0-1" in lines
+    assert "  kda layers                       2  0,2" in lines
+    assert any(line.startswith("  kda recurrent state    (2, 4, 4) float32 (") for line in lines)
+    assert "  per layer                        -" in lines
+
+
+def test_zamba2_shared_attention_reads_a_doubled_hidden_state(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text((Path(__file__).parent / "configs" / "zamba2-2.7b.json").read_text())
+    state = ssm_state(path)
+    assert state.attention is not None
+    # Hybrid layers hold the shared attention: 32 heads of 2 x 2560 / 32 = 160.
+    assert state.attention.layer_indices == (6, 12, 18, 24, 30, 36, 42, 47, 51)
+    assert (state.attention.head_dim, state.attention.num_key_value_heads) == (160, 32)
+    given = {**json.loads(path.read_text()), "attention_head_dim": 96}
+    assert ssm_state(given).attention.head_dim == 96  # type: ignore[union-attr]
+    plain = {**json.loads(path.read_text()), "layers_block_type": ["mamba"] * 54}
+    assert ssm_state(plain).attention is None
+    # The Mamba side splits over 4 ranks; 6 shared-attention heads do not.
+    error = refused(
+        {**ZAMBA2, "n_mamba_heads": 4, "mamba_ngroups": 1, "num_attention_heads": 6},
+        "zamba2 config: field 'num_attention_heads': tp_size 4 does not divide 6; the servers "
+        "shard attention heads evenly (vllm/config/model.py:1557-1564)",
+        tp_size=4,
+    )
+    assert error.family == "zamba2"
+
+
+LIGHTNING: dict[str, Any] = {
+    "model_type": "bailing_hybrid",
+    "num_hidden_layers": 2,
+    "layer_group_size": 2,
+    "num_attention_heads": 2,
+    "head_dim": 4,
+}
+
+
+def test_the_new_kinds_name_their_field_in_a_split() -> None:
+    error = refused(
+        LIGHTNING,
+        "bailing_hybrid config: field 'num_attention_heads': tp_size 3 does not divide 2; the "
+        "servers shard it evenly",
+        tp_size=3,
+    )
+    assert fields_of(error) == (None, "bailing_hybrid", "num_attention_heads")
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 1,
+        "layer_types": ["conv"],
+        "hidden_size": 8,
+        "conv_dim": 9,
+        "conv_L_cache": 3,
+    }
+    refused(
+        lfm2,
+        "lfm2 config: field 'conv_dim': tp_size 2 does not divide 9; the servers shard it evenly",
+        tp_size=2,
+    )
+    refused(
+        {**lfm2, "hidden_size": 5},
+        "lfm2 config: field 'hidden_size': tp_size 2 does not divide 5; the servers shard it "
+        "evenly",
+        tp_size=2,
+        layout="sglang",
+    )
+    moe = {**lfm2, "model_type": "lfm2_moe", "hidden_size": 5}
+    refused(
+        moe,
+        "lfm2_moe config: field 'hidden_size': tp_size 2 does not divide 5; the servers shard it "
+        "evenly",
+        tp_size=2,
+    )
+    jet = {
+        "model_type": "jet_nemotron",
+        "num_hidden_layers": 1,
+        "layer_types": ["jet"],
+        "efficient_attention_config": {
+            "jet": {"num_heads": 3, "head_dim": 4, "expand_v": 0.5, "conv_size": 4}
+        },
+    }
+    # A fractional expand_v: int(4 x 0.5) = 2.
+    assert ssm_state(jet, layout="sglang").ssm_shape == (3, 2, 4)
+    error = refused(
+        jet,
+        "jet_nemotron config: field 'efficient_attention_config.jet.num_heads': tp_size 2 does "
+        "not divide 3; the servers shard it evenly",
+        tp_size=2,
+        layout="sglang",
+    )
+    assert error.field == "efficient_attention_config.jet.num_heads"
+
+
+def test_full_attn_idxs_that_list_a_conv_layer() -> None:
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 2,
+        "layer_types": ["conv", "full_attention"],
+        "full_attn_idxs": [0, 1],
+        "conv_dim": 4,
+        "conv_L_cache": 3,
+        "num_attention_heads": 1,
+        "hidden_size": 4,
+    }
+    refused(
+        lfm2,
+        "lfm2 config: field 'full_attn_idxs': layer 0 is 'listed' but layer_types makes it "
+        "'conv'; the two layer descriptions disagree",
+    )
+
+
+def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bamba", "num_hidden_layers": 2}))
+    error = refused(
+        path,
+        f"{str(path)!a}: field 'model_type': vLLM removed Bamba in version 0.23.0; SGLang 0.5.23 "
+        "has no Bamba ('bamba': vllm/model_executor/models/registry.py:841-895)",
+    )
+    assert error.path == str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "layers", "heads", "kv_heads", "head_dim"),
+    [
+        ("granite-4.0-h-tiny.json", (5, 15, 25, 35), 12, 4, 1536 // 12),
+        ("jamba-mini-1.5.json", (4, 12, 20, 28), 32, 8, 4096 // 32),
+        ("nemotron-nano-9b-v2.json", (14, 21, 30, 39), 40, 8, 128),
+        ("falcon-h1-7b-instruct.json", tuple(range(44)), 12, 2, 128),
+        ("qwen3-next-80b-a3b-instruct.json", tuple(range(3, 48, 4)), 16, 2, 256),
+    ],
+)
+def test_the_attention_side_of_each_fixture(
+    name: str, layers: tuple[int, ...], heads: int, kv_heads: int, head_dim: int
+) -> None:
+    attention = ssm_state(Path(__file__).parent / "configs" / name).attention
+    assert attention is not None
+    assert attention.layer_indices == layers
+    assert (attention.num_attention_heads, attention.num_key_value_heads) == (heads, kv_heads)
+    assert (attention.head_dim, attention.mla) == (head_dim, False)
+
+
+def test_gqa_where_a_kda_or_lightning_model_has_no_mla() -> None:
+    gqa_kimi = {k: v for k, v in KIMI.items() if k != "kv_lora_rank"} | {
+        "num_key_value_heads": 2,
+        "head_dim": 8,
+    }
+    attention = ssm_state(gqa_kimi).attention
+    assert attention is not None
+    assert (attention.layer_indices, attention.mla, attention.num_key_value_heads) == (
+        (1,),
+        False,
+        2,
+    )
+    lightning = ssm_state({**LIGHTNING, "num_key_value_heads": 1}).attention
+    assert lightning is not None
+    assert (lightning.layer_indices, lightning.mla, lightning.head_dim) == ((1,), False, 4)
+    mla = ssm_state({**LIGHTNING, "kv_lora_rank": 4, "qk_rope_head_dim": 2}).attention
+    assert mla is not None and (mla.layer_indices, mla.mla, mla.head_dim) == ((1,), True, 6)
+
+
+def test_bailing_kda_names_its_heads_and_keeps_integer_sizes() -> None:
+    kda = {**LIGHTNING, "short_conv_kernel_size": 4}
+    error = refused(
+        kda,
+        "bailing_hybrid config: field 'num_attention_heads': tp_size 3 does not divide 2; the "
+        "servers shard it evenly",
+        tp_size=3,
+    )
+    assert error.field == "num_attention_heads"
+    fallback = {k: v for k, v in LIGHTNING.items() if k != "head_dim"} | {"hidden_size": 6}
+    shape = ssm_state(fallback).groups[0].tensors[0].shape
+    assert [type(size) for size in shape] == [int, int, int]
+    refused(
+        {**LIGHTNING, "layer_group_size": [1, 0, 1]},
+        "bailing_hybrid config: field 'layer_group_size': has 3 entries but num_hidden_layers is 2",
+        layout="sglang",
+    )
+
+
+def test_mamba2_tensors_are_named_conv_and_ssm() -> None:
+    state = ssm_state(MAMBA2)
+    assert [tensor.name for tensor in state.groups[0].tensors] == ["conv", "ssm"]
+    assert state.groups[0].kind == "mamba2"
+
+
+def test_nemotron_descriptions_of_different_lengths() -> None:
+    refused(
+        {**NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]},
+        "nemotron_h config: field 'layers_block_type': layer 3 is 'mlp' but "
+        "hybrid_override_pattern makes it None; the two layer descriptions disagree",
+    )
+    refused(
+        {**NEMOTRON, "layers_block_type": ["mamba", "attention"]},
+        "nemotron_h config: field 'layers_block_type': layer 2 is None but "
+        "hybrid_override_pattern makes it 'M'; the two layer descriptions disagree",
+    )
+    refused(
+        {**NEMOTRON, "layers_block_type": ["mamba", "ssm"]},
+        "nemotron_h config: field 'layers_block_type': entry 1 is 'ssm'; expected attention, "
+        "full_attention, linear_attention, mamba, mlp, moe",
+    )
+
+
+def test_a_layer_type_that_the_interval_makes_linear() -> None:
+    refused(
+        {**QWEN, "layer_types": ["full_attention"] * 3 + ["full_attention"]},
+        "qwen3_next config: field 'layer_types': layer 0 is 'full_attention' but "
+        "full_attention_interval makes it 'linear_attention'; the two layer descriptions disagree",
+    )
+
+
+def test_refusals_of_nested_fields_and_kda_dtypes_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**KIMI, "linear_attn_config": {"kda_layers": [1]}}))
+    error = refused(
+        path,
+        f"{str(path)!a}: kimi_linear config: field 'linear_attn_config.full_attn_layers': missing",
+    )
+    assert error.path == str(path)
+    path.write_text(json.dumps(KIMI))
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(path, ssm_dtype="fp16")
+    assert caught.value.path == str(path)
+
+
+def test_kimi_full_attn_layers_that_name_a_kda_layer() -> None:
+    linear = {**KIMI["linear_attn_config"], "full_attn_layers": [1, 2]}
+    refused(
+        {**KIMI, "linear_attn_config": linear},
+        "kimi_linear config: field 'linear_attn_config.full_attn_layers': layer 0 is "
+        "'full attention' but kda_layers makes it 'KDA'; the two layer descriptions disagree",
+    )
+
+
+def test_zamba2_attention_refusals_name_family_and_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**ZAMBA2, "num_attention_heads": 4, "num_key_value_heads": "x"}))
+    error = refused(
+        path,
+        f"{str(path)!a}: zamba2 config: field 'num_key_value_heads': must be an integer, got "
+        "'x' (str)",
+    )
+    assert fields_of(error) == (str(path), "zamba2", "num_key_value_heads")
+
+
+def test_mamba1_tensors_are_named_conv_and_ssm() -> None:
+    mamba = {
+        "model_type": "mamba",
+        "intermediate_size": 8,
+        "state_size": 4,
+        "conv_kernel": 4,
+        "num_hidden_layers": 1,
+    }
+    state = ssm_state(mamba)
+    assert [(tensor.name, tensor.shape) for tensor in state.groups[0].tensors] == [
+        ("conv", (3, 8)),
+        ("ssm", (8, 4)),
+    ]
+
+
+def test_optional_and_listed_fields_are_named_in_their_refusal() -> None:
+    refused(
+        {**MAMBA2, "intermediate_size": "x"},
+        "mamba2 config: field 'intermediate_size': must be an integer, got 'x' (str)",
+    )
+    granite = {
+        "model_type": "granitemoehybrid",
+        "num_hidden_layers": 1,
+        "layer_types": ["ssm"],
+    }
+    refused(
+        granite,
+        "granitemoehybrid config: field 'layer_types': entry 0 is 'ssm'; expected attention, "
+        "full_attention, linear_attention, mamba",
+    )
+
+
+def test_a_head_size_from_hidden_size_is_an_integer() -> None:
+    attention = ssm_state(Path(__file__).parent / "configs" / "granite-4.0-h-tiny.json").attention
+    assert attention is not None and type(attention.head_dim) is int
+
+
+def test_a_wrapper_without_text_config_in_a_file_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "lfm2_vl"}))
+    error = refused(
+        path,
+        f"{str(path)!a}: lfm2_vl config: field 'text_config': missing; the wrapper keeps its "
+        "language model there",
+    )
+    assert error.path == str(path)
+
+
+def test_metrale_reads_a_family_as_vllm_does_where_vllm_serves_it() -> None:
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 1,
+        "layer_types": ["conv"],
+        "hidden_size": 8,
+        "conv_dim": 4,
+        "conv_L_cache": 3,
+    }
+    # vLLM sizes lfm2 by conv_dim, SGLang by hidden_size; metrale follows vLLM.
+    assert ssm_state(lfm2, layout="metrale").groups[0].tensors[0].shape == (3, 4)
+    assert ssm_state(lfm2, layout="sglang").groups[0].tensors[0].shape == (8, 2)

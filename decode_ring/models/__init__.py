@@ -22,23 +22,25 @@ Layouts
     ``Mamba2StateShape`` / ``KimiLinearStateShape`` (``sglang/srt/configs/mamba_utils.py``) as the
     configs' ``mamba2_cache_params`` call them. Conv state is ``(channels, K - 1)``, never widened
     for speculative decoding (SGLang keeps draft-token states in separate scratch buffers, not
-    counted here). SGLang 0.5.23 has no ``jamba`` or ``zamba2``: that layout refuses them.
+    counted here). A family the layout's server lacks (``jamba``, ``zamba2`` and ``olmo_hybrid``
+    in SGLang, ``jet_nemotron`` in vLLM) is refused, naming the server and version.
 ``metrale``
     The reference server's own: the conv window keeps all ``K`` columns, ``(K, channels)``, with no
     speculative widening; recurrent states as vLLM shapes them; everything float32; vLLM's group
     and divisibility rules (SGLang's reading for a family only SGLang serves).
 
-The package's modules: ``mamba1``, ``mamba2``, ``gated_delta_net`` (one per kind of state: a
-geometry that lays out its tensors with the servers' TP rules); ``families`` (the registry: one
-reader and one entry per family); ``loading`` (files, directories, wrappers); ``dtypes`` (every
-dtype rule); ``attention`` (the KV side and its TP checks); ``state`` (the returned types);
-``read`` (``ssm_state``).
+The package's modules: ``mamba1``, ``mamba2``, ``gated_delta_net``, ``kda``, ``short_conv``,
+``linear_attention`` (one per kind of state: a geometry that lays out its tensors with the
+servers' TP rules); ``families`` (the registry: one reader and one entry per family, the removed
+families); ``loading`` (files, directories); ``dtypes`` (every dtype rule); ``attention`` (the KV
+side and its TP checks); ``fields`` (typed, bounded field reads named in every refusal);
+``errors``; ``state`` (the returned types); ``read`` (``ssm_state``, wrappers).
 
 A config whose ``model_type`` no family reads is a plain transformer (zero recurrent layers,
 zero bytes) when it has ``num_hidden_layers`` and nothing SSM-like; otherwise it is refused with
-the list of families. Multimodal wrappers are read through their ``text_config`` when that holds
-a family's ``model_type``. Sizes are the states' own; vLLM's padding of a mamba page to the
-attention page size and prefix-caching copies are not included.
+the list of families. Multimodal wrappers are read through their ``text_config`` or
+``llm_config`` when that holds a family's ``model_type``. Sizes are the states' own; vLLM's
+padding of a mamba page to the attention page size and prefix-caching copies are not included.
 """
 
 from __future__ import annotations

@@ -23,13 +23,12 @@ def gqa(
     layers: tuple[int, ...],
     *,
     head_dim_field: str = "head_dim",
-    kv_heads_field: str = "num_key_value_heads",
 ) -> AttentionLayers | None:
     """Multi-head or grouped-query attention at ``layers``; ``None`` when there is none."""
     if not layers:
         return None
     heads = cfg.int_("num_attention_heads")
-    kv_heads = cfg.opt_int(kv_heads_field)
+    kv_heads = cfg.opt_int("num_key_value_heads")
     head_dim = cfg.opt_int(head_dim_field, minimum=0) or cfg.int_("hidden_size") // heads
     return AttentionLayers(
         layer_indices=layers,
@@ -63,22 +62,24 @@ def mla(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:
     )
 
 
-def check_split(cfg: Fields, attention: AttentionLayers, tp: int, kv_heads_field: str) -> None:
+def check_split(cfg: Fields, attention: AttentionLayers, tp: int) -> None:
     """Refuse a ``tp`` that vLLM refuses on the attention side: ``num_attention_heads % tp``
     (``ModelConfig.verify_with_parallel_config``, vllm/config/model.py:1557-1564), and KV heads
     that neither divide ``tp`` nor are divided by it (``QKVParallelLinear``,
-    vllm/model_executor/layers/linear.py:1066-1070); MLA's one latent is replicated."""
+    vllm/model_executor/layers/linear.py:1066-1070); SGLang's models assert the same
+    (sglang/srt/models/falcon_h1.py:119-131, granitemoehybrid.py:196-201). MLA's one latent is
+    replicated."""
     if attention.num_attention_heads % tp:
         raise cfg.fail(
             "num_attention_heads",
-            f"tp_size {show(tp)} does not divide {show(attention.num_attention_heads)}; vLLM "
-            "requires it (vllm/config/model.py:1557-1564)",
+            f"tp_size {show(tp)} does not divide {show(attention.num_attention_heads)}; the "
+            "servers shard attention heads evenly (vllm/config/model.py:1557-1564)",
             TensorParallelSplitError,
         )
     kv = attention.num_key_value_heads
     if not attention.mla and kv % tp and tp % kv:
         raise cfg.fail(
-            kv_heads_field,
+            "num_key_value_heads",
             f"tp_size {show(tp)} neither divides {show(kv)} KV heads nor is a multiple of them; "
             "the servers shard or replicate them evenly",
             TensorParallelSplitError,

@@ -16,6 +16,7 @@ from .dtypes import NEMOTRON_H_HOOK, NO_HOOKS, QWEN3_5_HOOK, DtypeHooks
 from .fields import Fields, positions, show
 from .gated_delta_net import GatedDeltaNet
 from .kda import Kda
+from .linear_attention import LinearAttention
 from .mamba1 import Mamba1
 from .mamba2 import Mamba2
 from .short_conv import ShortConv
@@ -44,11 +45,10 @@ class Geometry(Protocol):
 class Parsed:
     """What a family's fields say: each kind of recurrent layer's layers with how to read its
     geometry (read only where there are such layers: with none, the servers build no mixer and
-    read no mixer field), the attention side, and the field that gives the KV heads."""
+    read no mixer field), and the attention side."""
 
     groups: tuple[tuple[Callable[[], Geometry], tuple[int, ...]], ...]
     attention: AttentionLayers | None
-    kv_heads_field: str = "num_key_value_heads"
 
 
 Reader = Callable[[Fields, str], Parsed]
@@ -473,34 +473,40 @@ def _read_kimi_linear(cfg: Fields, server: str) -> Parsed:
 _LFM2_LAYERS: Final = frozenset({"conv", "short_conv"})
 
 
-def _read_lfm2(dim_field: str) -> Reader:
-    """``lfm2`` (vLLM sizes it by ``dim_field``), ``lfm2_moe`` and ``lfm2_vl`` (short conv):
-    the ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers``
-    of them, others ``full_attention``; ``full_attn_idxs``, where given, must name the
-    attention layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for
-    ``lfm2``, ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577,
-    lfm2_moe.py:546-567, lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang
-    configs/lfm2.py:59-98, lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+def _read_short_conv(cfg: Fields, server: str, dim_field: str) -> Parsed:
+    """The short-conv families, ``dim_field`` the field vLLM sizes the channels by: the
+    ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers`` of
+    them, others ``full_attention``; ``full_attn_idxs``, where given, must name the attention
+    layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for ``lfm2``,
+    ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577, lfm2_moe.py:546-567,
+    lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang configs/lfm2.py:59-98,
+    lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+    count = cfg.num_layers()
+    kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
+    layers = positions(kinds, _LFM2_LAYERS)
+    attention = _others(count, layers)
+    if cfg.has("full_attn_idxs"):
+        listed = _layer_numbers(cfg, "full_attn_idxs", count, base=0)
+        if listed != attention:
+            index = min(set(listed) ^ set(attention))
+            shown = "listed" if index in listed else "not listed"
+            _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
+    field = dim_field if server == "vllm" else "hidden_size"
+    return _one(
+        lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
+        layers,
+        gqa(cfg, attention),
+    )
 
-    def read(cfg: Fields, server: str) -> Parsed:
-        count = cfg.num_layers()
-        kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
-        layers = positions(kinds, _LFM2_LAYERS)
-        attention = _others(count, layers)
-        if cfg.has("full_attn_idxs"):
-            listed = _layer_numbers(cfg, "full_attn_idxs", count, base=0)
-            if listed != attention:
-                index = min(set(listed) ^ set(attention))
-                shown = "listed" if index in listed else "not listed"
-                _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
-        field = dim_field if server == "vllm" else "hidden_size"
-        return _one(
-            lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
-            layers,
-            gqa(cfg, attention),
-        )
 
-    return read
+def _read_lfm2(cfg: Fields, server: str) -> Parsed:
+    """``lfm2``: vLLM sizes its short conv by ``conv_dim``."""
+    return _read_short_conv(cfg, server, "conv_dim")
+
+
+def _read_lfm2_hidden(cfg: Fields, server: str) -> Parsed:
+    """``lfm2_moe`` and ``lfm2_vl``: both servers size the short conv by ``hidden_size``."""
+    return _read_short_conv(cfg, server, "hidden_size")
 
 
 _JET_LAYERS: Final = frozenset({"jet"})
@@ -527,20 +533,63 @@ def _read_jet_nemotron(cfg: Fields, server: str) -> Parsed:
     return _one(geometry, layers, gqa(cfg, positions(kinds, _JET_ATTENTION)))
 
 
+def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
+    """``bailing_hybrid``: KDA layers (BailingMoeV3, Ling 3) where the config gives
+    ``short_conv_kernel_size`` (SGLang's ``use_kda``; vLLM: the ``BailingMoeV3ForCausalLM``
+    architecture), else lightning linear-attention layers (BailingMoeV2.5, Ling/Ring 2.5); MLA
+    attention in the others. Layers by ``layer_group_size`` ``g``: SGLang makes layer ``i``
+    linear when ``(i + 1) % g != 0`` (or, for a list, where its entry is 1); vLLM the same for
+    lightning, and for KDA not in the tail past the last whole group. Heads
+    ``num_attention_heads`` of ``head_dim`` (else ``hidden_size // num_attention_heads``).
+    vLLM models/bailing_moe_v3.py:131-157, :1477-1489, bailing_moe_linear.py:68-72, :768-795;
+    SGLang configs/bailing_hybrid.py:80-236."""
+    count = cfg.num_layers()
+    architectures = cfg.fields.get("architectures")
+    if server == "vllm" and isinstance(architectures, list) and architectures:
+        kda = architectures[0] == "BailingMoeV3ForCausalLM"
+    else:
+        kda = cfg.has("short_conv_kernel_size")
+    if server == "sglang" and isinstance(cfg.fields.get("layer_group_size"), list):
+        kinds = cfg.entries("layer_group_size", count)
+        layers = tuple(i for i, entry in enumerate(kinds) if entry == 1)
+    else:
+        group = cfg.int_("layer_group_size")
+        layers = tuple(i for i in range(count) if (i + 1) % group)
+        if server == "vllm" and kda:
+            layers = tuple(i for i in layers if i < count // group * group)
+    heads = cfg.int_("num_attention_heads")
+    head_dim = cfg.opt_int("head_dim") or cfg.int_("hidden_size") // heads
+
+    def geometry() -> Geometry:
+        if kda:
+            kernel = cfg.int_("short_conv_kernel_size")
+            return Kda(heads, head_dim, kernel, "num_attention_heads")
+        return LinearAttention(heads, head_dim, "num_attention_heads")
+
+    others = _others(count, layers)
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(geometry, layers, attention)
+
+
 _SGLANG_CONFIG: Final = DtypeHooks(sglang_passes_config=True)
 
 _QWEN3_5: Final = DtypeHooks(sglang_passes_config=True, vllm_ssm=QWEN3_5_HOOK)
 
 REGISTRY: Final[Mapping[str, Family]] = {
+    "bailing_hybrid": Family(
+        _read_bailing_hybrid,
+        ("bailing_hybrid",),
+        hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
+    ),
     "falcon_h1": Family(_read_falcon_h1, ("falcon_h1",), hooks=_SGLANG_CONFIG),
     "falcon_mamba": Family(_read_mamba, ("falcon_mamba",)),
     "granitemoehybrid": Family(_read_granitemoehybrid, ("granitemoehybrid",)),
     "jamba": Family(_read_jamba, ("jamba",), sglang=None),
     "jet_nemotron": Family(_read_jet_nemotron, ("jet_nemotron",), vllm=None, hooks=_SGLANG_CONFIG),
     "kimi_linear": Family(_read_kimi_linear, ("kimi_linear",)),
-    "lfm2": Family(_read_lfm2("conv_dim"), ("lfm2",), hooks=_SGLANG_CONFIG),
-    "lfm2_moe": Family(_read_lfm2("hidden_size"), ("lfm2_moe",)),
-    "lfm2_vl": Family(_read_lfm2("hidden_size"), ("lfm2_vl",), wrapper=True),
+    "lfm2": Family(_read_lfm2, ("lfm2",), hooks=_SGLANG_CONFIG),
+    "lfm2_moe": Family(_read_lfm2_hidden, ("lfm2_moe",)),
+    "lfm2_vl": Family(_read_lfm2_hidden, ("lfm2_vl",), wrapper=True),
     "mamba": Family(_read_mamba, ("mamba",)),
     "mamba2": Family(_read_mamba2, ("mamba2",)),
     "minicpmv4_6": Family(

@@ -11,7 +11,7 @@ from .errors import ModelConfigError
 from .families import FAMILIES, REGISTRY, REMOVED, SGLANG, VLLM, Family, Geometry, Parsed
 from .fields import MAX_FIELD, Fields, show
 from .loading import WRAPPERS, ConfigSource, load, unknown
-from .state import LayerStates, Sizing, SsmState, StateTensor
+from .state import AttentionLayers, LayerStates, Sizing, SsmState, StateTensor
 
 __all__ = ["LAYOUTS", "ssm_state"]
 
@@ -141,7 +141,7 @@ def _server(cfg: Fields, family: Family, layout: str) -> str:
     return layout
 
 
-def _plain_attention(cfg: Fields) -> Any:
+def _plain_attention(cfg: Fields) -> AttentionLayers | None:
     """A plain transformer's attention: every layer, when the config gives its heads."""
     if not cfg.has("num_attention_heads") or not (cfg.has("hidden_size") or cfg.has("head_dim")):
         return None
@@ -156,7 +156,7 @@ def _assemble(cfg: Fields, model_type: str, parsed: Parsed, sizing: Sizing) -> S
         )
     )
     if parsed.attention is not None:
-        check_split(cfg, parsed.attention, sizing.tp, parsed.kv_heads_field)
+        check_split(cfg, parsed.attention, sizing.tp)
     indices = tuple(sorted(index for group in groups for index in group.layer_indices))
     per_layer = {group.per_layer_bytes for group in groups}
     conv, ssm = _compatible(groups)
