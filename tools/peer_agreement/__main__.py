@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as ``python tools/peer_agreement``
 
 from peer_agreement.compare import Tally, run_repo, state_differences
 from peer_agreement.peer_state import PeerState
-from peer_agreement.states import SglangStates, VllmStates
+from peer_agreement.states import SglangStates, VllmStates, family_of
 from peer_agreement.wheels import DOWNLOAD_HINT, open_wheels
 
 LAYOUTS = ("vllm", "sglang")
@@ -108,8 +108,9 @@ def command_states(arguments: argparse.Namespace) -> int:
         peer = peers[key]
         case = f"{Path(path).name} tp={tp} spec={spec} layout={layout}"
         family = f"{peer.family} [{layout}]"
-        if peer.notes and "not modelled" in " ".join(peer.notes):
-            unmodelled.append(case)
+        gap = [note for note in peer.notes if note.startswith(("not modelled", "oracle gap"))]
+        if gap:
+            unmodelled.append(f"{case}: {gap[0]}")
             continue
         functions.add(family, case, state_differences(peer, answer, attention=False))
         with_attention.add(family, case, state_differences(peer, answer, attention=True))
@@ -135,7 +136,9 @@ def command_states(arguments: argparse.Namespace) -> int:
             for note in sorted(notes[family]):
                 print(f"  {family}: {note}")
     if unmodelled:
-        print(f"not compared (architecture not modelled by the oracle): {len(unmodelled)}")
+        print(f"not compared ({len(unmodelled)}: the oracle could not run the peer's code here):")
+        for line in unmodelled[:20]:
+            print(f"  {line}")
     if arguments.json:
         arguments.json.write_text(
             json.dumps(
@@ -148,6 +151,118 @@ def command_states(arguments: argparse.Namespace) -> int:
             encoding="utf-8",
         )
     print(f"SUMMARY states: {functions.agreed} of {functions.compared} agree")
+    return 0
+
+
+GIB = 1 << 30
+# Budgets per rank: vLLM's --kv-cache-memory-bytes, SGLang's post-weights "rest".
+VLLM_BUDGETS = (None, 20 * GIB, 60 * GIB)
+SGLANG_BUDGETS = (20 * GIB, 60 * GIB)
+
+
+def reservation_cases(
+    configs: Sequence[Path], tps: Sequence[int], specs: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Every (server, config, flags) case: tp x spec x prefix caching (vLLM
+    --enable-prefix-caching, SGLang radix cache on/off) x budget."""
+    cases: list[dict[str, Any]] = []
+    for path in configs:
+        for tp in tps:
+            for spec in specs:
+                for prefix in (True, False):
+                    for budget in VLLM_BUDGETS:
+                        cases.append(
+                            {
+                                "server": "vllm",
+                                "config": str(path.resolve()),
+                                "arguments": {
+                                    "tensor_parallel_size": tp,
+                                    "num_speculative_tokens": spec,
+                                    "enable_prefix_caching": prefix,
+                                    "kv_cache_memory_bytes": budget,
+                                },
+                            }
+                        )
+                    for available in SGLANG_BUDGETS:
+                        cases.append(
+                            {
+                                "server": "sglang",
+                                "config": str(path.resolve()),
+                                "arguments": {
+                                    "tp_size": tp,
+                                    "speculative_num_draft_tokens": spec,
+                                    "disable_radix_cache": not prefix,
+                                    "available_memory": available,
+                                },
+                            }
+                        )
+    return cases
+
+
+def run_reservations(arguments: argparse.Namespace) -> int:
+    """The ``reservations`` command: the peers' reservation code against
+    ``decode_ring.servers`` of ``--repo``."""
+    from peer_agreement.compare import reservation_differences
+    from peer_agreement.reservations import (
+        SGLANG_FIELDS,
+        VLLM_FIELDS,
+        SglangReservations,
+        VllmReservations,
+    )
+
+    wheels = open_wheels(arguments.wheels)
+    configs = sorted(arguments.configs.glob("*.json"))
+    cases = reservation_cases(configs, arguments.tp, arguments.spec)
+    loaded = {str(p.resolve()): json.loads(p.read_text(encoding="utf-8")) for p in configs}
+    peers: list[dict[str, Any]] = []
+    with VllmReservations(wheels) as vllm:
+        for case in cases:
+            if case["server"] == "vllm":
+                peers.append(vllm.reservation(loaded[case["config"]], **case["arguments"]))
+            else:
+                peers.append({})
+    with SglangReservations(wheels) as sglang:
+        for index, case in enumerate(cases):
+            if case["server"] == "sglang":
+                peers[index] = sglang.reservation(loaded[case["config"]], **case["arguments"])
+    ours = run_repo(arguments.repo, [{"kind": "reservation", **case} for case in cases])
+    tally = Tally()
+    gaps: list[str] = []
+    for case, peer, answer in zip(cases, peers, ours, strict=True):
+        if "oracle_gap" in peer:
+            gaps.append(f"{Path(case['config']).name} {case['arguments']}: {peer['oracle_gap']}")
+            continue
+        fields = VLLM_FIELDS if case["server"] == "vllm" else SGLANG_FIELDS
+        family = f"{family_of(loaded[case['config']])} [{case['server']}]"
+        flags = " ".join(f"{key}={value}" for key, value in case["arguments"].items())
+        tally.add(
+            family,
+            f"{Path(case['config']).name} {flags}",
+            reservation_differences(peer, answer, fields),
+        )
+    print(f"peers: {wheels.names[0]}, {wheels.names[1]}; decode_ring: {arguments.repo}")
+    print("\n".join(tally.lines("reservations (issue 18's fields):")))
+    if tally.disagreements:
+        print("disagreements:")
+        for line in tally.disagreements:
+            print(f"  {line}")
+    if arguments.json:
+        arguments.json.write_text(
+            json.dumps(
+                [
+                    {"case": case, "peer": peer, "decode_ring": answer}
+                    for case, peer, answer in zip(cases, peers, ours, strict=True)
+                ],
+                indent=1,
+                default=str,
+            ),
+            encoding="utf-8",
+        )
+    if gaps:
+        print(f"not compared ({len(gaps)}: the oracle could not run the peer's code here):")
+        for line in gaps[:20]:
+            print(f"  {line}")
+    print(f"SUMMARY reservations: {tally.agreed} of {tally.compared} agree")
     return 0
 
 
@@ -173,9 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command_states(arguments)
     if arguments.command == "peers":
         return command_peers(arguments)
-    from peer_agreement.reservations import command_reservations
-
-    return command_reservations(arguments)
+    return run_reservations(arguments)
 
 
 if __name__ == "__main__":

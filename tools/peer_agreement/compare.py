@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -149,8 +150,19 @@ def reservation_differences(
     return [
         f"{name}: peer {peer.get(name)!r}, decode_ring {ours.get(name, '<absent>')!r}"
         for name in fields
-        if peer.get(name) != ours.get(name, "<absent>")
+        if not _same(peer.get(name), ours.get(name, "<absent>"))
     ]
+
+
+def _same(left: object, right: object) -> bool:
+    """Equal, or the same float to 12 significant digits (a ratio computed in another order)."""
+    if isinstance(left, float) or isinstance(right, float):
+        return (
+            isinstance(left, int | float)
+            and isinstance(right, int | float)
+            and math.isclose(left, right, rel_tol=1e-12)
+        )
+    return left == right
 
 
 @dataclass

@@ -46,6 +46,7 @@ SGLang:
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import os
@@ -57,7 +58,16 @@ from typing import Any
 
 from .peer_state import PeerState, refusal_text
 from .states import FakeVllmConfig, Permissive, SglangStates, VllmStates
-from .wheels import Stub, StubModule, Wheels, extract_class, open_wheels
+from .wheels import (
+    Stub,
+    StubModule,
+    Wheels,
+    exec_partial,
+    extract_class,
+    names_table,
+    open_wheels,
+    top_level_value,
+)
 
 __all__ = [
     "ASSUMPTIONS",
@@ -104,7 +114,9 @@ ASSUMPTIONS = {
         "the backend's preferred block size is not applied (FlashAttention prefers 16)",
         "KV cache layout block-outermost=False (LBNHC, the NHD default) for bytes_per_block",
         "one attention backend; no draft model; no --num-gpu-blocks-override",
-        "--max-model-len None: the config's max_position_embeddings",
+        "--max-model-len None: ModelArchConfigConvertorBase.derive_max_model_len_and_key "
+        "(V:vllm/transformers_utils/model_arch_config_convertor.py:374-407, run); "
+        "_get_and_verify_max_len's RoPE-scaling adjustment is not applied",
     ),
     "sglang": (
         "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV",
@@ -115,7 +127,8 @@ ASSUMPTIONS = {
         "SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK unset",
         "kv_cache_bytes is what _handle_max_mamba_cache leaves for the KV pool; the token "
         "capacity for resolve_max_num_reqs is kv_cache_bytes // (2 * kv_heads/tp * head_dim * "
-        "2 bytes * attention layers), mirrored",
+        "2 bytes * attention layers), MLA (kv_lora_rank + qk_rope_head_dim) * 2 bytes * "
+        "attention layers, mirrored; unbounded for an attention-free model",
     ),
 }
 
@@ -123,10 +136,8 @@ ASSUMPTIONS = {
 def _function(path: Path, names: Sequence[str], runtime: Any) -> dict[str, Any]:
     """Top-level functions ``names`` of ``path``, run as a partial module of the runtime."""
     module_name = f"peer_partial_{path.stem}_{abs(hash(tuple(names)))}"
-    from .wheels import _exec_partial
-
     namespace: dict[str, Any] = {"__name__": module_name}
-    _exec_partial(path, names, namespace)
+    exec_partial(path, names, namespace)
     return {name: namespace[name] for name in names}
 
 
@@ -189,6 +200,9 @@ class VllmReservations:
             ),
             runtime,
         )
+        self.check_memory = _function(planning, ("_check_enough_kv_cache_memory",), runtime)[
+            "_check_enough_kv_cache_memory"
+        ]
         self.concurrency = _function(
             self.root / "vllm/v1/core/kv_cache_utils.py",
             ("get_max_concurrency_for_kv_cache_config",),
@@ -216,6 +230,7 @@ class VllmReservations:
                 "_get_qk_rope_head_dim",
                 "get_total_num_kv_heads",
                 "is_deepseek_mla",
+                "derive_max_model_len_and_key",
             ],
         ).cls
         self.kv = runtime.import_module("vllm.v1.kv_cache_interface")
@@ -275,11 +290,13 @@ class VllmReservations:
             attention_layers = self._attention_layers(text, vc)
             settings.update(convertor=convertor, use_mla=use_mla, attention=attention_layers)
             model_config.use_mla = use_mla
-            model_config.max_model_len = (
-                max_model_len
-                if max_model_len is not None
-                else getattr(text, "max_position_embeddings", 0)
-            )
+            if max_model_len is None:
+                derived, _ = convertor.derive_max_model_len_and_key()
+                # _get_and_verify_max_len's RoPE-scaling and sliding-window adjustments are not
+                # applied (ASSUMPTIONS).
+                model_config.max_model_len = int(derived) if derived != float("inf") else 2048
+            else:
+                model_config.max_model_len = max_model_len
             model_config.is_hybrid = bool(attention_layers)
             model_config.architecture = (config.get("architectures") or [None])[0]
             model_config.get_num_kv_heads = lambda parallel: (
@@ -310,12 +327,17 @@ class VllmReservations:
             return {"refusal": state.refusal or state.attention_refusal}
         setup = self.states.last
         if setup is None or setup.layer is None or not setup.layers:
-            return {"refusal": "oracle: no recurrent layer built", "notes": list(state.notes)}
+            return {
+                "oracle_gap": "the allocating layer could not be built",
+                "notes": list(state.notes),
+            }
         try:
             return self._plan(state, setup, settings, max_num_seqs, kv_cache_memory_bytes, spec)
+        except ValueError as error:  # vLLM's own startup refusal
+            return {"refusal": refusal_text(error)}
         except Exception as error:
             _debug()
-            return {"refusal": refusal_text(error)}
+            return {"oracle_gap": refusal_text(error)}
 
     def _attention_layers(self, text: Any, vc: Any) -> list[int]:
         """Layers holding a KV cache: the ones that are not recurrent, as each family's
@@ -352,7 +374,7 @@ class VllmReservations:
         backend = _Backend(
             [self.multiple_of(16)] if not settings["use_mla"] else [64],
         )
-        platform_cls = type(
+        platform_cls: Any = type(
             "PlatformStandIn",
             (self.platform_cls,),
             {"_find_non_ssm_backends": classmethod(lambda cls, vc: [backend])},
@@ -414,6 +436,15 @@ class VllmReservations:
             "backend": "FLASHMLA" if settings["use_mla"] else "FLASH_ATTN",
         }
         if memory is not None:
+            # _max_memory_usage_bytes_from_groups (V:kv_cache_planning.py:1253-1285, mirrored):
+            # bytes per block times every group's blocks for one request at max_model_len.
+            needed = bytes_per_block * sum(
+                math.ceil(
+                    g.kv_cache_spec.max_memory_usage_bytes(vc) / g.kv_cache_spec.page_size_bytes
+                )
+                for g in groups
+            )
+            self.check_memory(memory, lambda: needed, vc.model_config.max_model_len, lambda m: 0)
             num_blocks = memory // bytes_per_block
             kv_config = types.SimpleNamespace(num_blocks=num_blocks, kv_cache_groups=groups)
             out["num_blocks"] = num_blocks
@@ -442,6 +473,24 @@ class _Backend:
         return False
 
 
+def _frozenset_literal(path: Path, name: str) -> frozenset[str]:
+    """``NAME = frozenset({...})`` of ``path``, its string members."""
+    value = top_level_value(path, name)
+    if not isinstance(value, ast.Call) or not value.args:
+        raise LookupError(f"{path}: {name} is not frozenset(...)")
+    return frozenset(ast.literal_eval(value.args[0]))
+
+
+def _function_keyword(path: Path, function: str, keyword: str) -> Any:
+    """The literal value of keyword argument ``keyword`` of a call inside ``function``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.keyword) and inner.arg == keyword:
+                    return ast.literal_eval(inner.value)
+    raise LookupError(f"{path}: {function} has no {keyword}=")
+
+
 def _class_node(path: Path, name: str) -> ast.ClassDef:
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.ClassDef) and node.name == name:
@@ -452,7 +501,7 @@ def _class_node(path: Path, name: str) -> ast.ClassDef:
 def _class_constant(path: Path, cls: str, name: str) -> Any:
     """A literal class attribute ``cls.name`` of ``path``."""
     for item in _class_node(path, cls).body:
-        target = item.target if isinstance(item, ast.AnnAssign) else None
+        target: ast.expr | None = item.target if isinstance(item, ast.AnnAssign) else None
         if isinstance(item, ast.Assign):
             target = item.targets[0]
         value = getattr(item, "value", None)
@@ -463,19 +512,7 @@ def _class_constant(path: Path, cls: str, name: str) -> Any:
 
 def _literal_names(path: Path, name: str) -> dict[str, str]:
     """``NAME = {"key": ClassName, ...}`` of ``path`` as key -> class name."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-            and isinstance(node.value, ast.Dict)
-        ):
-            return {
-                ast.literal_eval(key): ast.unparse(value)
-                for key, value in zip(node.value.keys, node.value.values, strict=True)
-                if key is not None
-            }
-    raise LookupError(f"{path}: no {name}")
+    return names_table(path, name)
 
 
 # --- SGLang ----------------------------------------------------------------------------------
@@ -486,17 +523,101 @@ class _Bag(types.SimpleNamespace):
 
 
 class SglangReservations:
-    """SGLang 0.5.23's state pool for one config, from its wheel (module docstring)."""
+    """SGLang 0.5.23's state pool for one config, from its wheel (module docstring). One
+    ``SglangStates`` per ``--mamba-ssm-dtype``; the configurator's methods are extracted once
+    and read the flags of the call in progress through ``self.flags``."""
 
     def __init__(self, wheels: Wheels) -> None:
         self.wheels = wheels
         self.root = wheels.sglang
+        self.states: dict[str | None, SglangStates] = {}
+        self.flags: dict[str, Any] = {}
+        self.configurator: Any = None
 
     def __enter__(self) -> SglangReservations:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        for states in self.states.values():
+            states.__exit__(*exc)
+        self.states.clear()
+
+    @functools.cached_property
+    def eagle_default_cap(self) -> int:
+        """``max_running_requests`` that ``_handle_eagle_family`` declares when speculating
+        without one (S:sglang/srt/arg_groups/speculative_hook.py:1072-1094, read)."""
+        path = self.root / "sglang/srt/arg_groups/speculative_hook.py"
+        return int(_function_keyword(path, "_handle_eagle_family", "max_running_requests"))
+
+    def _strategy(
+        self, arch: str, config: Mapping[str, Any], strategy: str, disable_radix_cache: bool
+    ) -> tuple[str, bool]:
+        """(``--mamba-radix-cache-strategy``, overlap scheduler on) after
+        ``_mamba_radix_cache_resolution`` (S:sglang/srt/arg_groups/overrides.py:453-490,
+        mirrored, with the wheel's ``_MAMBA_RADIX_CACHE_ARCHS`` and
+        ``_MAMBA_EXTRA_BUFFER_ARCHS``): auto is extra_buffer for an extra-buffer architecture
+        (triton linear-attention backend, not XPU) with the overlap scheduler, else no_buffer
+        with the overlap scheduler off; architectures outside the radix branch keep no
+        buffer; a disabled radix cache resolves nothing."""
+        overrides = self.root / "sglang/srt/arg_groups/overrides.py"
+        radix = _frozenset_literal(overrides, "_MAMBA_RADIX_CACHE_ARCHS")
+        extra = _frozenset_literal(overrides, "_MAMBA_EXTRA_BUFFER_ARCHS")
+        in_branch = arch in radix
+        if arch == "GraniteMoeHybridForCausalLM":
+            in_branch = "mamba" in (config.get("layer_types") or [])
+        if disable_radix_cache or not in_branch:
+            return ("extra_buffer" if strategy == "extra_buffer" else "no_buffer"), True
+        if strategy == "auto":
+            return ("extra_buffer", True) if arch in extra else ("no_buffer", False)
+        return strategy, strategy == "extra_buffer"
+
+    def _states(self, mamba_ssm_dtype: str | None) -> SglangStates:
+        if mamba_ssm_dtype not in self.states:
+            for other in self.states.values():
+                other.__exit__(None, None, None)
+            self.states.clear()
+            self.configurator = None
+            self.states[mamba_ssm_dtype] = SglangStates(
+                self.wheels, mamba_ssm_dtype=mamba_ssm_dtype
+            ).__enter__()
+        return self.states[mamba_ssm_dtype]
+
+    def _configurator(self, states: SglangStates) -> Any:
+        if self.configurator is not None:
+            return self.configurator
+        runtime = states.runtime
+        flags = self.flags
+
+        class Context:
+            def override(self, where: str, **fields: Any) -> None:
+                for key, value in fields.items():
+                    setattr(flags["schedule"], key, value)
+
+        tracking = _function(
+            self.root / "sglang/srt/mem_cache/allocation_sizing.py",
+            ("get_mamba_tracking_slots",),
+            runtime,
+        )["get_mamba_tracking_slots"]
+        self.configurator = extract_class(
+            runtime,
+            self.root / "sglang/srt/mem_cache/kv_cache_configurator.py",
+            "KVCacheConfigurator",
+            ["_calculate_mamba_ratio", "_handle_max_mamba_cache", "resolve_max_num_reqs"],
+            extra={
+                "get_schedule": lambda: flags["schedule"],
+                "get_exec": lambda: flags["exec"],
+                "get_memory": lambda: flags["memory"],
+                "get_spec": lambda: flags["spec"],
+                "get_context": Context,
+                "get_mamba_tracking_slots": tracking,
+                "_pd_prefill_skips_mamba_spec_state": lambda: False,
+                "logger": Stub(),
+                "envs": types.SimpleNamespace(
+                    SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK=types.SimpleNamespace(get=lambda: False)
+                ),
+            },
+        ).cls
+        return self.configurator
 
     def reservation(
         self,
@@ -516,154 +637,142 @@ class SglangReservations:
         """Issue 18's ``sglang_reservation`` fields as SGLang's own code computes them.
         ``available_memory`` is the post-weights budget per rank in bytes (the ``rest``
         ``_handle_max_mamba_cache`` receives, in GiB there)."""
-        with SglangStates(self.wheels, mamba_ssm_dtype=mamba_ssm_dtype) as states:
-            state = states.state(config, tp=tp_size)
-            if state.refusal:
-                return {"refusal": state.refusal}
-            if not state.groups:
-                return {"refusal": "no recurrent state in SGLang 0.5.23"}
-            try:
-                return self._pool(
-                    states,
-                    config,
-                    state,
-                    available_memory=available_memory,
-                    max_mamba_cache_size=max_mamba_cache_size,
-                    ratio=mamba_full_memory_ratio,
-                    strategy=mamba_radix_cache_strategy,
-                    disable_radix_cache=disable_radix_cache,
-                    max_running_requests=max_running_requests,
-                    draft_tokens=speculative_num_draft_tokens,
-                    context_length=context_length,
-                    tp=tp_size,
-                )
-            except Exception as error:
-                _debug()
-                return {"refusal": refusal_text(error)}
-
-    def _pool(
-        self,
-        states: SglangStates,
-        config: Mapping[str, Any],
-        state: PeerState,
-        *,
-        available_memory: int | None,
-        max_mamba_cache_size: int | None,
-        ratio: float,
-        strategy: str,
-        disable_radix_cache: bool,
-        max_running_requests: int | None,
-        draft_tokens: int,
-        context_length: int | None,
-        tp: int,
-    ) -> dict[str, Any]:
-        runtime = states.runtime
-        path = self.root / "sglang/srt/mem_cache/kv_cache_configurator.py"
-        extra_buffer = strategy in ("auto", "extra_buffer")
-        schedule = _Bag(
-            max_mamba_cache_size=max_mamba_cache_size,
-            max_running_requests=max_running_requests,
-            mamba_full_memory_ratio=ratio,
-            disable_overlap_schedule=not extra_buffer,
-        )
-        exec_bag = _Bag(
-            mamba=_Bag(
-                enable_mamba_extra_buffer=extra_buffer,
-                enable_mamba_extra_buffer_lazy=False,
-                enable_linear_replayssm_spec=False,
-                linear_replayssm_cache_len=0,
-            )
-        )
-        memory_bag = _Bag(disable_radix_cache=disable_radix_cache)
-        spec_bag = _Bag(speculative_num_draft_tokens=draft_tokens or None)
-
-        class Context:
-            def override(self, where: str, **fields: Any) -> None:
-                for key, value in fields.items():
-                    setattr(schedule, key, value)
-
-        tracking = _function(
-            self.root / "sglang/srt/mem_cache/allocation_sizing.py",
-            ("get_mamba_tracking_slots",),
-            runtime,
-        )["get_mamba_tracking_slots"]
-        configurator = extract_class(
-            runtime,
-            path,
-            "KVCacheConfigurator",
-            ["_calculate_mamba_ratio", "_handle_max_mamba_cache", "resolve_max_num_reqs"],
-            extra={
-                "get_schedule": lambda: schedule,
-                "get_exec": lambda: exec_bag,
-                "get_memory": lambda: memory_bag,
-                "get_spec": lambda: spec_bag,
-                "get_context": Context,
-                "get_mamba_tracking_slots": tracking,
-                "_pd_prefill_skips_mamba_spec_state": lambda: False,
-                "envs": types.SimpleNamespace(
-                    SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK=types.SimpleNamespace(get=lambda: False)
-                ),
-            },
-        ).cls
-        model_config = states.last_model_config
-        chosen = states.last_chosen
-        text = chosen
-        context = context_length or getattr(text, "max_position_embeddings", 0) or 0
-        spec_algorithm = types.SimpleNamespace(is_none=lambda: not draft_tokens)
-        self_ = configurator.__new__(configurator)
-        self_.__dict__.update(
-            mambaish_config=chosen,
-            pp_size=1,
-            attn_dp_size=1,
-            spec_algorithm=spec_algorithm,
-            hybrid_gdn_config=None,
-            hybrid_kda_config=None,
-            extra_mamba_cache_bytes_per_req=0,
-            model_config=types.SimpleNamespace(
-                num_hidden_layers=getattr(text, "num_hidden_layers", 0), context_len=context
-            ),
-        )
-        self_.fused_entry_bytes = lambda kind: None
-        if draft_tokens and schedule.max_running_requests is None:
-            # SGLang resolves the cap before sizing the pool when speculating
-            # (kv_cache_configurator.py:3317 asserts it); the default cap stands in.
-            schedule.max_running_requests = 4096
-        per_req = chosen.mamba2_cache_params.mamba_cache_per_req
-        rest_gib = (available_memory or 0) / (1 << 30)
+        states = self._states(mamba_ssm_dtype)
+        state = states.state(config, tp=tp_size)
+        if state.refusal:
+            return {"refusal": state.refusal}
+        if not state.groups:
+            return {"refusal": "no recurrent state in SGLang 0.5.23"}
         if (
             available_memory is None
             and max_mamba_cache_size is None
             and not (disable_radix_cache and max_running_requests is not None)
         ):
-            raise ValueError("give available_memory or max_mamba_cache_size")
-        left_gib = self_._handle_max_mamba_cache(rest_gib)
-        slots = schedule.max_mamba_cache_size
-        ratio_used = self_._calculate_mamba_ratio()
-        kv_bytes = int(left_gib * (1 << 30))
-        cell = _kv_cell_bytes(text, tp, state)
-        token_capacity = kv_bytes // cell if cell else 10**12
-        requested = max_running_requests
-        schedule.max_running_requests = requested
-        cap = self_.resolve_max_num_reqs(token_capacity)
-        temporal = state.groups[0].tensors[-1]
-        layers = len(state.groups[0].layer_indices)
-        scratch = (
-            layers * (cap + 1) * draft_tokens * temporal.bytes
-            if draft_tokens and temporal.name in ("ssm", "recurrent")
-            else 0
+            return {"refusal": "ValueError: give available_memory or max_mamba_cache_size"}
+        arch = (config.get("architectures") or [""])[0]
+        strategy, overlap = self._strategy(
+            arch, config, mamba_radix_cache_strategy, disable_radix_cache
         )
+        extra_buffer = strategy == "extra_buffer"
+        if speculative_num_draft_tokens and max_running_requests is None:
+            # _handle_eagle_family resets the cap for speculative decoding.
+            max_running_requests = self.eagle_default_cap
+        self.flags.update(
+            schedule=_Bag(
+                max_mamba_cache_size=max_mamba_cache_size,
+                max_running_requests=max_running_requests,
+                mamba_full_memory_ratio=mamba_full_memory_ratio,
+                disable_overlap_schedule=not overlap,
+            ),
+            exec=_Bag(
+                mamba=_Bag(
+                    enable_mamba_extra_buffer=extra_buffer,
+                    enable_mamba_extra_buffer_lazy=False,
+                    enable_linear_replayssm_spec=False,
+                    linear_replayssm_cache_len=0,
+                )
+            ),
+            memory=_Bag(disable_radix_cache=disable_radix_cache),
+            spec=_Bag(speculative_num_draft_tokens=speculative_num_draft_tokens or None),
+        )
+        try:
+            return self._pool(
+                states,
+                state,
+                available_memory=available_memory,
+                max_running_requests=max_running_requests,
+                draft_tokens=speculative_num_draft_tokens,
+                context_length=context_length,
+                tp=tp_size,
+            )
+        except ValueError as error:  # SGLang's own startup refusal
+            return {"refusal": refusal_text(error)}
+        except Exception as error:
+            _debug()
+            return {"oracle_gap": refusal_text(error)}
+
+    def _pool(
+        self,
+        states: SglangStates,
+        state: PeerState,
+        *,
+        available_memory: int | None,
+        max_running_requests: int | None,
+        draft_tokens: int,
+        context_length: int | None,
+        tp: int,
+    ) -> dict[str, Any]:
+        configurator = self._configurator(states)
+        schedule = self.flags["schedule"]
+        chosen = states.last_chosen
+        common = states.runtime.import_module("sglang.srt.utils.hf_transformers.common")
+        # ModelConfig.context_len: --context-length, else get_context_length (S:sglang/srt/
+        # utils/hf_transformers/common.py:677-694) of the text config.
+        context = context_length or common.get_context_length(chosen)
+        self_ = object.__new__(configurator)
+        self_.__dict__.update(
+            mambaish_config=chosen,
+            pp_size=1,
+            attn_dp_size=1,
+            spec_algorithm=types.SimpleNamespace(is_none=lambda: not draft_tokens),
+            hybrid_gdn_config=None,
+            hybrid_kda_config=None,
+            extra_mamba_cache_bytes_per_req=0,
+            model_config=types.SimpleNamespace(
+                num_hidden_layers=getattr(chosen, "num_hidden_layers", 0), context_len=context
+            ),
+            fused_entry_bytes=lambda kind: None,
+        )
+        per_req = chosen.mamba2_cache_params.mamba_cache_per_req
+        left_gib = self_._handle_max_mamba_cache((available_memory or 0) / (1 << 30))
+        if left_gib <= 0:
+            # _profile_available_bytes refuses a budget that leaves nothing for the KV pool
+            # (S:sglang/srt/mem_cache/kv_cache_configurator.py:3042-3058, mirrored).
+            raise ValueError("Loaded weights leave no GPU memory for the KV cache")
+        slots = schedule.max_mamba_cache_size
+        kv_bytes = int(left_gib * (1 << 30))
+        cell = _kv_cell_bytes(chosen, tp, state)
+        token_capacity = kv_bytes // cell if cell else 10**12
+        schedule.max_running_requests = max_running_requests
+        cap = self_.resolve_max_num_reqs(token_capacity)
         return {
             "per_request_bytes": per_req,
             "slots": slots,
             "pool_bytes": (slots + 1) * per_req,
             "max_running_requests": cap,
-            "mamba_ratio": ratio_used,
-            "speculative_scratch_bytes": scratch,
+            "mamba_ratio": self_._calculate_mamba_ratio(),
+            "speculative_scratch_bytes": _scratch_bytes(state, cap, draft_tokens),
             "kv_cache_bytes": kv_bytes,
             "token_capacity": token_capacity,
             "assumptions": list(ASSUMPTIONS["sglang"]),
-            "model_config": str(model_config),
         }
+
+
+def _scratch_bytes(state: PeerState, running: int, draft_tokens: int) -> int:
+    """``MambaPool``'s speculative buffers for ``running + 1`` rows (mirrored,
+    S:sglang/srt/mem_cache/memory_pool.py:864-965): ``intermediate_ssm_state_cache``
+    ``(L, B + 1, D, *temporal)``, and the conv window, deduplicated ``(L, B + 1, dim,
+    D + w - 1)`` for a linear chain on CUDA, dense ``(L, B + 1, D, dim, w)`` for KDA."""
+    if not draft_tokens:
+        return 0
+    group = state.groups[0]
+    rows = running + 1
+    layers = len(group.layer_indices)
+    total = 0
+    for item in group.tensors:
+        itemsize = item.bytes // max(math.prod(item.shape), 1)
+        if item.name.startswith("conv"):
+            dim, window = item.shape[0], item.shape[-1]
+            if group.kind == "kda":
+                # KDA's conv state is (window, dim): the dense layout.
+                dim, window = item.shape[-1], item.shape[0]
+                numel = draft_tokens * dim * window
+            else:
+                numel = dim * (draft_tokens + window - 1)
+            total += layers * rows * numel * itemsize
+        else:
+            total += layers * rows * draft_tokens * item.bytes
+    return total
 
 
 def _kv_cell_bytes(text: Any, tp: int, state: PeerState) -> int:
@@ -671,10 +780,16 @@ def _kv_cell_bytes(text: Any, tp: int, state: PeerState) -> int:
     layers = getattr(text, "num_hidden_layers", 0) - state.recurrent_layers
     if getattr(text, "model_type", "") == "falcon_h1":
         layers = getattr(text, "num_hidden_layers", 0)
-    heads = getattr(text, "num_key_value_heads", None) or getattr(text, "num_attention_heads", 0)
+    latent: int | None = getattr(text, "kv_lora_rank", None)
+    if latent:
+        # MLA: one latent of kv_lora_rank + qk_rope_head_dim per token and layer.
+        return int((latent + getattr(text, "qk_rope_head_dim", 0)) * 2 * max(layers, 0))
+    heads: Any = getattr(text, "num_key_value_heads", None) or getattr(
+        text, "num_attention_heads", 0
+    )
     attention_heads = getattr(text, "num_attention_heads", 0) or 1
     head_dim = getattr(text, "head_dim", None) or getattr(text, "hidden_size", 0) // attention_heads
-    return 2 * max(1, heads // tp) * head_dim * 2 * max(layers, 0)
+    return int(2 * max(1, heads // tp) * head_dim * 2 * max(layers, 0))
 
 
 # --- one-shot API ---------------------------------------------------------------------------
@@ -713,11 +828,5 @@ def sglang_reservation(
     ``available_memory``, ``max_mamba_cache_size``, ``mamba_full_memory_ratio``,
     ``mamba_radix_cache_strategy``, ``disable_radix_cache``, ``max_running_requests``,
     ``speculative_num_draft_tokens``, ``mamba_ssm_dtype``, ``context_length``)."""
-    return SglangReservations(open_wheels(wheels)).reservation(_load(config), **flags)
-
-
-def command_reservations(arguments: Any) -> int:
-    """The ``reservations`` command (see ``__main__``)."""
-    from .__main__ import run_reservations
-
-    return run_reservations(arguments)
+    with SglangReservations(open_wheels(wheels)) as oracle:
+        return oracle.reservation(_load(config), **flags)

@@ -53,6 +53,8 @@ import ast
 import copy
 import functools
 import inspect
+import linecache
+import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,8 +70,10 @@ from .wheels import (
     Stub,
     StubModule,
     Wheels,
+    exec_partial,
     extract_class,
     find_class,
+    names_table,
     sglang_runtime,
     vllm_distributed,
     vllm_runtime,
@@ -113,6 +117,11 @@ def config_view(mapping: Mapping[str, Any]) -> Any:
         key: config_view(value) if key in SUB_CONFIGS and isinstance(value, Mapping) else value
         for key, value in mapping.items()
     }
+    if fields.get("model_type") == "zamba2" and fields.get("attention_head_dim") is None:
+        # transformers 5.23 Zamba2Config.__init__: 2 * hidden_size // num_attention_heads.
+        hidden, heads = fields.get("hidden_size"), fields.get("num_attention_heads")
+        if isinstance(hidden, int) and isinstance(heads, int) and heads:
+            fields["attention_head_dim"] = 2 * hidden // heads
     for key in ("layer_types", "mtp_layer_types"):
         # transformers 5.23 PreTrainedConfig.__post_init__ -> remap_legacy_layer_types
         # (configuration_utils.py _LEGACY_LAYER_TYPE_REMAP), mirrored.
@@ -200,6 +209,9 @@ class GpuPlatform:
 
 class FakeVllmConfig(Permissive):
     model_config: Any
+    scheduler_config: Any
+    additional_config: Any
+    recurrent_layers: tuple[int, ...]
     """The parts of ``VllmConfig`` the state code reads: ``model_config`` (``hf_config``,
     ``hf_text_config``, ``dtype``), ``cache_config`` (the mamba flags), ``parallel_config``,
     ``speculative_config`` and ``num_speculative_tokens`` (V:vllm/config/vllm.py:612-623), and
@@ -273,38 +285,22 @@ class Helpers:
 
     @functools.cache  # noqa: B019 -- one Helpers per runtime, which lives for the run
     def function(self, file: str, name: str) -> Callable[..., Any]:
-        """The top-level function ``name`` of ``file``, executed from the wheel's AST."""
+        """The top-level function ``name`` of ``file``, executed from the wheel's AST with the
+        file's imports (``wheels.exec_partial``)."""
         path = self.root / file
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}"}
-        body: list[ast.stmt] = [
-            node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name
-        ]
-        if not body:
-            raise LookupError(f"{file}: no function {name}")
-        exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)
+        package = file.rsplit("/", 1)[0].replace("/", ".")
+        namespace: dict[str, Any] = {
+            "__name__": f"peer_extract.{path.stem}",
+            "__package__": package,
+        }
+        exec_partial(path, (name,), namespace)
         function: Callable[..., Any] = namespace[name]
         return function
 
     @functools.cache  # noqa: B019
     def decoder_types(self, file: str) -> dict[str, str]:
         """``ALL_DECODER_LAYER_TYPES`` of ``file``: layer-type key -> decoder class name."""
-        path = self.root / file
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if (
-                isinstance(node, ast.Assign)
-                and any(
-                    isinstance(t, ast.Name) and t.id == "ALL_DECODER_LAYER_TYPES"
-                    for t in node.targets
-                )
-                and isinstance(node.value, ast.Dict)
-            ):
-                return {
-                    ast.literal_eval(key): ast.unparse(value)
-                    for key, value in zip(node.value.keys, node.value.values, strict=True)
-                    if key is not None
-                }
-        raise LookupError(f"{file}: no ALL_DECODER_LAYER_TYPES")
+        return names_table(self.root / file, "ALL_DECODER_LAYER_TYPES")
 
 
 def _mamba_layers_by_table(file: str, attribute: str) -> Callable[[Any, Helpers], list[int]]:
@@ -847,28 +843,23 @@ for _cls in ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"):
 
 
 def _ast_literal_dicts(path: Path, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Top-level ``NAME = {...}`` literal dicts of ``path`` (string keys, literal values)."""
+    """Top-level ``NAME = {...}`` dicts of ``path`` (string keys; a literal value as itself,
+    any other as its source text), for each of ``names`` the file has."""
     found: dict[str, dict[str, Any]] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        target = (
-            node.targets[0]
-            if isinstance(node, ast.Assign)
-            else node.target
-            if isinstance(node, ast.AnnAssign)
-            else None
-        )
-        literal = getattr(node, "value", None)
-        if isinstance(target, ast.Name) and target.id in names and isinstance(literal, ast.Dict):
-            table: dict[str, Any] = {}
-            for key, value in zip(literal.keys, literal.values, strict=True):
-                if key is None:
-                    continue
-                try:
-                    table[ast.literal_eval(key)] = ast.literal_eval(value)
-                except ValueError:
-                    table[ast.literal_eval(key)] = ast.unparse(value)
-            found[target.id] = table
+    for name in names:
+        try:
+            table = names_table(path, name)
+        except LookupError:
+            continue
+        found[name] = {key: _literal_or_text(text) for key, text in table.items()}
     return found
+
+
+def _literal_or_text(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 VLLM_REGISTRY_TABLES = (
@@ -972,9 +963,9 @@ class VllmStates:
                             base = Path(file).parent
                             for _ in range(node.level - 1):
                                 base = base.parent
-                            module = str(base / node.module.replace(".", "/"))
+                            module = str(base / str(node.module).replace(".", "/"))
                         else:
-                            module = node.module.replace(".", "/")
+                            module = str(node.module).replace(".", "/")
                         target = f"{module}.py"
                         if not (self.root / target).is_file():
                             target = f"{module}/__init__.py"
@@ -1002,15 +993,6 @@ class VllmStates:
         chain = self._layer_chain(layer.where, layer.name)
         cls: type | None = None
         cites: list[str] = []
-        wanted = (
-            "__init__",
-            "get_state_shape",
-            "get_state_dtype",
-            "get_kv_cache_spec",
-            "mamba_type",
-            "is_kv_cache_tp_replicated",
-            "get_prefill_checkpoint_alignment",
-        )
         for file, name in chain:
             key = f"{file}:{name}"
             if key not in self._extracted:
@@ -1129,7 +1111,7 @@ class VllmStates:
         ``prepare(vllm_config)`` runs after the dtype hook and before the layer is built (the
         reservations set the cache flags there); ``self.last`` then holds what was built."""
         self.last = None
-        family = _family_of(mapping)
+        family = family_of(mapping)
         base: dict[str, Any] = {"server": "vllm", "family": family, "tp": tp, "spec": spec}
         architectures = mapping.get("architectures") or []
         arch = architectures[0] if architectures else None
@@ -1162,7 +1144,7 @@ class VllmStates:
                 model, mapping, arch, base, mamba_cache_dtype, mamba_ssm_cache_dtype, prepare
             )
         except Exception as error:
-            return PeerState(**base, refusal=refusal_text(error))
+            return _failed(base, error)
 
     def _state(
         self,
@@ -1247,8 +1229,13 @@ class VllmStates:
                 try:
                     initialise: Any = layer_cls.__init__
                     initialise(layer, **layer_spec.args(layer_config, vc))
-                except (AssertionError, ValueError, ZeroDivisionError):
-                    raise
+                except (AssertionError, ValueError, ZeroDivisionError) as error:
+                    if is_peer_refusal(error):
+                        raise
+                    notes.append(
+                        f"layer {layer_spec.name}.__init__ stopped at {refusal_text(error)}; "
+                        "get_state_shape ran on the attributes it had set"
+                    )
                 except Exception as error:
                     # Past the layer's own checks, __init__ builds kernels and buffers the fake
                     # torch cannot; what get_state_shape reads is set by then, or it fails below.
@@ -1260,6 +1247,8 @@ class VllmStates:
                 layer_dtypes = tuple(layer.get_state_dtype())
                 _check_computed(layer_shapes, layer_dtypes)
             except (AssertionError, ValueError, ZeroDivisionError) as error:
+                if not is_peer_refusal(error):
+                    raise
                 return PeerState(
                     **base,
                     refusal=refusal_text(error),
@@ -1367,8 +1356,25 @@ def _vllm_attention_check(text_config: Any, tp: int) -> str | None:
     return None
 
 
+def is_peer_refusal(error: BaseException) -> bool:
+    """Whether ``error`` is the peer refusing (an ``assert`` or ``raise`` statement in the
+    wheel's own code), not Python failing on a placeholder (unpacking, arithmetic)."""
+    trace = error.__traceback__
+    last = None
+    while trace is not None:
+        last = trace
+        trace = trace.tb_next
+    if last is None:
+        return False
+    line = linecache.getline(last.tb_frame.f_code.co_filename, last.tb_lineno).strip()
+    return line.startswith(("raise", "assert"))
+
+
 def _check_computed(shapes: Sequence[Sequence[Any]], dtypes: Sequence[Any]) -> None:
-    """Refuse a result that a placeholder reached: every dim an int, every dtype a dtype."""
+    """Refuse a result that a placeholder reached: at least one non-empty shape, every dim an
+    int, one dtype per shape (a placeholder iterates as nothing)."""
+    if not shapes or any(len(shape) == 0 for shape in shapes) or len(dtypes) != len(shapes):
+        raise TypeError(f"shapes {shapes!r} / dtypes {dtypes!r}: a placeholder was reached")
     for shape in shapes:
         if not all(isinstance(dim, int) for dim in shape):
             raise TypeError(f"shape {shape!r} holds a placeholder")
@@ -1384,7 +1390,7 @@ def _show_shapes(shapes: Sequence[Sequence[int]], dtypes: Sequence[Any]) -> str:
     )
 
 
-def _family_of(mapping: Mapping[str, Any]) -> str:
+def family_of(mapping: Mapping[str, Any]) -> str:
     """A label for the report: the model type, with a wrapper's text/LLM model type."""
     root = str(mapping.get("model_type"))
     for key in ("text_config", "llm_config"):
@@ -1443,7 +1449,12 @@ class SglangStates:
         self.runtime.stubs["sglang.srt.configs"] = configs
         self.runtime.partial["sglang.srt.utils.hf_transformers.common"] = (
             None,
-            ("get_hf_text_config", "_patch_text_config"),
+            (
+                "get_hf_text_config",
+                "_patch_text_config",
+                "CONTEXT_LENGTH_KEYS",
+                "get_context_length",
+            ),
         )
         self.runtime.real.add("sglang.srt.configs.hybrid_arch")
         self.runtime.real.add("sglang.srt.configs.mamba_utils")
@@ -1467,7 +1478,7 @@ class SglangStates:
                     if isinstance(iterable, ast.List):
                         names = [ast.unparse(item) for item in iterable.elts]
         modules = self._class_modules()
-        table: dict[str, tuple[str, str]] = {}
+        table: dict[str, tuple[str, str]] = self._self_registered()
         for name in names:
             module = modules.get(name)
             if module is None:
@@ -1476,6 +1487,39 @@ class SglangStates:
             if model_type is not None:
                 table[model_type] = (module, name)
         return table
+
+    def _self_registered(self) -> dict[str, tuple[str, str]]:
+        """Config classes that register themselves with transformers instead of being in
+        ``_CONFIG_REGISTRY``: ``CONFIG_MAPPING._extra_content["x"] = Cls`` and
+        ``AutoConfig.register("x" | Cls.model_type, Cls, ...)`` in S:sglang/srt/configs/*.py
+        (lfm2, lfm2_moe, lfm2_vl, zaya, ...)."""
+        found: dict[str, tuple[str, str]] = {}
+        for path in sorted((self.root / "sglang/srt/configs").glob("*.py")):
+            module = f"sglang.srt.configs.{path.stem}"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                key: ast.expr | None = None
+                cls: ast.expr | None = None
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.targets[0], ast.Subscript)
+                    and ast.unparse(node.targets[0].value).endswith("_extra_content")
+                ):
+                    key, cls = node.targets[0].slice, node.value
+                elif (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func).endswith("AutoConfig.register")
+                    and len(node.args) >= 2
+                ):
+                    key, cls = node.args[0], node.args[1]
+                if key is None or not isinstance(cls, ast.Name):
+                    continue
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    model_type: str | None = key.value
+                else:
+                    model_type = _class_model_type(path, cls.id)
+                if model_type:
+                    found[model_type] = (module, cls.id)
+        return found
 
     def _class_modules(self) -> dict[str, str]:
         """Class name -> module, from ``sglang/srt/configs/__init__.py``'s imports."""
@@ -1510,7 +1554,7 @@ class SglangStates:
     def state(self, mapping: Mapping[str, Any], *, tp: int = 1, spec: int = 0) -> PeerState:
         """SGLang's state for ``mapping`` at ``tp`` ranks (``spec`` does not change SGLang's
         state pool: its draft states live in separate scratch buffers)."""
-        family = _family_of(mapping)
+        family = family_of(mapping)
         base: dict[str, Any] = {"server": "sglang", "family": family, "tp": tp, "spec": spec}
         self.parallel.tp = tp
         architectures = mapping.get("architectures") or []
@@ -1533,7 +1577,7 @@ class SglangStates:
         try:
             return self._state(entry, mapping, base)
         except Exception as error:
-            return PeerState(**base, refusal=refusal_text(error))
+            return _failed(base, error)
 
     def _state(
         self, entry: tuple[str, str], mapping: Mapping[str, Any], base: dict[str, Any]
@@ -1561,27 +1605,27 @@ class SglangStates:
         ran.append(f"S:{_relative(source, self.root)}:{type(chosen).__name__}.mamba2_cache_params")
         if params is None:
             return PeerState(**base, layer_rule="mamba2_cache_params is None", ran=tuple(ran))
-        kind = SGLANG_KINDS.get(type(chosen).__name__, "unknown")
-        shapes = [tuple(shape) for shape in params.shape.conv]
-        dtypes = [params.dtype.conv] * len(shapes)
+        kind = _sglang_kind(chosen)
+        convs = [tuple(shape) for shape in params.shape.conv]
         temporal = tuple(params.shape.temporal)
-        shapes.append(temporal)
-        dtypes.append(params.dtype.temporal)
-        kept = [
-            (shape, dtype) for shape, dtype in zip(shapes, dtypes, strict=True) if _numel(shape) > 0
-        ]
+        state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
+        triples = [
+            (f"conv{index}" if index else "conv", shape, params.dtype.conv)
+            for index, shape in enumerate(convs)
+        ] + [(state_name, temporal, params.dtype.temporal)]
+        kept = [item for item in triples if _numel(item[1]) > 0]
         notes = []
-        if len(kept) != len(shapes):
+        if len(kept) != len(triples):
             notes.append("zero-element tensors (SGLang's placeholder temporal state) left out")
-        names = _sglang_names(kind, len(params.shape.conv), _numel(temporal) > 0)
         tensors = tuple(
             tensor(tensor_name, shape, dtype.name, dtype.itemsize)
-            for tensor_name, (shape, dtype) in zip(names, kept, strict=True)
+            for tensor_name, shape, dtype in kept
         )
         layers = tuple(int(index) for index in params.layers)
         dtype_rule = (
-            f"mamba2_state_dtype: conv {params.dtype.conv.name}, temporal "
-            f"{params.dtype.temporal.name} (S:sglang/srt/configs/mamba_utils.py:47-107)"
+            f"mamba2_state_dtype({_dtype_argument(type(chosen))}): conv "
+            f"{params.dtype.conv.name}, temporal {params.dtype.temporal.name} "
+            "(S:sglang/srt/configs/mamba_utils.py:47-107)"
         )
         per_req = params.mamba_cache_per_req
         state = PeerState(
@@ -1599,6 +1643,34 @@ class SglangStates:
         return state
 
 
+def _dtype_argument(cls: type) -> str:
+    """What ``cls.mamba2_cache_params`` passes to ``mamba2_state_dtype``: "config" when it
+    passes its config (whose ``mamba_ssm_dtype`` then applies), "no config" when it calls it
+    bare or leaves the params' default, read from the property's source in the wheel."""
+    for klass in cls.__mro__:
+        prop = klass.__dict__.get("mamba2_cache_params")
+        if prop is None:
+            continue
+        try:
+            source = inspect.getsource(prop.fget)
+        except (OSError, TypeError):
+            return "unknown"
+        for node in ast.walk(ast.parse(textwrap.dedent(source))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("mamba2_state_dtype"):
+                return "config" if node.args or node.keywords else "no config"
+        return "no config"
+    return "unknown"
+
+
+def _failed(base: dict[str, Any], error: Exception) -> PeerState:
+    """The peer's refusal (an ``assert``/``raise`` of its own, or a field the checkpoint lacks:
+    ``AttributeError``/``KeyError`` fail the server alike), else an oracle gap: Python failing
+    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart."""
+    if isinstance(error, AttributeError | KeyError) or is_peer_refusal(error):
+        return PeerState(**base, refusal=refusal_text(error))
+    return PeerState(**base, notes=(f"oracle gap: {refusal_text(error)}",))
+
+
 def _numel(shape: Sequence[int]) -> int:
     total = 1
     for dim in shape:
@@ -1606,11 +1678,12 @@ def _numel(shape: Sequence[int]) -> int:
     return total
 
 
-def _sglang_names(kind: str, convs: int, temporal: bool) -> tuple[str, ...]:
-    names = [f"conv{index}" if index else "conv" for index in range(convs)]
-    if temporal:
-        names.append("ssm" if kind in ("mamba1", "mamba2") else "recurrent")
-    return tuple(names)
+def _sglang_kind(config: Any) -> str:
+    """The kind of recurrent layer of SGLang's config class (Bailing's by ``use_kda``)."""
+    name = type(config).__name__
+    if name == "BailingHybridConfig":
+        return "kda" if getattr(config, "use_kda", False) else "linear_attention"
+    return SGLANG_KINDS.get(name, "unknown")
 
 
 def _relative(path: str, root: Path) -> str:

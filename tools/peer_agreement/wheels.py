@@ -480,7 +480,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
             file, keep = self.partial[name]
             source = location if file is None else self.roots[name.split(".")[0]] / file
             module.__file__ = str(source)
-            _exec_partial(source, keep, module.__dict__)
+            exec_partial(source, keep, module.__dict__)
 
     def is_real(self, name: str, is_package: bool) -> bool:
         """Whether ``name`` runs from the wheel (whole or partial)."""
@@ -502,7 +502,7 @@ class PeerRuntime(importlib.abc.MetaPathFinder):
         return str(path)
 
 
-def _exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) -> None:
+def exec_partial(path: Path, keep: Sequence[str], namespace: dict[str, Any]) -> None:
     """Execute, from ``path``'s AST, its imports (each on its own; one that fails binds its
     names to ``Stub``) and the top-level definitions and assignments named in ``keep``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -625,7 +625,13 @@ def extract_class(
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     node = find_class(path, class_name)
-    namespace: dict[str, Any] = {"__name__": f"peer_extract.{path.stem}", "logger": Stub()}
+    package = runtime.relative(path).rsplit("/", 1)[0].replace("/", ".")
+    # __package__ lets the file's relative imports (``from ..mamba_utils import``) resolve.
+    namespace: dict[str, Any] = {
+        "__name__": f"peer_extract.{path.stem}",
+        "__package__": package,
+        "logger": Stub(),
+    }
     _exec_imports(tree, path, namespace)
     _exec_definitions(tree, path, namespace)
     namespace.update(extra or {})
@@ -681,6 +687,35 @@ def extract_class(
     except Exception as error:
         raise LookupError(f"{path}: class {class_name}: {error!r}") from error
     return Extracted(namespace[class_name], lines)
+
+
+def top_level_value(path: Path, name: str) -> ast.expr:
+    """The value expression of the top-level assignment ``name = ...`` (or
+    ``name: T = ...``) in ``path``; ``LookupError`` if there is none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign)
+            else node.target
+            if isinstance(node, ast.AnnAssign)
+            else None
+        )
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and value is not None:
+            return value  # type: ignore[no-any-return]
+    raise LookupError(f"{path}: no top-level {name}")
+
+
+def names_table(path: Path, name: str) -> dict[str, str]:
+    """A top-level ``name = {"key": Expression, ...}`` of ``path`` as key -> source text."""
+    value = top_level_value(path, name)
+    if not isinstance(value, ast.Dict):
+        raise LookupError(f"{path}: {name} is not a dict literal")
+    return {
+        ast.literal_eval(key): ast.unparse(item)
+        for key, item in zip(value.keys, value.values, strict=True)
+        if key is not None
+    }
 
 
 def class_bases(path: Path, class_name: str) -> list[str]:
@@ -872,6 +907,7 @@ class PretrainedConfig:
     attributes. A few of transformers' own defaults are class attributes."""
 
     model_type = ""
+    name_or_path = ""
     architectures: Any = None
     is_encoder_decoder = False
     tie_word_embeddings = True
