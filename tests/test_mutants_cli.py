@@ -674,6 +674,7 @@ def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> N
         "usage: decode-ring [-h] [--version] {decide,fit,state,plan,vllm,sglang} ..."
     )
     assert "Each command has a function" not in text  # only the docstring's first paragraph
+    assert "Exit status" not in text  # only the docstring's first paragraph
     for fragment in [
         "decode-ring: the depth a server would choose here and now, its fit, and a model's state.",
         "decide the depth the runtime would choose here",
@@ -692,6 +693,8 @@ def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> N
         "METRALE_SSM_RESERVE_RING_FULL present, any value: fit reserves the full depth",
         "DECODE_RING_NO_EXTENSIONS set, not empty or 0: the pure-Python core",
         "HF_HOME, HF_HUB_CACHE where --config ORG/NAME is looked up",
+        "vllm what vLLM 0.33.0 reserves for the state, from a launch line's flags",
+        "sglang what SGLang 0.5.23 reserves for the state, from a launch line's flags",
     ]:
         assert fragment in text
 

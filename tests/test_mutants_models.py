@@ -1078,3 +1078,85 @@ def test_refusals_of_nested_fields_and_kda_dtypes_name_the_file(tmp_path: Path) 
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(path, ssm_dtype="fp16")
     assert caught.value.path == str(path)
+
+
+def test_kimi_full_attn_layers_that_name_a_kda_layer() -> None:
+    linear = {**KIMI["linear_attn_config"], "full_attn_layers": [1, 2]}
+    refused(
+        {**KIMI, "linear_attn_config": linear},
+        "kimi_linear config: field 'linear_attn_config.full_attn_layers': layer 0 is "
+        "'full attention' but kda_layers makes it 'KDA'; the two layer descriptions disagree",
+    )
+
+
+def test_zamba2_attention_refusals_name_family_and_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**ZAMBA2, "num_attention_heads": 4, "num_key_value_heads": "x"}))
+    error = refused(
+        path,
+        f"{str(path)!a}: zamba2 config: field 'num_key_value_heads': must be an integer, got "
+        "'x' (str)",
+    )
+    assert fields_of(error) == (str(path), "zamba2", "num_key_value_heads")
+
+
+def test_mamba1_tensors_are_named_conv_and_ssm() -> None:
+    mamba = {
+        "model_type": "mamba",
+        "intermediate_size": 8,
+        "state_size": 4,
+        "conv_kernel": 4,
+        "num_hidden_layers": 1,
+    }
+    state = ssm_state(mamba)
+    assert [(tensor.name, tensor.shape) for tensor in state.groups[0].tensors] == [
+        ("conv", (3, 8)),
+        ("ssm", (8, 4)),
+    ]
+
+
+def test_optional_and_listed_fields_are_named_in_their_refusal() -> None:
+    refused(
+        {**MAMBA2, "intermediate_size": "x"},
+        "mamba2 config: field 'intermediate_size': must be an integer, got 'x' (str)",
+    )
+    granite = {
+        "model_type": "granitemoehybrid",
+        "num_hidden_layers": 1,
+        "layer_types": ["ssm"],
+    }
+    refused(
+        granite,
+        "granitemoehybrid config: field 'layer_types': entry 0 is 'ssm'; expected attention, "
+        "full_attention, linear_attention, mamba",
+    )
+
+
+def test_a_head_size_from_hidden_size_is_an_integer() -> None:
+    attention = ssm_state(Path(__file__).parent / "configs" / "granite-4.0-h-tiny.json").attention
+    assert attention is not None and type(attention.head_dim) is int
+
+
+def test_a_wrapper_without_text_config_in_a_file_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "lfm2_vl"}))
+    error = refused(
+        path,
+        f"{str(path)!a}: lfm2_vl config: field 'text_config': missing; the wrapper keeps its "
+        "language model there",
+    )
+    assert error.path == str(path)
+
+
+def test_metrale_reads_a_family_as_vllm_does_where_vllm_serves_it() -> None:
+    lfm2 = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 1,
+        "layer_types": ["conv"],
+        "hidden_size": 8,
+        "conv_dim": 4,
+        "conv_L_cache": 3,
+    }
+    # vLLM sizes lfm2 by conv_dim, SGLang by hidden_size; metrale follows vLLM.
+    assert ssm_state(lfm2, layout="metrale").groups[0].tensors[0].shape == (3, 4)
+    assert ssm_state(lfm2, layout="sglang").groups[0].tensors[0].shape == (8, 2)

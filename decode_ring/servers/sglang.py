@@ -52,6 +52,7 @@ _TRACKING_SLOTS: Final = {"extra_buffer": 2, "extra_buffer_lazy": 1, "no_buffer"
 _SPECULATIVE_MAX_RUNNING_REQUESTS: Final = 48
 # resolve_max_num_reqs (kv_cache_configurator.py:3124-3126): the default estimate lies here.
 _ESTIMATE_FLOOR: Final = 2048
+_ESTIMATE_CEILING: Final = 4096
 
 # sglang/srt/arg_groups/overrides.py:369-399 (_MAMBA_RADIX_CACHE_ARCHS).
 _MAMBA_RADIX_CACHE_ARCHS: Final = frozenset(
@@ -376,8 +377,8 @@ def sglang_reservation(
             else f"min(48 for speculative decoding, slots {slots} // ratio {ratio})"
         )
     else:
-        capped_running = cap
-        running_rule = f"slots {slots} // ratio {ratio}"
+        capped_running = min(cap, _ESTIMATE_CEILING)
+        running_rule = f"min(slots {slots} // ratio {ratio}, {_ESTIMATE_CEILING})"
     if running_given is None and running_default is None and cap > _ESTIMATE_FLOOR:
         running_rule += (
             "; SGLang's default estimate from the KV pool's tokens (2048 to 4096, and at most "
