@@ -132,13 +132,15 @@ def test_vllm_attention_free_model_is_one_group_without_padding() -> None:
     assert (r.num_blocks, r.max_concurrency) == (3449, 3449.0)
 
 
-def test_vllm_unifies_pages_when_the_layers_head_size_differs() -> None:
-    # Zamba2's attention layers use attention_head_dim 160; the alignment uses 2560 // 32 = 80.
+def test_vllm_zamba2_aligns_with_its_attention_head_dim() -> None:
+    # Zamba2ModelArchConfigConvertor.get_head_size is attention_head_dim, 160
+    # (model_arch_config_convertor.py:502-504), run in the peer oracle's reservations: one token
+    # is 32 KV heads x (160 + 160) x 2 B = 20,480 B, and 686,848 B of state take 48 tokens.
     r = vllm_reservation(ZAMBA2)
-    assert r.block_size == 80
-    assert r.state_page_bytes_padded == r.attention_page_bytes == 1_638_400
+    assert r.block_size == 48
+    assert r.state_page_bytes_padded == r.attention_page_bytes == 983_040
     assert (r.group_size, r.state_groups, r.attention_groups) == (9, 6, 1)
-    assert r.bytes_per_block == 14_745_600
+    assert r.bytes_per_block == 8_847_360
 
 
 def test_vllm_replayssm_ring_joins_the_page() -> None:
