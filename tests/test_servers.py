@@ -20,14 +20,11 @@ Agreement over the whole grid, against ``tools/peer_agreement/reservations.py`` 
 oracle, run from the wheels): every fixture x tp 1, 2, 4, 8 x speculative tokens 0, 2 (SGLang:
 draft tokens 0, 4) x prefix caching on, off (SGLang: radix cache on, off) x budgets (vLLM: none,
 40 and 80 GiB; SGLang: 20, 40, 60 and 100 GiB), field by field (refusals counted once per case):
-vLLM 7,144 of 7,368, SGLang 3,458 of 3,678. Every disagreement is a case the oracle could not
-run: vLLM's Kimi-Linear (a state page of 0), the all-GDN reference config and Zamba2 (no
-attention backend, a division by zero), Qwen3.5-27B (a missing ``name_or_path``); SGLang's
-attention-free models (a division by zero in its token capacity) and tp 8 for 12 attention
-heads, which the models package refuses and the oracle's SGLang side does not build. SGLang's
-strategy is the one its own ``_mamba_radix_cache_resolution`` picks, its speculative
-``max_running_requests`` the 48 its EAGLE hook sets, and its scratch the intermediate SSM part
-(the oracle does not size the conv windows).
+vLLM 8,664 of 8,664, SGLang 4,581 of 4,746. SGLang's 165 others: Zaya (128; the models package
+does not read it yet), tp 8 for 12 attention heads (32; the models package refuses the split,
+the oracle's SGLang side builds no attention), and 5 cases with the radix cache off where more
+than 2048 requests fit the state pool and SGLang's default estimate from the KV pool's tokens
+binds (not modelled; ``max_running_requests_rule`` says so).
 """
 
 from __future__ import annotations
@@ -132,13 +129,15 @@ def test_vllm_attention_free_model_is_one_group_without_padding() -> None:
     assert (r.num_blocks, r.max_concurrency) == (3449, 3449.0)
 
 
-def test_vllm_unifies_pages_when_the_layers_head_size_differs() -> None:
-    # Zamba2's attention layers use attention_head_dim 160; the alignment uses 2560 // 32 = 80.
+def test_vllm_zamba2_aligns_with_its_attention_head_dim() -> None:
+    # Zamba2ModelArchConfigConvertor.get_head_size is attention_head_dim, 160
+    # (model_arch_config_convertor.py:502-504), run in the peer oracle's reservations: one token
+    # is 32 KV heads x (160 + 160) x 2 B = 20,480 B, and 686,848 B of state take 48 tokens.
     r = vllm_reservation(ZAMBA2)
-    assert r.block_size == 80
-    assert r.state_page_bytes_padded == r.attention_page_bytes == 1_638_400
+    assert r.block_size == 48
+    assert r.state_page_bytes_padded == r.attention_page_bytes == 983_040
     assert (r.group_size, r.state_groups, r.attention_groups) == (9, 6, 1)
-    assert r.bytes_per_block == 14_745_600
+    assert r.bytes_per_block == 8_847_360
 
 
 def test_vllm_replayssm_ring_joins_the_page() -> None:

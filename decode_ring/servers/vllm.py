@@ -365,38 +365,17 @@ def _backend(attention: AttentionLayers | None, gpu_arch: str, kv_dtype: str) ->
     return "FLASH_ATTN"
 
 
-def _attention_page_1_token(
-    attention: AttentionLayers, tp: int, kv_dtype: str, head_size: int | None
-) -> int:
-    """``FullAttentionSpec(block_size=1, ...).page_size_bytes``: as ``_align_hybrid_block_size``
-    builds it with ``head_size`` (interface.py:981-1043), or as the layers do (``None``: the
-    attention side's own head size)."""
+def _attention_page_1_token(attention: AttentionLayers, tp: int, kv_dtype: str) -> int:
+    """``FullAttentionSpec(block_size=1, ...).page_size_bytes`` as ``_align_hybrid_block_size``
+    builds it (interface.py:981-1043) from ``get_num_kv_heads`` and ``get_head_size``, which
+    the models package's attention side follows (Zamba2's convertor reads
+    ``attention_head_dim``, model_arch_config_convertor.py:502-504)."""
     width = KV_CACHE_DTYPES[kv_dtype] or _DTYPE_BYTES[attention.model_dtype]
     if attention.mla:
         # MLAAttentionSpec: one latent of kv_lora_rank + rope, no V (kv_cache_interface.py:743).
         return attention.head_dim * width
     kv_heads = max(1, attention.num_key_value_heads // tp)
-    head = attention.head_dim if head_size is None else head_size
-    value_head = attention.v_head_dim if head_size is None else head_size
-    return kv_heads * (head + value_head) * width
-
-
-def _head_size(fields: Mapping[str, Any]) -> int | None:
-    """``ModelConfig.get_head_size()`` where it differs from the layers' own: ``head_dim`` when
-    positive, else ``hidden_size // num_attention_heads``
-    (model_arch_config_convertor.py:104-118); ``None``: the attention side's head size."""
-    head = fields.get("head_dim")
-    if isinstance(head, int) and not isinstance(head, bool) and head > 0:
-        return head
-    hidden, heads = fields.get("hidden_size"), fields.get("num_attention_heads")
-    if (
-        isinstance(hidden, int)
-        and isinstance(heads, int)
-        and heads > 0
-        and "kv_lora_rank" not in fields
-    ):
-        return hidden // heads
-    return None
+    return kv_heads * (attention.head_dim + attention.v_head_dim) * width
 
 
 def vllm_reservation(
@@ -511,11 +490,8 @@ def vllm_reservation(
     block_rule = "flag" if block_given is not None else "vLLM default 16"
     padded = largest_page
     attention_page = 0
-    attention_block = block
     if attention is not None:
-        # The alignment sizes one token with get_head_size() (interface.py:1029-1043), which
-        # the attention layers themselves may not use (zamba2's attention_head_dim).
-        align_page_1 = _attention_page_1_token(attention, tp, kv_dtype, _head_size(family_fields))
+        page_1 = _attention_page_1_token(attention, tp, kv_dtype)
         alignment = max(_KERNEL_BLOCK, block)
         if attention.mla:
             alignment = max(alignment, _MLA_MIN_BLOCK)
@@ -524,28 +500,17 @@ def vllm_reservation(
             if all_aligned:
                 checkpoint = math.lcm(*(kind.checkpoint_alignment or 1 for kind in kinds))
             alignment = math.lcm(alignment, checkpoint)
-        needed = alignment * -(-largest_page // (alignment * align_page_1))
+        needed = alignment * -(-largest_page // (alignment * page_1))
         needed = _KERNEL_BLOCK * -(-needed // _KERNEL_BLOCK)
         if block < needed:
             block = needed
             block_rule = (
                 "raised by _align_hybrid_block_size so that one attention page holds the state page"
             )
-        padded = block * align_page_1
-        attention_block = block
-        attention_page = block * _attention_page_1_token(attention, tp, kv_dtype, None)
-    # unify_kv_cache_spec_page_size (kv_cache_planning.py:346-408): every page becomes the
-    # largest; a state page by padding, an attention page by a block that many times larger.
-    unified = max(padded, attention_page)
-    if attention_page and unified != attention_page:
-        if unified % attention_page:
-            raise ModelConfigError(
-                f"the attention page ({attention_page} B) does not divide the state page "
-                f"({unified} B); vLLM pads it, which is not modelled",
-                field="head_dim",
-            )
-        attention_block = block * (unified // attention_page)
-        attention_page = unified
+        padded = attention_page = block * page_1
+    # Every state page is now the attention page; without attention,
+    # unify_kv_cache_spec_page_size (kv_cache_planning.py:346-408) pads them to the largest.
+    unified = padded
     attention_count = len(attention.layer_indices) if attention is not None else 0
 
     # Grouping (kv_cache_planning.py:1138-1147, :416-556): one spec for every layer is one
@@ -565,7 +530,7 @@ def vllm_reservation(
     checkpoint_blocks = max(_prefill_checkpoint_blocks(kind, all_aligned) for kind in kinds)
     held = 1 + speculative_blocks
     planned = 2 + speculative_blocks + checkpoint_blocks if mode == "align" else held
-    attention_blocks = -(-model_len // attention_block)
+    attention_blocks = -(-model_len // block)
     per_request = attention_groups * attention_blocks + state_groups * planned
     num_blocks = None if budget is None else budget // bytes_per_block
     concurrency = None
