@@ -62,6 +62,10 @@ CHECKPOINTS: dict[str, str] = {
     "jet-nemotron-2b.json": "jet-ai/Jet-Nemotron-2B",
     "nemotron-dense-siglip2.json": "nvidia-cosmos/cosmos-rl's dense Nemotron-H VL (no Mamba layer)",
     "minimax-m1.json": "MiniMaxAI/MiniMax-M1 (a family vLLM removed)",
+    "zaya1-8b-legacy.json": "Zyphra/ZAYA1-8B-legacy (the schema SGLang 0.5.23's ZayaConfig reads)",
+    "zaya1-8b.json": (
+        "Zyphra/ZAYA1-8B (transformers' native schema, which SGLang does not translate)"
+    ),
 }
 #: The family each fixture is read as, where its top-level model_type is not it.
 FAMILY_OF: dict[str, str] = {
@@ -451,6 +455,26 @@ EXPECTED: dict[str, tuple[int, dict[str, Expected]]] = {
         },
     ),
     "minimax-m1.json": (0, {"vllm": None, "sglang": None, "metrale": None}),
+    # ZAYA1 (SGLang only): two conv tensors a layer, so no compatibility shapes. SGLang's own
+    # ZayaConfig.mamba2_cache_params, run from the 0.5.23 wheel: conv (1280, 2) + prev_hs
+    # (2048, 1) bfloat16 = 9,216 B on each of 40 CCA layers (80 half-layers, even ones).
+    "zaya1-8b-legacy.json": (
+        40,
+        {
+            "vllm": None,  # no zaya in vLLM 0.33.0
+            "sglang": ((), (), "bfloat16", "float32", 40 * 9_216),
+            "metrale": ((), (), "float32", "float32", 40 * (3 * 1280 * 4 + 2 * 2048 * 4)),
+        },
+    ),
+    # The same run: SGLang ignores layer_types and takes the even layers of 40, 20 of them.
+    "zaya1-8b.json": (
+        20,
+        {
+            "vllm": None,
+            "sglang": ((), (), "bfloat16", "float32", 20 * 9_216),
+            "metrale": ((), (), "float32", "float32", 20 * (3 * 1280 * 4 + 2 * 2048 * 4)),
+        },
+    ),
 }
 
 
@@ -493,7 +517,11 @@ def test_fixture_state(name: str, layout: str) -> None:
     assert state.per_sequence_bytes == per_sequence
     assert state.per_layer_bytes is not None
     assert state.per_layer_bytes * layers == per_sequence
-    assert state.per_layer_bytes == (state.conv_bytes + state.ssm_bytes if layers else 0)
+    if state.conv_shape or not layers:
+        assert state.per_layer_bytes == (state.conv_bytes + state.ssm_bytes if layers else 0)
+    else:
+        assert (state.conv_bytes, state.ssm_bytes) == (0, 0)
+        assert state.per_layer_bytes == state.groups[0].per_layer_bytes
     assert (state.tp_size, state.layout, state.speculative_tokens) == (1, layout, 0)
     assert state.source == os.fspath(CONFIGS / name)
 
@@ -1394,7 +1422,7 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
         "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
         "jet_nemotron, "
         "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, "
-        "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
+        "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
     )
     assert (caught.value.field, caught.value.family) == ("model_type", None)
 

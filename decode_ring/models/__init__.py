@@ -23,7 +23,7 @@ Layouts
     configs' ``mamba2_cache_params`` call them. Conv state is ``(channels, K - 1)``, never widened
     for speculative decoding (SGLang keeps draft-token states in separate scratch buffers, not
     counted here). A family the layout's server lacks (``jamba``, ``zamba2`` and ``olmo_hybrid``
-    in SGLang, ``jet_nemotron`` in vLLM) is refused, naming the server and version.
+    in SGLang, ``jet_nemotron`` and ``zaya`` in vLLM) is refused, naming the server and version.
 ``metrale``
     The reference server's own: the conv window keeps all ``K`` columns, ``(K, channels)``, with no
     speculative widening; recurrent states as vLLM shapes them; everything float32; vLLM's group
