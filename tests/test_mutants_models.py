@@ -337,7 +337,7 @@ FAMILY_LIST = (
     "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
     "jet_nemotron, "
     "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, olmo_hybrid, "
-    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
+    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
 )
 
 
