@@ -8,6 +8,7 @@ never computed by the code under test.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import math
 import os
@@ -1474,7 +1475,7 @@ def test_file_errors(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.json"
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(missing)
-    assert str(caught.value) == f"{os.fspath(missing)!a}: cannot read: 'No such file or directory'"
+    assert str(caught.value) == f"cannot read {os.fspath(missing)!a}: No such file or directory"
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(tmp_path)
     assert str(caught.value) == f"{os.fspath(tmp_path)!a}: directory has no config.json"
@@ -1494,6 +1495,87 @@ def test_file_errors(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe{")
     with pytest.raises(ModelConfigError, match="cannot read"):
         ssm_state(binary)
+
+
+# What ssm_state says of a path it cannot read: "cannot read 'PATH': reason", the OS's whole
+# reason (os.strerror, the C library's text), a ModelConfigError and never a bare OSError; the
+# same form as the command line's resolver (decode_ring/snapshots.py on the CLI branch).
+
+
+def test_a_path_too_long_is_a_config_error_not_an_oserror(tmp_path: Path) -> None:
+    # Path.is_dir() raises ENAMETOOLONG rather than answering False.
+    long = tmp_path / ("x" * 300) / "config.json"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(long)
+    assert str(caught.value) == (
+        f"cannot read {os.fspath(long)!a}: {os.strerror(errno.ENAMETOOLONG)}"
+    )
+    assert caught.value.path == os.fspath(long)
+
+
+def test_a_looped_config_json_symlink_says_it_is_a_loop(tmp_path: Path) -> None:
+    looped = tmp_path / "config.json"
+    looped.symlink_to(looped)
+    expected = f"{os.strerror(errno.ELOOP)} (a symlink loop)"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(tmp_path)  # the directory has a config.json: it cannot be read
+    assert str(caught.value) == f"cannot read {os.fspath(looped)!a}: {expected}"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(looped)
+    assert str(caught.value) == f"cannot read {os.fspath(looped)!a}: {expected}"
+
+
+def test_the_reason_a_file_cannot_be_read_is_whole(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{")
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(binary)
+    # Python's own UnicodeDecodeError text, 83 characters: nothing cut.
+    assert str(caught.value) == (
+        f"cannot read {os.fspath(binary)!a}: not UTF-8 text ('utf-8' codec can't decode byte "
+        "0xff in position 0: invalid start byte)"
+    )
+    directory = tmp_path / "holder"
+    (directory / "config.json").mkdir(parents=True)
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(directory)
+    inner = os.fspath(directory / "config.json")
+    assert str(caught.value) == f"cannot read {inner!a}: {os.strerror(errno.EISDIR)}"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(f"{tmp_path}/a\0b")
+    assert (
+        str(caught.value) == f"cannot read {f'{tmp_path}/a' + chr(0) + 'b'!a}: embedded null byte"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # json's own messages end in "at" before the position it appends.
+        ('{"a": "unterminated', "Unterminated string starting at line 1 column 7"),
+        ('{"a": "\x01"}', "Invalid control character at line 1 column 8"),
+        ('{"a": 1}\n{', "Extra data at line 2 column 1"),
+    ],
+)
+def test_malformed_json_names_the_place_once(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(path)
+    assert str(caught.value) == f"{os.fspath(path)!a}: malformed JSON: {message}"
+
+
+def test_an_empty_path_is_refused_not_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(config("mamba-2.8b-hf.json")))
+    monkeypatch.chdir(tmp_path)
+    assert ssm_state(".").ssm_layers == 64
+    # (Path("") is Path("."), the directory named on purpose; only the string can be empty.)
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state("")
+    assert str(caught.value) == "empty path; give a config.json or a snapshot directory holding one"
+    assert caught.value.path == ""
 
 
 def test_a_file_path_with_odd_characters_stays_on_one_line(tmp_path: Path) -> None:
