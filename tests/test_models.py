@@ -1752,3 +1752,16 @@ def test_fuzz_fields_of_a_real_config(
         _one_line(error)
     else:
         _check(state)
+
+
+def test_max_layers_is_public_and_is_the_limit_ssm_state_applies() -> None:
+    from decode_ring import models
+
+    assert "MAX_LAYERS" in models.__all__
+    assert models.MAX_LAYERS == 100_000
+    fields = config("mamba-2.8b-hf.json")
+    assert ssm_state(fields | {"num_hidden_layers": 100_000}).ssm_layers == 100_000
+    with pytest.raises(
+        ModelConfigError, match=r"'num_hidden_layers': 100001 layers is implausible"
+    ):
+        ssm_state(fields | {"num_hidden_layers": 100_001})

@@ -36,6 +36,9 @@ families); ``loading`` (files, directories); ``dtypes`` (every dtype rule); ``at
 side and its TP checks); ``fields`` (typed, bounded field reads named in every refusal);
 ``errors``; ``state`` (the returned types); ``read`` (``ssm_state``, wrappers).
 
+``MAX_LAYERS`` is the one limit on a layer count (``num_hidden_layers``, a layer list), for
+callers that check a count before they read a config.
+
 A config whose ``model_type`` no family reads is a plain transformer (zero recurrent layers,
 zero bytes) when it has ``num_hidden_layers`` and nothing SSM-like; otherwise it is refused with
 the list of families. Multimodal wrappers are read through their ``text_config`` or
@@ -48,6 +51,7 @@ from __future__ import annotations
 from .dtypes import DTYPE_BYTES
 from .errors import ModelConfigError, TensorParallelSplitError
 from .families import FAMILIES
+from .fields import MAX_LAYERS
 from .loading import ConfigSource
 from .read import LAYOUTS, ssm_state
 from .state import AttentionLayers, LayerStates, SsmState, StateTensor
@@ -56,6 +60,7 @@ __all__ = [
     "DTYPE_BYTES",
     "FAMILIES",
     "LAYOUTS",
+    "MAX_LAYERS",
     "AttentionLayers",
     "ConfigSource",
     "LayerStates",
