@@ -150,7 +150,10 @@ def command_states(arguments: argparse.Namespace) -> int:
             ),
             encoding="utf-8",
         )
-    print(f"SUMMARY states: {functions.agreed} of {functions.compared} agree")
+    print(
+        f"SUMMARY states: {functions.agreed} of {functions.compared} agree; with the "
+        f"attention-head TP checks: {with_attention.agreed} of {with_attention.compared}"
+    )
     return 0
 
 

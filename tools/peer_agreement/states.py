@@ -54,12 +54,13 @@ import copy
 import functools
 import inspect
 import linecache
+import re
 import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .peer_state import PeerGroup, PeerState, PeerTensor, refusal_text, tensor
 from .wheels import (
@@ -1429,6 +1430,9 @@ SGLANG_KINDS = {
 }
 
 
+_HEADS_SPLIT: Final = re.compile(r"self\.total_num_heads % (self\.)?(attn_)?tp_size == 0")
+
+
 class SglangStates:
     """SGLang 0.5.23's per-sequence state, from its wheel (see the module docstring)."""
 
@@ -1439,6 +1443,7 @@ class SglangStates:
         self.mamba_ssm_dtype = mamba_ssm_dtype
         self.registry = self._registry()
         self.entry_classes = self._entry_classes()
+        self.entry_files = self._entry_files()
         self.failed: dict[str, str] = {}
         self.last_model_config: Any = None
         self.last_chosen: Any = None
@@ -1544,6 +1549,42 @@ class SglangStates:
                     served.update(ast.unparse(item) for item in items)
         return served
 
+    def _entry_files(self) -> dict[str, Path]:
+        """Architecture -> the S:sglang/srt/models file whose ``EntryClass`` serves it."""
+        files: dict[str, Path] = {}
+        for path in sorted((self.root / "sglang/srt/models").rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
+                ):
+                    value = node.value
+                    items = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+                    for item in items:
+                        files.setdefault(ast.unparse(item), path)
+        return files
+
+    def attention_check(self, arch: str, mapping: Mapping[str, Any], tp: int) -> str | None:
+        """The attention layer's ``assert self.total_num_heads % tp_size == 0`` of the model
+        file serving ``arch`` (e.g. S:sglang/srt/models/falcon_h1.py:120,
+        granitemoehybrid.py:196), mirrored: the first such assert in that file, found in the
+        wheel, applied to the text config's ``num_attention_heads``; None when the file has
+        none or the heads split."""
+        path = self.entry_files.get(arch)
+        if path is None:
+            return None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assert) and _HEADS_SPLIT.fullmatch(ast.unparse(node.test)):
+                text = mapping.get("text_config") or mapping
+                heads = text.get("num_attention_heads") if isinstance(text, Mapping) else None
+                if isinstance(heads, int) and heads > 0 and heads % tp:
+                    return (
+                        f"AssertionError: {ast.unparse(node.test)} "
+                        f"(S:{_relative(str(path), self.root)}:{node.lineno}: "
+                        f"num_attention_heads {heads}, tp {tp})"
+                    )
+                return None
+        return None
+
     def config_class(self, name: str) -> type:
         """SGLang's config class ``name``, its module run whole."""
         module = self._class_modules()[name]
@@ -1574,6 +1615,7 @@ class SglangStates:
                 layer_rule=f"{SGLANG} has no config class for model_type {model_type!a}: "
                 "transformers' config, which mambaish_config never picks (no recurrent state)",
             )
+        base["attention_refusal"] = self.attention_check(str(arch), mapping, tp)
         try:
             return self._state(entry, mapping, base)
         except Exception as error:
