@@ -1,0 +1,70 @@
+"""Configs generated from transformers' own config classes, for the families without a
+released config among the fixtures: ``AutoConfig.for_model(model_type).to_dict()`` for every
+``model_type`` of the checkout's ``decode_ring.models.FAMILIES`` that the installed
+transformers has a config class for, with ``architectures`` set to transformers' own model
+class for it (``MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES`` first, then
+``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES``; transformers leaves it None).
+
+Run in a subprocess (``generate``): the oracle's process has a stubbed ``transformers``.
+As a script: ``python transformers_configs.py REPO OUT_DIR`` writes
+``OUT_DIR/<model_type>.transformers-<version>.json`` and prints one JSON line: the written
+files and the model types transformers has no class for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def generate(repo: Path, out_dir: Path) -> tuple[list[Path], list[str]]:
+    """Write the configs under ``out_dir``; return the files and the model types skipped."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), str(repo), str(out_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "DECODE_RING_NO_EXTENSIONS": "1"},
+    )
+    if done.returncode:
+        raise RuntimeError(f"transformers config generation failed: {done.stderr.strip()}")
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    return [Path(item) for item in answer["files"]], list(answer["skipped"])
+
+
+def _main(repo: str, out_dir: str) -> None:
+    sys.path.insert(0, repo)
+    import transformers
+    from decode_ring.models import FAMILIES
+    from transformers import AutoConfig
+    from transformers.models.auto import modeling_auto
+
+    tables = (
+        modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+        modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+    )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[str] = []
+    skipped: list[str] = []
+    for model_type in FAMILIES:
+        try:
+            mapping: dict[str, Any] = AutoConfig.for_model(model_type).to_dict()
+        except (ValueError, KeyError):
+            skipped.append(model_type)
+            continue
+        if not mapping.get("architectures"):
+            names = [table[model_type] for table in tables if model_type in table]
+            mapping["architectures"] = names[:1] or None
+        path = out / f"{model_type}.transformers-{transformers.__version__}.json"
+        path.write_text(json.dumps(mapping, indent=1, default=str), encoding="utf-8")
+        files.append(str(path))
+    print(json.dumps({"files": files, "skipped": skipped}))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1], sys.argv[2])
