@@ -20,6 +20,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# transformers 5.23 names bailing_hybrid's model BailingHybridForCausalLM, which neither peer
+# serves; both serve bailing_hybrid configs as BailingMoeV2_5ForCausalLM (lightning linear
+# attention: V:vllm/model_executor/models/registry.py:81, S:sglang/srt/models/
+# bailing_moe_linear.py:1585) and BailingMoeV3ForCausalLM (KDA: V:registry.py:82,
+# S:sglang/srt/models/bailing_moe_v3.py:2059): one config for each.
+PEER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
+    "bailing_hybrid": ("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM"),
+}
+
 
 def generate(repo: Path, out_dir: Path) -> tuple[list[Path], list[str]]:
     """Write the configs under ``out_dir``; return the files and the model types skipped."""
@@ -39,9 +48,10 @@ def generate(repo: Path, out_dir: Path) -> tuple[list[Path], list[str]]:
 def _main(repo: str, out_dir: str) -> None:
     sys.path.insert(0, repo)
     import transformers
-    from decode_ring.models import FAMILIES
     from transformers import AutoConfig
     from transformers.models.auto import modeling_auto
+
+    from decode_ring.models import FAMILIES
 
     tables = (
         modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
@@ -57,12 +67,13 @@ def _main(repo: str, out_dir: str) -> None:
         except (ValueError, KeyError):
             skipped.append(model_type)
             continue
-        if not mapping.get("architectures"):
-            names = [table[model_type] for table in tables if model_type in table]
-            mapping["architectures"] = names[:1] or None
-        path = out / f"{model_type}.transformers-{transformers.__version__}.json"
-        path.write_text(json.dumps(mapping, indent=1, default=str), encoding="utf-8")
-        files.append(str(path))
+        names = [table[model_type] for table in tables if model_type in table]
+        for architecture in PEER_ARCHITECTURES.get(model_type, tuple(names[:1])):
+            mapping["architectures"] = [architecture]
+            suffix = f"-{architecture}" if model_type in PEER_ARCHITECTURES else ""
+            path = out / f"{model_type}{suffix}.transformers-{transformers.__version__}.json"
+            path.write_text(json.dumps(mapping, indent=1, default=str), encoding="utf-8")
+            files.append(str(path))
     print(json.dumps({"files": files, "skipped": skipped}))
 
 
