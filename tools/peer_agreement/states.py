@@ -1627,6 +1627,12 @@ class SglangStates:
         module, name = entry
         cls = self.config_class(name)
         config = cls(**copy.deepcopy(dict(mapping)))
+        text_config = getattr(config, "text_config", None)
+        if isinstance(text_config, dict):
+            # transformers' wrapper configs (e.g. Lfm2VlConfig.__init__, the base SGLang's
+            # S:sglang/srt/configs/lfm2_vl.py:27 subclasses) turn a text_config dict into a
+            # config object; the stubbed PretrainedConfig does not, so mirror it with attributes.
+            config.text_config = types.SimpleNamespace(**text_config)
         model_config = types.SimpleNamespace(
             hf_config=config, is_draft_model=False, linear_attn_registry_result=None
         )
