@@ -1713,9 +1713,15 @@ def _dtype_argument(cls: type) -> str:
 def _failed(base: dict[str, Any], error: Exception) -> PeerState:
     """The peer's refusal (an ``assert``/``raise`` of its own, or a field the checkpoint lacks:
     ``AttributeError``/``KeyError`` fail the server alike), else an oracle gap: Python failing
-    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart."""
+    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart. A
+    ``TypeError`` on a real ``None`` (no placeholder in it) is the peer failing too."""
     if isinstance(error, AttributeError | KeyError) or is_peer_refusal(error):
         return PeerState(**base, refusal=refusal_text(error))
+    if isinstance(error, TypeError) and "'NoneType'" in str(error) and "Stub" not in str(error):
+        # The wheel's code on a field the config leaves None (transformers' default, e.g.
+        # KimiLinearConfig.linear_attn_config, Lfm2MoeConfig.layer_types): the server fails
+        # to start on it just the same, so it counts as the peer refusing.
+        return PeerState(**base, refusal=f"fails on a None field: {refusal_text(error)}")
     return PeerState(**base, notes=(f"oracle gap: {refusal_text(error)}",))
 
 
