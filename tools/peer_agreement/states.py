@@ -1430,6 +1430,11 @@ SGLANG_KINDS = {
 }
 
 
+# SGLang's own names for a config's tensors where a layer holds several conv tensors:
+# Zaya's conv[1] is prev_hs (S:sglang/srt/configs/zaya.py:257-260); its temporal is the
+# pool's ssm state (memory_pool.py:655-657).
+SGLANG_TENSOR_NAMES: Final = {"ZayaConfig": ("conv", "prev_hs", "ssm")}
+
 _HEADS_SPLIT: Final = re.compile(r"self\.total_num_heads % (self\.)?(attn_)?tp_size == 0")
 
 
@@ -1656,15 +1661,24 @@ class SglangStates:
         kind = _sglang_kind(chosen)
         convs = [tuple(shape) for shape in params.shape.conv]
         temporal = tuple(params.shape.temporal)
-        state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
-        triples = [
-            (f"conv{index}" if index else "conv", shape, params.dtype.conv)
-            for index, shape in enumerate(convs)
-        ] + [(state_name, temporal, params.dtype.temporal)]
-        kept = [item for item in triples if _numel(item[1]) > 0]
-        notes = []
-        if len(kept) != len(triples):
-            notes.append("zero-element tensors (SGLang's placeholder temporal state) left out")
+        own_names = SGLANG_TENSOR_NAMES.get(type(chosen).__name__)
+        if own_names is not None and len(own_names) == len(convs) + 1:
+            names = list(own_names)
+        else:
+            state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
+            names = [f"conv{index}" if index else "conv" for index in range(len(convs))]
+            names.append(state_name)
+        # A zero-element tensor (Zaya's placeholder temporal state) is still allocated by
+        # MambaPool (S:sglang/srt/mem_cache/memory_pool.py:655-657), at 0 bytes: kept.
+        kept = list(
+            zip(
+                names,
+                [*convs, temporal],
+                [params.dtype.conv] * len(convs) + [params.dtype.temporal],
+                strict=True,
+            )
+        )
+        notes: list[str] = []
         tensors = tuple(
             tensor(tensor_name, shape, dtype.name, dtype.itemsize)
             for tensor_name, shape, dtype in kept
