@@ -45,6 +45,14 @@ def generate(repo: Path, out_dir: Path) -> tuple[list[Path], list[str]]:
     return [Path(item) for item in answer["files"]], list(answer["skipped"])
 
 
+# Properties of transformers' config classes that ``to_dict`` leaves out but a peer reads off
+# the config object (the oracle reads a config.json as plain attributes): NemotronHConfig's
+# ``hybrid_override_pattern`` (V:vllm/model_executor/models/nemotron_h.py:292). Only these:
+# a property a peer's own config class redefines (FalconH1Config.layers_block_type) must not
+# be set as a field.
+READ_PROPERTIES: dict[str, tuple[str, ...]] = {"nemotron_h": ("hybrid_override_pattern",)}
+
+
 def _main(repo: str, out_dir: str) -> None:
     sys.path.insert(0, repo)
     import transformers
@@ -63,10 +71,13 @@ def _main(repo: str, out_dir: str) -> None:
     skipped: list[str] = []
     for model_type in FAMILIES:
         try:
-            mapping: dict[str, Any] = AutoConfig.for_model(model_type).to_dict()
+            config = AutoConfig.for_model(model_type)
         except (ValueError, KeyError):
             skipped.append(model_type)
             continue
+        mapping: dict[str, Any] = config.to_dict()
+        for name in READ_PROPERTIES.get(model_type, ()):
+            mapping[name] = getattr(config, name)
         names = [table[model_type] for table in tables if model_type in table]
         for architecture in PEER_ARCHITECTURES.get(model_type, tuple(names[:1])):
             mapping["architectures"] = [architecture]
