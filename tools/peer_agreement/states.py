@@ -1435,6 +1435,8 @@ SGLANG_KINDS = {
 # pool's ssm state (memory_pool.py:655-657).
 SGLANG_TENSOR_NAMES: Final = {"ZayaConfig": ("conv", "prev_hs", "ssm")}
 
+RECURRENT_KINDS: Final = frozenset({"gated_delta_net", "kda", "linear_attention"})
+
 _HEADS_SPLIT: Final = re.compile(r"self\.total_num_heads % (self\.)?(attn_)?tp_size == 0")
 
 
@@ -1665,7 +1667,9 @@ class SglangStates:
         if own_names is not None and len(own_names) == len(convs) + 1:
             names = list(own_names)
         else:
-            state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
+            # A short conv's temporal is a placeholder in MambaPool's ssm state
+            # (S:sglang/srt/mem_cache/memory_pool.py:655-657): "ssm", as for Mamba.
+            state_name = "recurrent" if kind in RECURRENT_KINDS else "ssm"
             names = [f"conv{index}" if index else "conv" for index in range(len(convs))]
             names.append(state_name)
         # A zero-element tensor (Zaya's placeholder temporal state) is still allocated by
