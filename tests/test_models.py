@@ -8,6 +8,7 @@ never computed by the code under test.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import math
 import os
@@ -62,6 +63,10 @@ CHECKPOINTS: dict[str, str] = {
     "jet-nemotron-2b.json": "jet-ai/Jet-Nemotron-2B",
     "nemotron-dense-siglip2.json": "nvidia-cosmos/cosmos-rl's dense Nemotron-H VL (no Mamba layer)",
     "minimax-m1.json": "MiniMaxAI/MiniMax-M1 (a family vLLM removed)",
+    "zaya1-8b-legacy.json": "Zyphra/ZAYA1-8B-legacy (the schema SGLang 0.5.23's ZayaConfig reads)",
+    "zaya1-8b.json": (
+        "Zyphra/ZAYA1-8B (transformers' native schema, which SGLang does not translate)"
+    ),
 }
 #: The family each fixture is read as, where its top-level model_type is not it.
 FAMILY_OF: dict[str, str] = {
@@ -451,6 +456,26 @@ EXPECTED: dict[str, tuple[int, dict[str, Expected]]] = {
         },
     ),
     "minimax-m1.json": (0, {"vllm": None, "sglang": None, "metrale": None}),
+    # ZAYA1 (SGLang only): two conv tensors a layer, so no compatibility shapes. SGLang's own
+    # ZayaConfig.mamba2_cache_params, run from the 0.5.23 wheel: conv (1280, 2) + prev_hs
+    # (2048, 1) bfloat16 = 9,216 B on each of 40 CCA layers (80 half-layers, even ones).
+    "zaya1-8b-legacy.json": (
+        40,
+        {
+            "vllm": None,  # no zaya in vLLM 0.33.0
+            "sglang": ((), (), "bfloat16", "float32", 40 * 9_216),
+            "metrale": ((), (), "float32", "float32", 40 * (3 * 1280 * 4 + 2 * 2048 * 4)),
+        },
+    ),
+    # The same run: SGLang ignores layer_types and takes the even layers of 40, 20 of them.
+    "zaya1-8b.json": (
+        20,
+        {
+            "vllm": None,
+            "sglang": ((), (), "bfloat16", "float32", 20 * 9_216),
+            "metrale": ((), (), "float32", "float32", 20 * (3 * 1280 * 4 + 2 * 2048 * 4)),
+        },
+    ),
 }
 
 
@@ -493,7 +518,11 @@ def test_fixture_state(name: str, layout: str) -> None:
     assert state.per_sequence_bytes == per_sequence
     assert state.per_layer_bytes is not None
     assert state.per_layer_bytes * layers == per_sequence
-    assert state.per_layer_bytes == (state.conv_bytes + state.ssm_bytes if layers else 0)
+    if state.conv_shape or not layers:
+        assert state.per_layer_bytes == (state.conv_bytes + state.ssm_bytes if layers else 0)
+    else:
+        assert (state.conv_bytes, state.ssm_bytes) == (0, 0)
+        assert state.per_layer_bytes == state.groups[0].per_layer_bytes
     assert (state.tp_size, state.layout, state.speculative_tokens) == (1, layout, 0)
     assert state.source == os.fspath(CONFIGS / name)
 
@@ -1394,7 +1423,7 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
         "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
         "jet_nemotron, "
         "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, "
-        "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
+        "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
     )
     assert (caught.value.field, caught.value.family) == ("model_type", None)
 
@@ -1446,7 +1475,7 @@ def test_file_errors(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.json"
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(missing)
-    assert str(caught.value) == f"{os.fspath(missing)!a}: cannot read: 'No such file or directory'"
+    assert str(caught.value) == f"cannot read {os.fspath(missing)!a}: No such file or directory"
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(tmp_path)
     assert str(caught.value) == f"{os.fspath(tmp_path)!a}: directory has no config.json"
@@ -1466,6 +1495,87 @@ def test_file_errors(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe{")
     with pytest.raises(ModelConfigError, match="cannot read"):
         ssm_state(binary)
+
+
+# What ssm_state says of a path it cannot read: "cannot read 'PATH': reason", the OS's whole
+# reason (os.strerror, the C library's text), a ModelConfigError and never a bare OSError; the
+# same form as the command line's resolver (decode_ring/snapshots.py on the CLI branch).
+
+
+def test_a_path_too_long_is_a_config_error_not_an_oserror(tmp_path: Path) -> None:
+    # Path.is_dir() raises ENAMETOOLONG rather than answering False.
+    long = tmp_path / ("x" * 300) / "config.json"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(long)
+    assert str(caught.value) == (
+        f"cannot read {os.fspath(long)!a}: {os.strerror(errno.ENAMETOOLONG)}"
+    )
+    assert caught.value.path == os.fspath(long)
+
+
+def test_a_looped_config_json_symlink_says_it_is_a_loop(tmp_path: Path) -> None:
+    looped = tmp_path / "config.json"
+    looped.symlink_to(looped)
+    expected = f"{os.strerror(errno.ELOOP)} (a symlink loop)"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(tmp_path)  # the directory has a config.json: it cannot be read
+    assert str(caught.value) == f"cannot read {os.fspath(looped)!a}: {expected}"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(looped)
+    assert str(caught.value) == f"cannot read {os.fspath(looped)!a}: {expected}"
+
+
+def test_the_reason_a_file_cannot_be_read_is_whole(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{")
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(binary)
+    # Python's own UnicodeDecodeError text, 83 characters: nothing cut.
+    assert str(caught.value) == (
+        f"cannot read {os.fspath(binary)!a}: not UTF-8 text ('utf-8' codec can't decode byte "
+        "0xff in position 0: invalid start byte)"
+    )
+    directory = tmp_path / "holder"
+    (directory / "config.json").mkdir(parents=True)
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(directory)
+    inner = os.fspath(directory / "config.json")
+    assert str(caught.value) == f"cannot read {inner!a}: {os.strerror(errno.EISDIR)}"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(f"{tmp_path}/a\0b")
+    assert (
+        str(caught.value) == f"cannot read {f'{tmp_path}/a' + chr(0) + 'b'!a}: embedded null byte"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # json's own messages end in "at" before the position it appends.
+        ('{"a": "unterminated', "Unterminated string starting at line 1 column 7"),
+        ('{"a": "\x01"}', "Invalid control character at line 1 column 8"),
+        ('{"a": 1}\n{', "Extra data at line 2 column 1"),
+    ],
+)
+def test_malformed_json_names_the_place_once(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(path)
+    assert str(caught.value) == f"{os.fspath(path)!a}: malformed JSON: {message}"
+
+
+def test_an_empty_path_is_refused_not_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(config("mamba-2.8b-hf.json")))
+    monkeypatch.chdir(tmp_path)
+    assert ssm_state(".").ssm_layers == 64
+    # (Path("") is Path("."), the directory named on purpose; only the string can be empty.)
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state("")
+    assert str(caught.value) == "empty path; give a config.json or a snapshot directory holding one"
+    assert caught.value.path == ""
 
 
 def test_a_file_path_with_odd_characters_stays_on_one_line(tmp_path: Path) -> None:
@@ -1642,3 +1752,16 @@ def test_fuzz_fields_of_a_real_config(
         _one_line(error)
     else:
         _check(state)
+
+
+def test_max_layers_is_public_and_is_the_limit_ssm_state_applies() -> None:
+    from decode_ring import models
+
+    assert "MAX_LAYERS" in models.__all__
+    assert models.MAX_LAYERS == 100_000
+    fields = config("mamba-2.8b-hf.json")
+    assert ssm_state(fields | {"num_hidden_layers": 100_000}).ssm_layers == 100_000
+    with pytest.raises(
+        ModelConfigError, match=r"'num_hidden_layers': 100001 layers is implausible"
+    ):
+        ssm_state(fields | {"num_hidden_layers": 100_001})

@@ -553,6 +553,7 @@ TABLE_FIXTURES = {
     "qwen3_5_moe": "qwen3.5-35b-a3b.json",
     "qwen3_next": "qwen3-next-80b-a3b-instruct.json",
     "zamba2": "zamba2-2.7b.json",
+    "zaya": "zaya1-8b-legacy.json",
 }
 
 
@@ -618,3 +619,92 @@ def test_importing_decode_ring_imports_no_models_module() -> None:
         [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
     )
     assert completed.stdout == "[]\n"
+
+
+# ZAYA1 (SGLang only). Every figure below is SGLang 0.5.23's own ZayaConfig.mamba2_cache_params
+# (configs/zaya.py:259-313), run from the wheel through tools/peer_agreement's loader at tp 1,
+# 2, 4 and 8 on both fixtures: conv ((8 + 2) * 128 / tp, (2 - 1) + (2 - 1)) and prev_hs
+# (2048, 1), bfloat16; the temporal (1, 1, 0) has no element. (The oracle's own registry reads
+# SGLang's _CONFIG_REGISTRY only and misses ZayaConfig, which registers itself with AutoConfig
+# at import, configs/zaya.py:316-331; the run added it by hand.)
+ZAYA_PEER = {
+    1: ((1280, 2), 5120),
+    2: ((640, 2), 2560),
+    4: ((320, 2), 1280),
+    8: ((160, 2), 640),
+}
+
+
+@pytest.mark.parametrize("tp", sorted(ZAYA_PEER))
+@pytest.mark.parametrize(("name", "layers"), [("zaya1-8b-legacy.json", 40), ("zaya1-8b.json", 20)])
+def test_zaya_state_is_sglangs_two_conv_tensors(name: str, tp: int, layers: int) -> None:
+    conv, conv_bytes = ZAYA_PEER[tp]
+    state = ssm_state(CONFIGS / name, tp_size=tp, layout="sglang")
+    (group,) = state.groups
+    assert group.kind == "short_conv"
+    assert group.layer_indices == tuple(range(0, 2 * layers, 2)) == state.layer_indices
+    assert [(t.name, t.shape, t.dtype, t.bytes) for t in group.tensors] == [
+        ("conv", conv, "bfloat16", conv_bytes),
+        ("prev_hs", (2048, 1), "bfloat16", 4096),
+        ("ssm", (1, 1, 0), "float32", 0),
+    ]
+    assert group.per_layer_bytes == conv_bytes + 4096 == state.per_layer_bytes
+    assert state.per_sequence_bytes == layers * (conv_bytes + 4096)
+    assert (state.conv_shape, state.ssm_shape, state.conv_bytes) == ((), (), 0)
+    # The CCA layers are the attention layers: they keep a KV cache as well.
+    assert state.attention is not None
+    assert state.attention.layer_indices == group.layer_indices
+    assert (state.attention.num_attention_heads, state.attention.num_key_value_heads) == (8, 2)
+    assert state.attention.head_dim == 128
+
+
+def test_zaya_metrale_keeps_every_column_in_float32() -> None:
+    state = ssm_state(CONFIGS / "zaya1-8b-legacy.json", tp_size=2, layout="metrale")
+    assert [(t.name, t.shape, t.dtype, t.bytes) for t in state.groups[0].tensors] == [
+        ("conv", (3, 640), "float32", 3 * 640 * 4),
+        ("prev_hs", (2, 2048), "float32", 2 * 2048 * 4),
+    ]
+
+
+def test_zaya_is_refused_by_the_vllm_layout() -> None:
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(config("zaya1-8b-legacy.json"))
+    assert str(caught.value) == (
+        "zaya config: field 'model_type': vLLM 0.33.0 has no zaya model; use layout sglang or "
+        "metrale"
+    )
+
+
+def test_zaya_layers_list_gives_the_layers_whatever_num_hidden_layers_says() -> None:
+    # SGLang configs/zaya.py:96-107: a non-empty zaya_layers is the layer count; "a" entries
+    # are the CCA layers, integers MoE layers.
+    fields = {**config("zaya1-8b-legacy.json"), "zaya_layers": ["a", 16, "a", 16, 16, "a"]}
+    state = ssm_state(fields, layout="sglang")
+    assert state.layer_indices == (0, 2, 5)
+    assert state.per_sequence_bytes == 3 * 9216
+    fields["zaya_layers"] = ["a", "m"]
+    with pytest.raises(ModelConfigError, match=r"field 'zaya_layers': entry 1 is 'm'; expected"):
+        ssm_state(fields, layout="sglang")
+
+
+def test_zaya_cca_windows_and_head_dim_spellings() -> None:
+    fields = {**config("zaya1-8b-legacy.json"), "cca_time0": 3, "cca_time1": 4}
+    del fields["head_dim"]
+    # head_dim from kv_channels (configs/zaya.py:151-154); padding (3 - 1) + (4 - 1) = 5.
+    (conv, _, _) = ssm_state(fields, layout="sglang").groups[0].tensors
+    assert conv.shape == (1280, 5)
+
+
+def test_zaya_refusals_name_the_fields() -> None:
+    fields = {**config("zaya1-8b-legacy.json"), "num_query_groups": 4}
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(fields, layout="sglang")
+    assert str(caught.value) == (
+        "zaya config: field 'num_query_groups': is 4 but num_key_value_heads is 2"
+    )
+    with pytest.raises(TensorParallelSplitError) as split:
+        ssm_state(config("zaya1-8b-legacy.json"), tp_size=3, layout="sglang")
+    assert str(split.value) == (
+        "zaya config: field 'num_attention_heads': tp_size 3 does not divide 1280 "
+        "((num_attention_heads + num_key_value_heads) * head_dim); the servers shard it evenly"
+    )

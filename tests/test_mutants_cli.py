@@ -9,6 +9,7 @@ the preflight tests do. Expected values are the README's, written out.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -533,6 +534,16 @@ def test_a_config_error_is_a_usage_error(
     missing.mkdir()
     assert usage_error(capsys, "state", "--config", str(missing)) == (
         f"{str(missing)!a}: directory has no config.json"
+    )
+
+
+def test_a_config_path_too_long_is_a_usage_error_not_an_output_error(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Issue 19: it was "cannot write the output", exit 74.
+    long = tmp_path / ("x" * 300)
+    assert usage_error(capsys, "state", "--config", str(long)) == (
+        f"cannot read {str(long)!a}: {os.strerror(errno.ENAMETOOLONG)}"
     )
 
 

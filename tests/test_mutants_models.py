@@ -291,7 +291,7 @@ def test_file_errors_carry_the_path(tmp_path: Path) -> None:
     error = refused(tmp_path, f"{str(tmp_path)!a}: directory has no config.json")
     assert error.path == str(tmp_path)
     missing = tmp_path / "missing.json"
-    error = refused(missing, f"{str(missing)!a}: cannot read: 'No such file or directory'")
+    error = refused(missing, f"cannot read {str(missing)!a}: No such file or directory")
     assert error.path == str(missing)
     malformed = tmp_path / "malformed.json"
     malformed.write_text("{")
@@ -337,7 +337,7 @@ FAMILY_LIST = (
     "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
     "jet_nemotron, "
     "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, olmo_hybrid, "
-    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2"
+    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
 )
 
 

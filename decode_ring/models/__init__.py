@@ -23,7 +23,7 @@ Layouts
     configs' ``mamba2_cache_params`` call them. Conv state is ``(channels, K - 1)``, never widened
     for speculative decoding (SGLang keeps draft-token states in separate scratch buffers, not
     counted here). A family the layout's server lacks (``jamba``, ``zamba2`` and ``olmo_hybrid``
-    in SGLang, ``jet_nemotron`` in vLLM) is refused, naming the server and version.
+    in SGLang, ``jet_nemotron`` and ``zaya`` in vLLM) is refused, naming the server and version.
 ``metrale``
     The reference server's own: the conv window keeps all ``K`` columns, ``(K, channels)``, with no
     speculative widening; recurrent states as vLLM shapes them; everything float32; vLLM's group
@@ -35,6 +35,9 @@ servers' TP rules); ``families`` (the registry: one reader and one entry per fam
 families); ``loading`` (files, directories); ``dtypes`` (every dtype rule); ``attention`` (the KV
 side and its TP checks); ``fields`` (typed, bounded field reads named in every refusal);
 ``errors``; ``state`` (the returned types); ``read`` (``ssm_state``, wrappers).
+
+``MAX_LAYERS`` is the one limit on a layer count (``num_hidden_layers``, a layer list), for
+callers that check a count before they read a config.
 
 A config whose ``model_type`` no family reads is a plain transformer (zero recurrent layers,
 zero bytes) when it has ``num_hidden_layers`` and nothing SSM-like; otherwise it is refused with
@@ -48,6 +51,7 @@ from __future__ import annotations
 from .dtypes import DTYPE_BYTES
 from .errors import ModelConfigError, TensorParallelSplitError
 from .families import FAMILIES
+from .fields import MAX_LAYERS
 from .loading import ConfigSource
 from .read import LAYOUTS, ssm_state
 from .state import AttentionLayers, LayerStates, SsmState, StateTensor
@@ -56,6 +60,7 @@ __all__ = [
     "DTYPE_BYTES",
     "FAMILIES",
     "LAYOUTS",
+    "MAX_LAYERS",
     "AttentionLayers",
     "ConfigSource",
     "LayerStates",

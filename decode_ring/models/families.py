@@ -19,7 +19,7 @@ from .kda import Kda
 from .linear_attention import LinearAttention
 from .mamba1 import Mamba1
 from .mamba2 import Mamba2
-from .short_conv import ShortConv
+from .short_conv import CcaConv, ShortConv
 from .state import AttentionLayers, Sizing, StateTensor
 
 __all__ = ["FAMILIES", "REGISTRY", "REMOVED", "SGLANG", "VLLM", "Family", "Geometry", "Parsed"]
@@ -509,6 +509,44 @@ def _read_lfm2_hidden(cfg: Fields, server: str) -> Parsed:
     return _read_short_conv(cfg, server, "hidden_size")
 
 
+def _read_zaya(cfg: Fields, server: str) -> Parsed:
+    """``zaya`` (ZAYA1, SGLang only): the CCA attention layers hold the conv state, and they are
+    the ``"a"`` entries of ``zaya_layers`` (the others are expert counts), which, when given and
+    not empty, is the layer count whatever ``num_hidden_layers`` says, else the even layers of
+    ``num_hidden_layers``. ``num_attention_heads``, ``num_key_value_heads`` (which
+    ``num_query_groups``, default 2, must equal), ``head_dim`` (else ``kv_channels``),
+    ``hidden_size``, ``cca_time0`` and ``cca_time1`` (default 2). transformers' native schema
+    (``layer_types`` of ``hybrid`` layers) is read as SGLang reads it: it does not translate it,
+    so 40 hybrid layers are 20 CCA layers. SGLang configs/zaya.py:96-107, :143-162, :232-313."""
+    zaya_layers = cfg.fields.get("zaya_layers")
+    if zaya_layers:
+        value = cfg.entries("zaya_layers", None)
+        for index, entry in enumerate(value):
+            if entry != "a" and (not isinstance(entry, int) or isinstance(entry, bool)):
+                raise cfg.fail(
+                    "zaya_layers",
+                    f"entry {index} is {show(entry)}; expected 'a' or an expert count",
+                )
+        layers = tuple(i for i, entry in enumerate(value) if entry == "a")
+    else:
+        layers = tuple(range(0, cfg.num_layers(), 2))
+    heads, kv_heads = cfg.int_("num_attention_heads"), cfg.int_("num_key_value_heads")
+    groups = cfg.opt_int("num_query_groups") or 2
+    if groups != kv_heads:
+        # SGLang's ZayaConfig asserts it (configs/zaya.py:162-164).
+        raise cfg.fail(
+            "num_query_groups", f"is {show(groups)} but num_key_value_heads is {show(kv_heads)}"
+        )
+    head_dim_field = "head_dim" if cfg.has("head_dim") else "kv_channels"
+    head_dim = cfg.int_(head_dim_field)
+
+    def geometry() -> CcaConv:
+        padding = sum(cfg.opt_int(field) or 2 for field in ("cca_time0", "cca_time1")) - 2
+        return CcaConv((heads + kv_heads) * head_dim, padding, cfg.int_("hidden_size"))
+
+    return _one(geometry, layers, gqa(cfg, layers, head_dim_field=head_dim_field))
+
+
 _JET_LAYERS: Final = frozenset({"jet"})
 _JET_ATTENTION: Final = frozenset({"attn", "swa"})
 
@@ -605,6 +643,7 @@ REGISTRY: Final[Mapping[str, Family]] = {
     "qwen3_5_moe": Family(_read_gated_delta_net, ("qwen3_5_moe_text",), hooks=_QWEN3_5),
     "qwen3_next": Family(_read_gated_delta_net, ("qwen3_next",), hooks=_SGLANG_CONFIG),
     "zamba2": Family(_read_zamba2, ("zamba2",), sglang=None),
+    "zaya": Family(_read_zaya, ("zaya",), vllm=None, hooks=_SGLANG_CONFIG),
 }
 # vLLM 0.33.0 lists these as previously supported (vllm/model_executor/models/registry.py:
 # 841-895), and SGLang 0.5.23 has no model for them.

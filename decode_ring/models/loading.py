@@ -1,9 +1,14 @@
 """Loading a config: a mapping, a ``config.json`` file, a snapshot directory holding one, or
 anything with ``to_dict()``; and finding, in the config or a wrapper around it, the mapping that
-holds a family's fields."""
+holds a family's fields.
+
+A path that cannot be read is refused as ``cannot read 'PATH': reason`` (``cannot_read``), a
+file that is not a JSON object as ``'PATH': malformed JSON: ...`` (``read_json_file``,
+``read_json_object``): the command line's resolver says the same through the same functions."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Mapping
@@ -13,7 +18,15 @@ from typing import Any, Final, Protocol
 from .errors import ModelConfigError
 from .fields import kind_name, show
 
-__all__ = ["WRAPPERS", "ConfigSource", "load", "unknown"]
+__all__ = [
+    "WRAPPERS",
+    "ConfigSource",
+    "cannot_read",
+    "load",
+    "read_json_file",
+    "read_json_object",
+    "unknown",
+]
 
 
 class _HasToDict(Protocol):
@@ -51,31 +64,73 @@ def _read_file(given: str | os.PathLike[str]) -> tuple[Mapping[str, Any], str]:
     raw = os.fspath(given)
     if not isinstance(raw, str):
         raise TypeError(f"a config path must be str, not {type(raw).__name__}")
+    if not raw:
+        # Path("") is the current directory, which nobody means by an empty string.
+        raise ModelConfigError(
+            "empty path; give a config.json or a snapshot directory holding one", path=raw
+        )
     path = Path(raw)
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError as error:  # ENAMETOOLONG and the like, which is_dir() does not swallow
+        raise cannot_read(raw, error) from None
+    if is_dir:
         path = path / "config.json"
-        if not path.is_file():
+        # lexists, not is_file(): a config.json that is a loop or a directory is there, and
+        # reading it says what is wrong with it.
+        if not os.path.lexists(path):
             raise ModelConfigError(f"{raw!a}: directory has no config.json", path=raw)
     name = os.fspath(path)
+    return read_json_file(path), name
+
+
+def cannot_read(path: str | os.PathLike[str], error: OSError) -> ModelConfigError:
+    """The refusal of a path ``error`` says cannot be read: ``cannot read 'PATH': reason``, the
+    OS's whole reason, a symlink loop named as one."""
+    name = os.fspath(path)
+    reason = error.strerror or str(error)
+    if error.errno == errno.ELOOP:
+        reason += " (a symlink loop)"
+    return ModelConfigError(f"cannot read {name!a}: {reason}", path=name)
+
+
+def read_json_file(path: Path) -> dict[str, Any]:
+    """The JSON object in the file at ``path``, read as UTF-8. Every failure is one
+    ``ModelConfigError`` naming the path with the whole reason; never an ``OSError``."""
+    name = os.fspath(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, ValueError) as error:
-        # ValueError: undecodable bytes, or a NUL in the path.
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
-        raise ModelConfigError(f"{name!a}: cannot read: {show(str(reason))}", path=name) from None
+        data = path.read_bytes()
+    except OSError as error:
+        raise cannot_read(name, error) from None
+    except ValueError as error:  # a NUL in the path
+        raise ModelConfigError(f"cannot read {name!a}: {error}", path=name) from None
     try:
-        # HF configs write Infinity (time_step_limit), which json accepts.
-        mapping = json.loads(text)
-    except json.JSONDecodeError as error:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise ModelConfigError(
-            f"{name!a}: malformed JSON: {error.msg} at line {error.lineno} column {error.colno}",
-            path=name,
+            f"cannot read {name!a}: not UTF-8 text ({error})", path=name
+        ) from None
+    return read_json_object(text, f"{name!a}", path=name)
+
+
+def read_json_object(text: str, where: str, *, path: str | None = None) -> dict[str, Any]:
+    """The JSON object in ``text``, refused in one line naming ``where`` (the error's ``path``
+    is ``path``). HF configs write ``Infinity`` (``time_step_limit``), which json accepts."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        # Some of json's messages end in "at" ("Unterminated string starting at"), before the
+        # position its str() appends: say the position once.
+        raise ModelConfigError(
+            f"{where}: malformed JSON: {error.msg.removesuffix(' at')} at line {error.lineno} "
+            f"column {error.colno}",
+            path=path,
         ) from None
     except RecursionError:
-        raise ModelConfigError(f"{name!a}: malformed JSON: nested too deep", path=name) from None
-    if not isinstance(mapping, dict):
-        raise ModelConfigError(f"{name!a}: JSON is {kind_name(mapping)}, not an object", path=name)
-    return mapping, name
+        raise ModelConfigError(f"{where}: malformed JSON: nested too deep", path=path) from None
+    if not isinstance(value, dict):
+        raise ModelConfigError(f"{where}: JSON is {kind_name(value)}, not an object", path=path)
+    return value
 
 
 def _ssm_marks(fields: Mapping[str, Any]) -> list[str]:

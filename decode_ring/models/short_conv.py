@@ -6,6 +6,13 @@ vLLM ``short_conv_state_shape`` (mamba_utils.py:249-259) as the ``ShortConv`` la
 dim / tp)``. SGLang feeds ``Mamba2StateShape.create`` with ``n_groups = 1``, ``num_heads = tp``
 and ``state_size = 0`` (configs/lfm2.py:59-98): conv ``(dim / tp, K - 1)`` and a temporal state
 ``(1, dim, 0)`` of no elements, which it allocates and which is listed here with its 0 bytes.
+
+ZAYA1's CCA layers (SGLang only, configs/zaya.py:259-313) hold two conv tensors and no other:
+``conv`` (the conv_qk left padding, ``((num_attention_heads + num_key_value_heads) * head_dim
+/ tp, (cca_time0 - 1) + (cca_time1 - 1))``) and ``prev_hs`` (the previous hidden state,
+``(hidden_size, 1)``, not split: it feeds replicated projections), in the conv dtype, beside a
+temporal state ``(1, 1, 0)`` of no elements (models/zaya.py:828-830 names them ``conv_state``
+and ``prev_hs_state``).
 """
 
 from __future__ import annotations
@@ -35,3 +42,26 @@ class ShortConv:
         if sizing.layout != "sglang":
             return (conv,)
         return conv, tensor("ssm", (1, self.dim, 0), sizing.dtypes.ssm())
+
+
+@dataclass(frozen=True, slots=True)
+class CcaConv:
+    """One ZAYA1 CCA layer's geometry: ``channels`` conv_qk channels (split over the ranks) with
+    a ``padding``-column window, and the ``hidden`` channels of the previous hidden state (one
+    column, on every rank whole)."""
+
+    kind: ClassVar[str] = "short_conv"
+    channels: int
+    padding: int
+    hidden: int
+
+    def tensors(self, cfg: Fields, sizing: Sizing) -> tuple[StateTensor, ...]:
+        """The two conv tensors of one layer, one sequence, one rank (and SGLang's empty one)."""
+        terms = "(num_attention_heads + num_key_value_heads) * head_dim"
+        channels = divide(cfg, "num_attention_heads", self.channels, sizing.tp, terms)
+        rule = sizing.dtypes.conv()
+        conv = tensor("conv", conv_window(sizing, channels, self.padding + 1, widened=False), rule)
+        previous = tensor("prev_hs", conv_window(sizing, self.hidden, 2, widened=False), rule)
+        if sizing.layout != "sglang":
+            return conv, previous
+        return conv, previous, tensor("ssm", (1, 1, 0), sizing.dtypes.ssm())

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ if __package__ in (None, ""):  # run as ``python tools/peer_agreement``
 from peer_agreement.compare import Tally, run_repo, state_differences
 from peer_agreement.peer_state import PeerState
 from peer_agreement.states import SglangStates, VllmStates, family_of
+from peer_agreement.transformers_configs import generate
 from peer_agreement.wheels import DOWNLOAD_HINT, open_wheels
 
 LAYOUTS = ("vllm", "sglang")
@@ -62,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--json", type=Path, help="write every case here as JSON")
         if name != "peers":
             command.add_argument("--repo", required=True, type=Path, help="decode_ring checkout")
+        if name == "states":
+            command.add_argument(
+                "--transformers-configs",
+                action="store_true",
+                help="also every FAMILIES model_type of --repo from transformers' own "
+                "AutoConfig.for_model(model_type).to_dict()",
+            )
     return parser
 
 
@@ -87,6 +96,10 @@ def peer_states(
 def command_states(arguments: argparse.Namespace) -> int:
     wheels = open_wheels(arguments.wheels)
     configs = sorted(arguments.configs.glob("*.json"))
+    if arguments.transformers_configs:
+        generated, skipped = generate(arguments.repo, Path(tempfile.mkdtemp(prefix="hf-configs-")))
+        configs += generated
+        print(f"transformers configs: {len(generated)}; no config class for: {skipped}")
     peers = peer_states(wheels, configs, arguments.tp, arguments.spec)
     keys = list(peers)
     jobs = [
@@ -150,7 +163,10 @@ def command_states(arguments: argparse.Namespace) -> int:
             ),
             encoding="utf-8",
         )
-    print(f"SUMMARY states: {functions.agreed} of {functions.compared} agree")
+    print(
+        f"SUMMARY states: {functions.agreed} of {functions.compared} agree; with the "
+        f"attention-head TP checks: {with_attention.agreed} of {with_attention.compared}"
+    )
     return 0
 
 

@@ -54,12 +54,13 @@ import copy
 import functools
 import inspect
 import linecache
+import re
 import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .peer_state import PeerGroup, PeerState, PeerTensor, refusal_text, tensor
 from .wheels import (
@@ -1429,6 +1430,16 @@ SGLANG_KINDS = {
 }
 
 
+# SGLang's own names for a config's tensors where a layer holds several conv tensors:
+# Zaya's conv[1] is prev_hs (S:sglang/srt/configs/zaya.py:257-260); its temporal is the
+# pool's ssm state (memory_pool.py:655-657).
+SGLANG_TENSOR_NAMES: Final = {"ZayaConfig": ("conv", "prev_hs", "ssm")}
+
+RECURRENT_KINDS: Final = frozenset({"gated_delta_net", "kda", "linear_attention"})
+
+_HEADS_SPLIT: Final = re.compile(r"self\.total_num_heads % (self\.)?(attn_)?tp_size == 0")
+
+
 class SglangStates:
     """SGLang 0.5.23's per-sequence state, from its wheel (see the module docstring)."""
 
@@ -1439,6 +1450,7 @@ class SglangStates:
         self.mamba_ssm_dtype = mamba_ssm_dtype
         self.registry = self._registry()
         self.entry_classes = self._entry_classes()
+        self.entry_files = self._entry_files()
         self.failed: dict[str, str] = {}
         self.last_model_config: Any = None
         self.last_chosen: Any = None
@@ -1544,6 +1556,42 @@ class SglangStates:
                     served.update(ast.unparse(item) for item in items)
         return served
 
+    def _entry_files(self) -> dict[str, Path]:
+        """Architecture -> the S:sglang/srt/models file whose ``EntryClass`` serves it."""
+        files: dict[str, Path] = {}
+        for path in sorted((self.root / "sglang/srt/models").rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
+                ):
+                    value = node.value
+                    items = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+                    for item in items:
+                        files.setdefault(ast.unparse(item), path)
+        return files
+
+    def attention_check(self, arch: str, mapping: Mapping[str, Any], tp: int) -> str | None:
+        """The attention layer's ``assert self.total_num_heads % tp_size == 0`` of the model
+        file serving ``arch`` (e.g. S:sglang/srt/models/falcon_h1.py:120,
+        granitemoehybrid.py:196), mirrored: the first such assert in that file, found in the
+        wheel, applied to the text config's ``num_attention_heads``; None when the file has
+        none or the heads split."""
+        path = self.entry_files.get(arch)
+        if path is None:
+            return None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assert) and _HEADS_SPLIT.fullmatch(ast.unparse(node.test)):
+                text = mapping.get("text_config") or mapping
+                heads = text.get("num_attention_heads") if isinstance(text, Mapping) else None
+                if isinstance(heads, int) and heads > 0 and heads % tp:
+                    return (
+                        f"AssertionError: {ast.unparse(node.test)} "
+                        f"(S:{_relative(str(path), self.root)}:{node.lineno}: "
+                        f"num_attention_heads {heads}, tp {tp})"
+                    )
+                return None
+        return None
+
     def config_class(self, name: str) -> type:
         """SGLang's config class ``name``, its module run whole."""
         module = self._class_modules()[name]
@@ -1574,6 +1622,7 @@ class SglangStates:
                 layer_rule=f"{SGLANG} has no config class for model_type {model_type!a}: "
                 "transformers' config, which mambaish_config never picks (no recurrent state)",
             )
+        base["attention_refusal"] = self.attention_check(str(arch), mapping, tp)
         try:
             return self._state(entry, mapping, base)
         except Exception as error:
@@ -1585,6 +1634,12 @@ class SglangStates:
         module, name = entry
         cls = self.config_class(name)
         config = cls(**copy.deepcopy(dict(mapping)))
+        text_config = getattr(config, "text_config", None)
+        if isinstance(text_config, dict):
+            # transformers' wrapper configs (e.g. Lfm2VlConfig.__init__, the base SGLang's
+            # S:sglang/srt/configs/lfm2_vl.py:27 subclasses) turn a text_config dict into a
+            # config object; the stubbed PretrainedConfig does not, so mirror it with attributes.
+            config.text_config = types.SimpleNamespace(**text_config)
         model_config = types.SimpleNamespace(
             hf_config=config, is_draft_model=False, linear_attn_registry_result=None
         )
@@ -1608,15 +1663,26 @@ class SglangStates:
         kind = _sglang_kind(chosen)
         convs = [tuple(shape) for shape in params.shape.conv]
         temporal = tuple(params.shape.temporal)
-        state_name = "ssm" if kind in ("mamba1", "mamba2") else "recurrent"
-        triples = [
-            (f"conv{index}" if index else "conv", shape, params.dtype.conv)
-            for index, shape in enumerate(convs)
-        ] + [(state_name, temporal, params.dtype.temporal)]
-        kept = [item for item in triples if _numel(item[1]) > 0]
-        notes = []
-        if len(kept) != len(triples):
-            notes.append("zero-element tensors (SGLang's placeholder temporal state) left out")
+        own_names = SGLANG_TENSOR_NAMES.get(type(chosen).__name__)
+        if own_names is not None and len(own_names) == len(convs) + 1:
+            names = list(own_names)
+        else:
+            # A short conv's temporal is a placeholder in MambaPool's ssm state
+            # (S:sglang/srt/mem_cache/memory_pool.py:655-657): "ssm", as for Mamba.
+            state_name = "recurrent" if kind in RECURRENT_KINDS else "ssm"
+            names = [f"conv{index}" if index else "conv" for index in range(len(convs))]
+            names.append(state_name)
+        # A zero-element tensor (Zaya's placeholder temporal state) is still allocated by
+        # MambaPool (S:sglang/srt/mem_cache/memory_pool.py:655-657), at 0 bytes: kept.
+        kept = list(
+            zip(
+                names,
+                [*convs, temporal],
+                [params.dtype.conv] * len(convs) + [params.dtype.temporal],
+                strict=True,
+            )
+        )
+        notes: list[str] = []
         tensors = tuple(
             tensor(tensor_name, shape, dtype.name, dtype.itemsize)
             for tensor_name, shape, dtype in kept
@@ -1665,9 +1731,15 @@ def _dtype_argument(cls: type) -> str:
 def _failed(base: dict[str, Any], error: Exception) -> PeerState:
     """The peer's refusal (an ``assert``/``raise`` of its own, or a field the checkpoint lacks:
     ``AttributeError``/``KeyError`` fail the server alike), else an oracle gap: Python failing
-    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart."""
+    on a placeholder, recorded as a note "oracle gap" that the comparisons count apart. A
+    ``TypeError`` on a real ``None`` (no placeholder in it) is the peer failing too."""
     if isinstance(error, AttributeError | KeyError) or is_peer_refusal(error):
         return PeerState(**base, refusal=refusal_text(error))
+    if isinstance(error, TypeError) and "'NoneType'" in str(error) and "Stub" not in str(error):
+        # The wheel's code on a field the config leaves None (transformers' default, e.g.
+        # KimiLinearConfig.linear_attn_config, Lfm2MoeConfig.layer_types): the server fails
+        # to start on it just the same, so it counts as the peer refusing.
+        return PeerState(**base, refusal=f"fails on a None field: {refusal_text(error)}")
     return PeerState(**base, notes=(f"oracle gap: {refusal_text(error)}",))
 
 
