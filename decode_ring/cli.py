@@ -24,8 +24,7 @@ from ._facade import (
     rust_usize_from_str,
 )
 from ._usize_py import USIZE_MAX
-from .models import LAYOUTS, ModelConfigError, SsmState
-from .models.fields import MAX_LAYERS
+from .models import LAYOUTS, MAX_LAYERS, ModelConfigError, SsmState
 from .preflight import (
     DecodeRingConflict,
     PostLoadKvHeadroom,

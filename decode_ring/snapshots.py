@@ -22,16 +22,15 @@ Every refusal is a ``ModelConfigError`` whose message is one line:
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from .models import ConfigSource, ModelConfigError
+from .models.loading import cannot_read, read_json_file, read_json_object
 
 STDIN: Final = "-"
 CONFIG_FILE: Final = "config.json"
@@ -50,47 +49,6 @@ class ModelReference:
     config: ConfigSource
     shown: str
     snapshot: Path | None
-
-
-def cannot_read(path: str | os.PathLike[str], error: OSError) -> ModelConfigError:
-    """The refusal for a path that ``error`` says cannot be read, naming a
-    symlink loop as one."""
-    reason = error.strerror or str(error)
-    if error.errno == errno.ELOOP:
-        reason += " (a symlink loop)"
-    return ModelConfigError(f"cannot read {os.fspath(path)!a}: {reason}", path=os.fspath(path))
-
-
-def read_json_file(path: Path) -> Mapping[str, Any]:
-    """The JSON object in the file at ``path``, read as UTF-8; every failure
-    is one line naming the path and the whole reason."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise cannot_read(path, error) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ModelConfigError(
-            f"cannot read {os.fspath(path)!a}: not UTF-8 text ({error})", path=os.fspath(path)
-        ) from None
-    return read_json_object(text, f"{os.fspath(path)!a}")
-
-
-def read_json_object(text: str, where: str) -> Mapping[str, Any]:
-    """The JSON object in ``text``, refused in one line naming ``where``."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ModelConfigError(
-            f"{where}: malformed JSON: {error.msg.removesuffix(' at')} at line {error.lineno} "
-            f"column {error.colno}"
-        ) from None
-    except RecursionError:
-        raise ModelConfigError(f"{where}: malformed JSON: nested too deep") from None
-    if not isinstance(value, dict):
-        raise ModelConfigError(f"{where}: JSON is {type(value).__name__}, not an object")
-    return value
 
 
 def cache_snapshot(folder: Path) -> Path:
