@@ -126,3 +126,17 @@ def test_free_threaded_wheels_are_tested_with_the_test_extra_they_can_install() 
     assert "cp313t-*" in cibuildwheel["build"] and "cp314t-*" in cibuildwheel["build"]
     assert not any(name.startswith("transformers") for name in printed)
     assert "hypothesis>=6.100,<6.156" in printed
+
+
+@needs_source
+def test_every_subpackage_is_packaged() -> None:
+    # setuptools installs only the packages pyproject lists: a subpackage
+    # left out works in the source tree and is missing from every wheel.
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from 3.11")
+    with (SOURCE / "pyproject.toml").open("rb") as handle:
+        listed = tomllib.load(handle)["tool"]["setuptools"]["packages"]
+    found = sorted(
+        ".".join(init.parent.relative_to(SOURCE).parts)
+        for init in (SOURCE / "decode_ring").rglob("__init__.py")
+    )
+    assert sorted(listed) == found
