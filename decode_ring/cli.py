@@ -59,7 +59,7 @@ from .sizing import (
     server_plan,
     state_report,
 )
-from .snapshots import HUB_EXTRA, ModelReference, resolve_model, snapshot_weights
+from .snapshots import CONFIG_HELP, HUB_EXTRA, ModelReference, resolve_model, snapshot_weights
 from .units import ACCEPTED_FORMS, parse_memory_size, quoted
 
 EXIT_OK: Final = 0
@@ -94,10 +94,6 @@ SIZES_EPILOG: Final = (
     f"SIZE: {ACCEPTED_FORMS}. So 80G is 80 x 10^9 bytes and 80GiB 80 x 2^30. A bare "
     "number is bytes, and a bare number under 1 MiB (but 0) is refused: write 80GiB, or 80B "
     f"to mean bytes. {SEE_TOP_HELP}"
-)
-CONFIG_HELP: Final = (
-    "the model: a config.json, a snapshot directory, a models--ORG--NAME cache folder, "
-    f"ORG/NAME from the local Hugging Face cache ({HUB_EXTRA}), or - for stdin"
 )
 GIVEN: Final = "given_flags"  # the namespace attribute that records the flags given
 

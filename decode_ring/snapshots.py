@@ -39,6 +39,12 @@ HUB_EXTRA: Final = "pip install 'decode_ring[hub]'"
 _REPO_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
 _CACHE_FOLDER: Final = re.compile(r"models--(.+)--(.+)")
 
+# What resolve_model accepts, as every command's --config help says it.
+CONFIG_HELP: Final = (
+    "the model: a config.json, a snapshot directory, a models--ORG--NAME cache folder, "
+    f"ORG/NAME from the local Hugging Face cache ({HUB_EXTRA}), or - for stdin"
+)
+
 
 @dataclass(frozen=True)
 class ModelReference:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Final, TypeVar
 
+from ..snapshots import CONFIG_HELP, resolve_model
 from ..units import ACCEPTED_FORMS, parse_size, quoted
 from . import render as _render  # noqa: F401  (registers the renderers)
 from ._common import ServerArgumentError
@@ -145,7 +146,7 @@ def _common(command: argparse.ArgumentParser) -> None:
         "--config",
         required=True,
         metavar="PATH",
-        help="the model's config.json, or the directory holding it",
+        help=CONFIG_HELP,
     )
     command.add_argument(
         "--gpu-arch",
@@ -228,7 +229,7 @@ def run_vllm(args: argparse.Namespace) -> VllmReservation:
         _VLLM_FLAG_OF,
         notes,
         lambda: vllm_reservation(
-            args.config,
+            resolve_model(args.config).config,
             tensor_parallel_size=args.tensor_parallel_size,
             max_num_seqs=args.max_num_seqs,
             max_model_len=args.max_model_len,
@@ -336,7 +337,7 @@ def run_sglang(args: argparse.Namespace) -> SglangReservation:
         _SGLANG_FLAG_OF,
         notes,
         lambda: sglang_reservation(
-            args.config,
+            resolve_model(args.config).config,
             tp_size=args.tp_size,
             available_memory=args.available_memory,
             max_mamba_cache_size=args.max_mamba_cache_size,
