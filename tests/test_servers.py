@@ -20,11 +20,9 @@ Agreement over the whole grid, against ``tools/peer_agreement/reservations.py`` 
 oracle, run from the wheels): every fixture x tp 1, 2, 4, 8 x speculative tokens 0, 2 (SGLang:
 draft tokens 0, 4) x prefix caching on, off (SGLang: radix cache on, off) x budgets (vLLM: none,
 40 and 80 GiB; SGLang: 20, 40, 60 and 100 GiB), field by field (refusals counted once per case):
-vLLM 8,664 of 8,664, SGLang 4,581 of 4,746. SGLang's 165 others: Zaya (128; the models package
-does not read it yet), tp 8 for 12 attention heads (32; the models package refuses the split,
-the oracle's SGLang side builds no attention), and 5 cases with the radix cache off where more
-than 2048 requests fit the state pool and SGLang's default estimate from the KV pool's tokens
-binds (not modelled; ``max_running_requests_rule`` says so).
+see ``tools/peer_agreement/README.md`` for the grid and the count. The KV pool's tokens, which
+SGLang's default running-request estimate reads, come from ``DefaultPoolConfigurator`` and
+``ModelConfig._derive_model_shapes`` run from the wheel.
 """
 
 from __future__ import annotations
@@ -46,6 +44,8 @@ NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
 QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
 MAMBA = CONFIGS / "mamba-2.8b-hf.json"
 ZAMBA2 = CONFIGS / "zamba2-2.7b.json"
+ZAYA_LEGACY = CONFIGS / "zaya1-8b-legacy.json"
+KIMI_LINEAR = CONFIGS / "kimi-linear-48b-a3b-instruct.json"
 GIB = 2**30
 
 # --- facts ------------------------------------------------------------------------------------
@@ -218,6 +218,48 @@ def test_sglang_non_radix_architecture_keeps_ratio_three() -> None:
     assert (r.mamba_radix_cache_strategy, r.ratio) == ("auto", 3)
     with pytest.raises(ServerArgumentError, match="mamba_radix_cache_strategy"):
         sglang_reservation(MAMBA, available_memory=60 * GIB, mamba_radix_cache_strategy="no_buffer")
+
+
+def test_sglang_estimate_from_the_kv_pool_binds() -> None:
+    # resolve_max_num_reqs (kv_cache_configurator.py:3119-3172) with the KV pool's tokens from
+    # DefaultPoolConfigurator (pool_configurator.py:340-634), as the oracle ran them: ZAYA1's 40
+    # attention layers hold 2 KV heads x (128 + 128) x 2 B each per token; 11,302,584,320 B
+    # of KV pool hold 275,942 tokens; int(275942 / 131072 x 512) = 1077, raised to the floor
+    # 2048, below 27,593 slots // 3 and 275,942 // 2.
+    r = sglang_reservation(ZAYA_LEGACY, available_memory=20 * GIB)
+    assert r.kv_bytes_per_token == 2 * (128 + 128) * 40 * 2 == 40_960
+    assert (r.kv_cache_bytes, r.kv_tokens) == (11_302_584_320, 275_942)
+    assert (r.context_length, r.context_length_rule) == (131_072, "config max_position_embeddings")
+    assert (r.slots, r.max_running_requests) == (27_593, 2048)
+    # A shorter context raises the estimate to its ceiling, 4096.
+    short = sglang_reservation(ZAYA_LEGACY, available_memory=20 * GIB, context_length=4096)
+    assert (short.context_length_rule, short.max_running_requests) == ("--context-length", 4096)
+
+
+def test_sglang_estimate_for_mla_kimi_linear() -> None:
+    # MLA: one latent of kv_lora_rank 512 + qk_rope_head_dim 64 per token for its 7 attention
+    # layers, whatever the tp; model_max_length 1,048,576. The oracle: 4,205,455 tokens and
+    # int(4205455 / 1048576 x 512) = 2053 running requests with the radix cache off.
+    r = sglang_reservation(
+        KIMI_LINEAR, tp_size=8, available_memory=60 * GIB, disable_radix_cache=True
+    )
+    assert r.kv_bytes_per_token == (512 + 64) * 7 * 2 == 8064
+    assert (r.kv_tokens, r.max_running_requests) == (4_205_455, 2053)
+
+
+def test_sglang_attention_free_model_sizes_its_kv_pool_to_the_context() -> None:
+    # No attention layer: the pool holds context_len tokens (pool_configurator.py:243-248), and
+    # mamba-2.8b-hf has no context field, so 2048 (common.py:694): at most 2048 // 2 running.
+    r = sglang_reservation(MAMBA, available_memory=60 * GIB, disable_radix_cache=True)
+    assert (r.kv_bytes_per_token, r.kv_tokens, r.context_length) == (0, 2048, 2048)
+    assert r.context_length_rule == "no context-length field: SGLang's default"
+    assert r.max_running_requests == 1024
+
+
+def test_sglang_refuses_a_context_longer_than_the_models() -> None:
+    with pytest.raises(ServerArgumentError, match="context_length: 4096 is longer than") as error:
+        sglang_reservation(MAMBA, available_memory=60 * GIB, context_length=4096)
+    assert error.value.field == "context_length"
 
 
 # --- metrale -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ __all__: list[str] = []
 _V = "vllm/v1/kv_cache_interface.py"
 _P = "vllm/v1/core/kv_cache_planning.py"
 _S = "sglang/srt/mem_cache/kv_cache_configurator.py"
+_POOL = "sglang/srt/model_executor/pool_configurator.py"
 
 
 def _bytes(value: int | None) -> str:
@@ -171,17 +172,28 @@ def _(reservation: SglangReservation) -> Rendered:
             "(K + 1) x per request (MambaPool, sglang/srt/mem_cache/memory_pool.py:722-753)",
         ),
         _row(
-            "max running requests",
-            str(r.max_running_requests),
-            f"{r.max_running_requests_rule} ({_S}:3119-3172)",
-        ),
-        _row(
             "speculative scratch",
             _bytes(r.speculative_scratch_bytes),
             f"{r.speculative_num_draft_tokens} draft tokens x (running + 1) rows "
             "(memory_pool.py:864-965)",
         ),
         _row("kv cache", _bytes(r.kv_cache_bytes), f"what is left for the KV pool ({_S}:3409)"),
+        _row(
+            "kv per token",
+            _bytes(r.kv_bytes_per_token),
+            f"{r.kv_bytes_per_token_rule} (_compute_cell_size, {_POOL}:340-534)",
+        ),
+        _row(
+            "kv tokens",
+            "unknown" if r.kv_tokens is None else f"{r.kv_tokens:,}",
+            f"kv cache // kv per token; the context without attention ({_POOL}:243-248, 623-634)",
+        ),
+        _row("context length", f"{r.context_length:,}", r.context_length_rule),
+        _row(
+            "max running requests",
+            str(r.max_running_requests),
+            f"{r.max_running_requests_rule} (resolve_max_num_reqs, {_S}:3119-3172)",
+        ),
         "",
         *_side_by_side(
             f"at {r.requested_requests} requests",

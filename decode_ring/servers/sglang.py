@@ -5,7 +5,9 @@ SGLang sizes its state pool from memory, not from the batch: ``_handle_max_mamba
 memory left after the weights into ``K`` state slots (``--max-mamba-cache-size``), ``MambaPool``
 allocates ``K + 1`` of them (one is padding, sglang/srt/mem_cache/memory_pool.py:722-753), and the
 scheduler caps running requests at ``K // ratio`` (``resolve_max_num_reqs``, :3119-3172), where
-``ratio`` is the state slots one request may hold (``_calculate_mamba_ratio``, :3062-3088).
+``ratio`` is the state slots one request may hold (``_calculate_mamba_ratio``, :3062-3088), and
+at its estimate from the KV pool's tokens (what is left after the state pool, over the KV bytes
+per token of ``DefaultPoolConfigurator``, sglang/srt/model_executor/pool_configurator.py).
 With speculative decoding the pool also keeps scratch per running request
 (memory_pool.py:864-965). Citations are paths in the ``sglang-0.5.23`` wheel.
 
@@ -50,9 +52,28 @@ _BASE_RATIO: Final = 3
 _TRACKING_SLOTS: Final = {"extra_buffer": 2, "extra_buffer_lazy": 1, "no_buffer": 0}
 # speculative_hook.py:1086-1094 (_handle_eagle_family).
 _SPECULATIVE_MAX_RUNNING_REQUESTS: Final = 48
-# resolve_max_num_reqs (kv_cache_configurator.py:3124-3126): the default estimate lies here.
+# resolve_max_num_reqs (kv_cache_configurator.py:3119-3132): the default estimate is
+# int(tokens / context_len * 512), clamped to [2048, 4096], and every cap to half the tokens.
+_ESTIMATE_REQUESTS_PER_CONTEXT: Final = 512
 _ESTIMATE_FLOOR: Final = 2048
 _ESTIMATE_CEILING: Final = 4096
+# get_context_length (sglang/srt/utils/hf_transformers/common.py:668-695), in its order.
+_CONTEXT_LENGTH_KEYS: Final = (
+    "max_sequence_length",
+    "seq_length",
+    "max_seq_len",
+    "model_max_length",
+    "max_position_embeddings",
+)
+_DEFAULT_CONTEXT_LENGTH: Final = 2048
+# _get_and_verify_dtype (configs/model_config.py:2284-2340): --dtype auto keeps a bfloat16 or
+# float16 config and casts float32 (or none) to float16, so the auto KV cache holds 2 bytes.
+_KV_ELEMENT_BYTES: Final = 2
+
+# configs/model_config.py:1420-1431: their MLA reads qk_rope_head_dim as 0 under use_mla_nope.
+_MLA_NOPE_ARCHS: Final = frozenset(
+    {"BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration"}
+)
 
 # sglang/srt/arg_groups/overrides.py:369-399 (_MAMBA_RADIX_CACHE_ARCHS).
 _MAMBA_RADIX_CACHE_ARCHS: Final = frozenset(
@@ -149,11 +170,15 @@ class SglangReservation:
     speculative_ssm_scratch_bytes: int
     speculative_conv_scratch_bytes: int
     kv_cache_bytes: int | None
+    kv_bytes_per_token: int
+    kv_bytes_per_token_rule: str
+    kv_tokens: int | None
     requested_requests: int
     slots_for_requested: int
     pool_bytes_for_requested: int
     naive_state_bytes: int
-    context_length: int | None
+    context_length: int
+    context_length_rule: str
     assumptions: tuple[str, ...]
 
     @property
@@ -263,9 +288,11 @@ def sglang_reservation(
     ``available_memory`` is the post-weights budget per rank in bytes (the ``rest`` that
     ``_handle_max_mamba_cache`` receives); it sizes the pool unless ``max_mamba_cache_size`` (or
     ``disable_radix_cache`` with ``max_running_requests``) fixes it, and it is needed for
-    ``kv_cache_bytes``. ``speculative_num_draft_tokens > 0`` means EAGLE/NEXTN speculation with
-    topk 1. ``context_length`` is reported; it enters only SGLang's default running-request
-    estimate from the KV pool, which is not modelled (see ``max_running_requests_rule``).
+    ``kv_cache_bytes``, the KV pool's tokens and so the running-request cap SGLang derives from
+    them.
+    ``speculative_num_draft_tokens > 0`` means EAGLE/NEXTN speculation with topk 1.
+    ``context_length`` (default: SGLang's reading of the config) enters that cap; one longer
+    than the config's is refused, as SGLang refuses it.
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value SGLang
     refuses, for a budget that holds no state slot, and for what is not modelled;
@@ -295,6 +322,7 @@ def sglang_reservation(
             field="model_type",
         )
     architecture = _architecture(root)
+    context_len, context_rule = _context_length(family_fields, context)
     strategy, strategy_rule, overlap = _strategy(
         requested, architecture, family_fields.get("layer_types"), radix_off
     )
@@ -361,31 +389,52 @@ def sglang_reservation(
             )
         kv_bytes = int(left * _GIB)
 
+    kv_per_token, kv_rule = _kv_bytes_per_token(state, architecture, family_fields, tp)
+    # DefaultPoolConfigurator.calculate_pool_sizes (pool_configurator.py:623-634): page size 1;
+    # with no attention layer the pool is sized to the context (:243-248).
+    kv_tokens = None
+    if kv_bytes is not None:
+        kv_tokens = kv_bytes // kv_per_token if kv_per_token else context_len
     cap = slots // ratio
-    if cap <= 0:
-        raise ServerArgumentError(
-            f"argument {'max_mamba_cache_size' if slots_given is not None else 'available_memory'}"
-            f": {slots} state slots at {ratio} per request serve no request; SGLang refuses to "
-            "start (kv_cache_configurator.py:3160-3168)",
-            field="max_mamba_cache_size" if slots_given is not None else "available_memory",
-        )
     if running is not None:
-        capped_running = min(running, cap)
+        wanted = running
         running_rule = (
-            f"min(--max-running-requests {running}, slots {slots} // ratio {ratio})"
+            f"--max-running-requests {running}"
             if running_given is not None
-            else f"min(48 for speculative decoding, slots {slots} // ratio {ratio})"
+            else "48 for speculative decoding"
+        )
+    elif kv_tokens is not None:
+        estimate = int(kv_tokens / context_len * _ESTIMATE_REQUESTS_PER_CONTEXT)
+        wanted = max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR)
+        running_rule = (
+            f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context_len} x "
+            f"{_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
         )
     else:
-        capped_running = min(cap, _ESTIMATE_CEILING)
-        running_rule = f"min(slots {slots} // ratio {ratio}, {_ESTIMATE_CEILING})"
-    if running_given is None and running_default is None and cap > _ESTIMATE_FLOOR:
-        running_rule += (
-            "; SGLang's default estimate from the KV pool's tokens (2048 to 4096, and at most "
-            "half the tokens) may be lower: not modelled"
+        wanted = _ESTIMATE_CEILING
+        running_rule = (
+            f"SGLang's estimate from the KV pool, at most {_ESTIMATE_CEILING} (without "
+            "available_memory the KV pool's tokens, and so the estimate, are unknown: an upper "
+            "bound)"
         )
-    else:
-        running_rule += "; assumes the KV pool holds at least twice as many tokens"
+    capped_running = min(wanted, cap)
+    running_rule = f"min({running_rule}, slots {slots} // ratio {ratio}"
+    if kv_tokens is not None:
+        capped_running = min(capped_running, kv_tokens // 2)
+        running_rule += f", {kv_tokens} KV tokens // 2"
+    running_rule += ")"
+    if capped_running <= 0:
+        field = "max_mamba_cache_size" if slots_given is not None else "available_memory"
+        short = (
+            f"{slots} state slots at {ratio} per request serve"
+            if cap <= 0
+            else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
+        )
+        raise ServerArgumentError(
+            f"argument {field}: {short} no request; SGLang refuses to start "
+            "(kv_cache_configurator.py:3160-3168)",
+            field=field,
+        )
     # What the operator asked to run (else what runs): it takes ratio slots each.
     requested_requests = running if running is not None else capped_running
     ssm_scratch, conv_scratch = _speculative_scratch(state, capped_running, draft)
@@ -421,12 +470,80 @@ def sglang_reservation(
         speculative_ssm_scratch_bytes=ssm_scratch,
         speculative_conv_scratch_bytes=conv_scratch,
         kv_cache_bytes=kv_bytes,
+        kv_bytes_per_token=kv_per_token,
+        kv_bytes_per_token_rule=kv_rule,
+        kv_tokens=kv_tokens,
         requested_requests=requested_requests,
         slots_for_requested=requested_requests * ratio,
         pool_bytes_for_requested=(requested_requests * ratio + 1) * per_req,
         naive_state_bytes=requested_requests * per_req,
-        context_length=context,
+        context_length=context_len,
+        context_length_rule=context_rule,
         assumptions=tuple(assumptions),
+    )
+
+
+def _context_length(text: Mapping[str, Any], given: int | None) -> tuple[int, str]:
+    """(``ModelConfig.context_len``, its rule): ``--context-length`` when it is at most what
+    ``get_context_length`` reads from the text config (common.py:677-695: the first of
+    ``_CONTEXT_LENGTH_KEYS``, times a RoPE scaling factor, else 2048), which SGLang refuses to
+    exceed (``_derive_context_length``, configs/model_config.py:1291-1316, without
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN). Fields transformers' config class would
+    default are not read: a key missing from the file is missing here."""
+    scaling = text.get("rope_scaling")
+    factor: Any = 1
+    if isinstance(scaling, Mapping) and scaling:
+        factor = scaling.get("factor", 1)
+        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+            factor = 1
+    derived, rule = _DEFAULT_CONTEXT_LENGTH, "no context-length field: SGLang's default"
+    for key in _CONTEXT_LENGTH_KEYS:
+        value = text.get(key)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ModelConfigError(f"field {key!r}: {value!r} is not an integer", field=key)
+            derived = int(factor * value) if isinstance(factor, int | float) else value
+            rule = f"config {key}" + (f" x RoPE factor {factor}" if factor != 1 else "")
+            break
+    if given is None:
+        return derived, rule
+    if given > derived:
+        raise fail(
+            "context_length",
+            f"{given} is longer than the model's {derived} ({rule}); SGLang refuses it "
+            "(configs/model_config.py:1295-1316)",
+        )
+    return given, "--context-length"
+
+
+def _kv_bytes_per_token(
+    state: SsmState, architecture: str, text: Mapping[str, Any], tp: int
+) -> tuple[int, str]:
+    """(KV cache bytes per token on one rank, its rule), as
+    ``DefaultPoolConfigurator._compute_cell_size`` (pool_configurator.py:340-534) sizes it for
+    the full-attention layers (:226-235) with the auto KV dtype: MLA keeps one latent of
+    ``kv_lora_rank + qk_rope_head_dim`` per layer (``calculate_mla_kv_cache_dim``,
+    kv_cache_configurator.py:3412-3423; BailingMoeV3 with ``use_mla_nope`` drops the rope
+    part, configs/model_config.py:1420-1431), other attention ``max(1, kv_heads // tp)`` heads
+    of ``head_dim + v_head_dim`` (``get_num_kv_heads``, :1700-1711)."""
+    attention = state.attention
+    if attention is None:
+        return 0, "no attention layer: no KV cache"
+    layers = len(attention.layer_indices)
+    if attention.mla:
+        rank, rope = attention.kv_lora_rank or 0, attention.qk_rope_head_dim or 0
+        if architecture in _MLA_NOPE_ARCHS and text.get("use_mla_nope"):
+            rope = 0
+        return (
+            (rank + rope) * layers * _KV_ELEMENT_BYTES,
+            f"MLA ({rank} + {rope}) x {layers} layers x {_KV_ELEMENT_BYTES} B",
+        )
+    heads = max(1, attention.num_key_value_heads // tp)
+    width = attention.head_dim + attention.v_head_dim
+    return (
+        heads * width * layers * _KV_ELEMENT_BYTES,
+        f"{heads} KV heads x ({attention.head_dim} + {attention.v_head_dim}) x {layers} layers "
+        f"x {_KV_ELEMENT_BYTES} B",
     )
 
 

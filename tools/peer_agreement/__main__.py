@@ -174,6 +174,9 @@ GIB = 1 << 30
 # Budgets per rank: vLLM's --kv-cache-memory-bytes, SGLang's post-weights "rest".
 VLLM_BUDGETS = (None, 20 * GIB, 60 * GIB)
 SGLANG_BUDGETS = (20 * GIB, 60 * GIB)
+# None: the config's own context; 4096: a short --context-length, so the estimate from the KV
+# pool's tokens reaches its ceiling (and exceeds the 2048 of configs without a length field).
+SGLANG_CONTEXTS = (None, 4096)
 
 
 def reservation_cases(
@@ -200,18 +203,20 @@ def reservation_cases(
                             }
                         )
                     for available in SGLANG_BUDGETS:
-                        cases.append(
-                            {
-                                "server": "sglang",
-                                "config": str(path.resolve()),
-                                "arguments": {
-                                    "tp_size": tp,
-                                    "speculative_num_draft_tokens": spec,
-                                    "disable_radix_cache": not prefix,
-                                    "available_memory": available,
-                                },
-                            }
-                        )
+                        for context in SGLANG_CONTEXTS:
+                            cases.append(
+                                {
+                                    "server": "sglang",
+                                    "config": str(path.resolve()),
+                                    "arguments": {
+                                        "tp_size": tp,
+                                        "speculative_num_draft_tokens": spec,
+                                        "disable_radix_cache": not prefix,
+                                        "available_memory": available,
+                                        "context_length": context,
+                                    },
+                                }
+                            )
     return cases
 
 

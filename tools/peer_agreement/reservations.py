@@ -50,6 +50,7 @@ import functools
 import json
 import math
 import os
+import sys
 import traceback
 import types
 from collections.abc import Mapping, Sequence
@@ -102,6 +103,8 @@ SGLANG_FIELDS = (
     "max_running_requests",
     "speculative_scratch_bytes",
     "kv_cache_bytes",
+    "kv_bytes_per_token",
+    "kv_tokens",
 )
 
 ASSUMPTIONS = {
@@ -125,10 +128,10 @@ ASSUMPTIONS = {
         "backend); no_buffer runs without the overlap scheduler, as SGLang pairs them",
         "one attention-DP shard, no pipeline parallelism, no ReplaySSM, no fused draft state",
         "SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK unset",
-        "kv_cache_bytes is what _handle_max_mamba_cache leaves for the KV pool; the token "
-        "capacity for resolve_max_num_reqs is kv_cache_bytes // (2 * kv_heads/tp * head_dim * "
-        "2 bytes * attention layers), MLA (kv_lora_rank + qk_rope_head_dim) * 2 bytes * "
-        "attention layers, mirrored; unbounded for an attention-free model",
+        "kv_cache_bytes is what _handle_max_mamba_cache leaves for the KV pool; its tokens are "
+        "DefaultPoolConfigurator.calculate_pool_sizes (page size 1) of _compute_cell_size, run "
+        "from the wheel with ModelConfig._derive_model_shapes / get_num_kv_heads and the auto "
+        "KV dtype (_get_and_verify_dtype); no context or DSA layer split, no QSA, no hisparse",
     ),
 }
 
@@ -533,6 +536,7 @@ class SglangReservations:
         self.states: dict[str | None, SglangStates] = {}
         self.flags: dict[str, Any] = {}
         self.configurator: Any = None
+        self._kv_pool: SglangKvPool | None = None
 
     def __enter__(self) -> SglangReservations:
         return self
@@ -541,6 +545,14 @@ class SglangReservations:
         for states in self.states.values():
             states.__exit__(*exc)
         self.states.clear()
+
+    @property
+    def kv_pool(self) -> SglangKvPool:
+        """The KV pool's sizing, for the ``SglangStates`` in use."""
+        states = next(iter(self.states.values()))
+        if self._kv_pool is None or self._kv_pool.states is not states:
+            self._kv_pool = SglangKvPool(states)
+        return self._kv_pool
 
     @functools.cached_property
     def eagle_default_cap(self) -> int:
@@ -639,8 +651,9 @@ class SglangReservations:
         ``_handle_max_mamba_cache`` receives, in GiB there)."""
         states = self._states(mamba_ssm_dtype)
         state = states.state(config, tp=tp_size)
-        if state.refusal:
-            return {"refusal": state.refusal}
+        if state.refusal or state.attention_refusal:
+            # The model's own head-split assert stops the server as surely as a state refusal.
+            return {"refusal": state.refusal or state.attention_refusal}
         if not state.groups:
             return {"refusal": "no recurrent state in SGLang 0.5.23"}
         if (
@@ -687,6 +700,13 @@ class SglangReservations:
             )
         except ValueError as error:  # SGLang's own startup refusal
             return {"refusal": refusal_text(error)}
+        except RuntimeError as error:
+            # resolve_max_num_reqs's own refusal of a pool that serves no request
+            # (S:sglang/srt/mem_cache/kv_cache_configurator.py:3160-3168).
+            if str(error).startswith("Hybrid (mamba/linear-attention) state cache is too small"):
+                return {"refusal": refusal_text(error)}
+            _debug()
+            return {"oracle_gap": refusal_text(error)}
         except Exception as error:
             _debug()
             return {"oracle_gap": refusal_text(error)}
@@ -708,7 +728,17 @@ class SglangReservations:
         common = states.runtime.import_module("sglang.srt.utils.hf_transformers.common")
         # ModelConfig.context_len: --context-length, else get_context_length (S:sglang/srt/
         # utils/hf_transformers/common.py:677-694) of the text config.
-        context = context_length or common.get_context_length(chosen)
+        derived = common.get_context_length(
+            common.get_hf_text_config(states.last_model_config.hf_config)
+        )
+        if context_length is not None and context_length > derived:
+            # _derive_context_length (S:sglang/srt/configs/model_config.py:1295-1316, mirrored;
+            # SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN unset).
+            raise ValueError(
+                f"User-specified context_length ({context_length}) is greater than the derived "
+                f"context_length ({derived})"
+            )
+        context = context_length or derived
         self_ = object.__new__(configurator)
         self_.__dict__.update(
             mambaish_config=chosen,
@@ -731,8 +761,8 @@ class SglangReservations:
             raise ValueError("Loaded weights leave no GPU memory for the KV cache")
         slots = schedule.max_mamba_cache_size
         kv_bytes = int(left_gib * (1 << 30))
-        cell = _kv_cell_bytes(chosen, tp, state)
-        token_capacity = kv_bytes // cell if cell else 10**12
+        cell = self.kv_pool.bytes_per_token(states, tp)
+        token_capacity = self.kv_pool.tokens(kv_bytes, cell, context)
         schedule.max_running_requests = max_running_requests
         cap = self_.resolve_max_num_reqs(token_capacity)
         return {
@@ -743,7 +773,8 @@ class SglangReservations:
             "mamba_ratio": self_._calculate_mamba_ratio(),
             "speculative_scratch_bytes": _scratch_bytes(state, cap, draft_tokens),
             "kv_cache_bytes": kv_bytes,
-            "token_capacity": token_capacity,
+            "kv_bytes_per_token": cell,
+            "kv_tokens": token_capacity,
             "assumptions": list(ASSUMPTIONS["sglang"]),
         }
 
@@ -775,21 +806,151 @@ def _scratch_bytes(state: PeerState, running: int, draft_tokens: int) -> int:
     return total
 
 
-def _kv_cell_bytes(text: Any, tp: int, state: PeerState) -> int:
-    """SGLang's KV bytes per token for MHA attention layers (mirrored; see ASSUMPTIONS)."""
-    layers = getattr(text, "num_hidden_layers", 0) - state.recurrent_layers
-    if getattr(text, "model_type", "") == "falcon_h1":
-        layers = getattr(text, "num_hidden_layers", 0)
-    latent: int | None = getattr(text, "kv_lora_rank", None)
-    if latent:
-        # MLA: one latent of kv_lora_rank + qk_rope_head_dim per token and layer.
-        return int((latent + getattr(text, "qk_rope_head_dim", 0)) * 2 * max(layers, 0))
-    heads: Any = getattr(text, "num_key_value_heads", None) or getattr(
-        text, "num_attention_heads", 0
+class SglangKvPool:
+    """The tokens SGLang's KV pool holds, from the wheel's own code: ``ModelConfig``'s
+    ``_derive_model_shapes``, ``get_total_num_kv_heads`` and ``get_num_kv_heads``
+    (S:sglang/srt/configs/model_config.py:1331-1711), ``_get_and_verify_dtype`` (:2284) for the
+    auto KV dtype, and ``DefaultPoolConfigurator``'s ``_compute_cell_size`` and
+    ``calculate_pool_sizes`` (S:sglang/srt/model_executor/pool_configurator.py:340-634),
+    AST-extracted and run on the config object the states were read from, over the mambaish
+    config's ``full_attention_layer_ids`` (:226-235, mirrored). Stubbed: one attention-TP group
+    of ``tp`` ranks (no DCP, no context parallelism, no DSA layer split), CUDA, no hisparse,
+    no NPU offload, no fixed KV-shard scratch (``compute_page_shard_scratch_bytes``, logical
+    page sharding off); the zero-KV branch's ``max_total_tokens or context_len`` (:243-248) is
+    mirrored with ``--max-total-tokens`` unset."""
+
+    _MODEL_CONFIG_NAMES = (
+        "AttentionArch",
+        "PURE_MAMBA1_ARCHITECTURES",
+        "PURE_SSM_ARCHITECTURES",
+        "_hf_arch",
+        "is_deepseek_dsa",
+        "is_deepseek_v4",
+        "is_qwen4_exp",
+        "resolve_spec_hidden_size",
+        "get_dsa_index_head_dim",
+        "is_minimax_sparse",
+        "compute_mla_mscale_scaling",
+        "_STR_DTYPE_TO_TORCH_DTYPE",
+        "_get_and_verify_dtype",
     )
-    attention_heads = getattr(text, "num_attention_heads", 0) or 1
-    head_dim = getattr(text, "head_dim", None) or getattr(text, "hidden_size", 0) // attention_heads
-    return int(2 * max(1, heads // tp) * head_dim * 2 * max(layers, 0))
+
+    def __init__(self, states: SglangStates) -> None:
+        self.states = states
+        runtime, root = states.runtime, states.root
+        self.parallel = types.SimpleNamespace(
+            attn_tp_size=1, attn_dcp_size=1, attn_cp_size=1, enable_dsa_cache_layer_split=False
+        )
+        names = _function(
+            root / "sglang/srt/configs/model_config.py", self._MODEL_CONFIG_NAMES, runtime
+        )
+        self.names = names
+        self.common = runtime.import_module("sglang.srt.utils.hf_transformers.common")
+        # Dots3Config is only an isinstance test in the MLA branch: a class no config is.
+        self._serve(
+            runtime, "sglang.srt.configs.dots3", {"Dots3Config": type("Dots3Config", (), {})}
+        )
+        self._serve(
+            runtime,
+            "sglang.srt.configs.model_config",
+            {name: names[name] for name in self._MODEL_CONFIG_NAMES},
+        )
+        split = _function(
+            root / "sglang/srt/layers/cp/utils.py",
+            (
+                "is_glm_dsa_cache_layer_split_enabled",
+                "get_glm_dsa_layer_split_effective_num_layers",
+            ),
+            runtime,
+        )
+        effective_layers = split["get_glm_dsa_layer_split_effective_num_layers"]
+        effective_layers.__globals__["get_parallel"] = lambda: self.parallel
+        self._serve(runtime, "sglang.srt.layers.cp.utils", split)
+        qsa = _function(
+            root / "sglang/srt/layers/attention/qsa/config.py",
+            ("parse_qsa_profile", "_text_config"),
+            runtime,
+        )
+        self._serve(runtime, "sglang.srt.layers.attention.qsa.config", qsa)
+        mla_dim = _function(
+            root / "sglang/srt/mem_cache/kv_cache_configurator.py",
+            ("calculate_mla_kv_cache_dim",),
+            runtime,
+        )["calculate_mla_kv_cache_dim"]
+        mla_dim.__globals__["is_deepseek_dsa"] = names["is_deepseek_dsa"]
+        self._serve(
+            runtime,
+            "sglang.srt.mem_cache.kv_cache_configurator",
+            {"calculate_mla_kv_cache_dim": mla_dim},
+        )
+        self.model_config = extract_class(
+            runtime,
+            root / "sglang/srt/configs/model_config.py",
+            "ModelConfig",
+            [
+                "_derive_model_shapes",
+                "_init_mla_scaling",
+                "get_total_num_kv_heads",
+                "get_num_kv_heads",
+            ],
+            extra={name: names[name] for name in self._MODEL_CONFIG_NAMES},
+        ).cls
+        element_size = types.SimpleNamespace(_element_size=lambda dtype: dtype.itemsize)
+        self.configurator = extract_class(
+            runtime,
+            root / "sglang/srt/model_executor/pool_configurator.py",
+            "DefaultPoolConfigurator",
+            ["_compute_cell_size", "_compute_qsa_cell_size", "calculate_pool_sizes"],
+            extra={
+                "torch": types.SimpleNamespace(_utils=element_size),
+                "get_parallel": lambda: self.parallel,
+                # Compares with torch.float4_e2m1fn_x2: false for the auto KV dtypes.
+                "is_float4_e2m1fn_x2": lambda dtype: False,
+                "envs": types.SimpleNamespace(
+                    SGLANG_NPU_ENABLE_SPARSE_KV_OFFLOAD=types.SimpleNamespace(get=lambda: False)
+                ),
+                "AttentionArch": names["AttentionArch"],
+                "is_deepseek_dsa": names["is_deepseek_dsa"],
+                "is_minimax_sparse": names["is_minimax_sparse"],
+                # A plain record (the dataclass at :73 holds what it is given).
+                "MemoryPoolConfig": types.SimpleNamespace,
+            },
+        ).cls
+
+    @staticmethod
+    def _serve(runtime: Any, name: str, attributes: Mapping[str, Any]) -> None:
+        module = types.ModuleType(name)
+        module.__dict__.update(attributes)
+        runtime.stubs[name] = module
+        sys.modules[name] = module
+
+    def bytes_per_token(self, states: SglangStates, tp: int) -> int:
+        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks."""
+        hf_config = states.last_model_config.hf_config
+        text = self.common.get_hf_text_config(hf_config)
+        model = object.__new__(self.model_config)
+        model.hf_config, model.hf_text_config, model.is_draft_model = hf_config, text, False
+        model._derive_model_shapes()
+        self.parallel.attn_tp_size = tp
+        kvc = types.SimpleNamespace(
+            model_config=model,
+            kv_cache_dtype=self.names["_get_and_verify_dtype"](text, "auto"),
+            # ModelRunner.use_mla_backend (S:sglang/srt/model_executor/model_runner.py:406).
+            use_mla_backend=model.attention_arch == self.names["AttentionArch"].MLA,
+            server_args=types.SimpleNamespace(enable_hisparse=False),
+            is_draft_worker=False,
+        )
+        pool = object.__new__(self.configurator)
+        pool.kv_cache_dtype_str = "auto"
+        layers = len(states.last_chosen.full_attention_layer_ids)
+        return int(pool._compute_cell_size(kvc, layers))
+
+    def tokens(self, kv_bytes: int, cell: int, context_len: int) -> int:
+        """``calculate_pool_sizes(kv_bytes, page_size=1)``'s ``max_total_num_tokens``."""
+        pool = object.__new__(self.configurator)
+        pool._cell_size, pool._fixed_overhead_bytes = cell, 0
+        pool._zero_kv_max_tokens = context_len
+        return int(pool.calculate_pool_sizes(kv_bytes, 1).max_total_num_tokens)
 
 
 # --- one-shot API ---------------------------------------------------------------------------
