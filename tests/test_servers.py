@@ -28,8 +28,11 @@ SGLang's default running-request estimate reads, come from ``DefaultPoolConfigur
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from decode_ring.models import ModelConfigError, TensorParallelSplitError, ssm_state
 from decode_ring.servers import (
@@ -396,3 +399,88 @@ def test_json_forms_carry_the_issues_field_names() -> None:
         "assumptions",
     ):
         assert name in sglang
+
+
+# --- fuzzed ------------------------------------------------------------------------------------
+
+_HOSTILE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([0, 1, 2, 4, 8, 3, 4096, 2**63, 2**64, 20 * GIB, 60 * GIB, 10**30]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.sampled_from(["auto", "float32", "bfloat16", "float16", "no_buffer", "extra_buffer"]),
+)
+_SGLANG_ARGUMENTS = (
+    "tp_size",
+    "available_memory",
+    "max_mamba_cache_size",
+    "mamba_full_memory_ratio",
+    "mamba_radix_cache_strategy",
+    "disable_radix_cache",
+    "max_running_requests",
+    "speculative_num_draft_tokens",
+    "mamba_ssm_dtype",
+    "context_length",
+)
+_VLLM_ARGUMENTS = (
+    "tensor_parallel_size",
+    "max_num_seqs",
+    "max_model_len",
+    "block_size",
+    "enable_prefix_caching",
+    "num_speculative_tokens",
+    "mamba_cache_dtype",
+    "mamba_ssm_cache_dtype",
+    "kv_cache_dtype",
+    "kv_cache_memory_bytes",
+)
+_FUZZED_CONFIGS = (NEMOTRON, QWEN3_NEXT, MAMBA, ZAYA_LEGACY, KIMI_LINEAR)
+
+
+def _answer_or_none(call: Any, config: Path, values: dict[str, Any]) -> Any:
+    """``call``'s answer, or None where it refused with a documented, typed error whose message
+    names what it refuses (an argument, or a config field)."""
+    refusal: Exception | None = None
+    try:
+        answer = call(config, **values)
+        event("answered")
+        return answer
+    except (ServerArgumentError, ModelConfigError, TypeError) as error:
+        refusal = error
+    assert isinstance(refusal, ValueError | TypeError)
+    message = str(refusal)
+    assert "\n" not in message
+    assert "argument " in message or "field " in message or "config" in message, message
+    return None
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    config=st.sampled_from(_FUZZED_CONFIGS),
+    values=st.dictionaries(st.sampled_from(_SGLANG_ARGUMENTS), _HOSTILE, max_size=3),
+)
+def test_sglang_answers_or_refuses_with_a_typed_error(config: Path, values: dict[str, Any]) -> None:
+    # On top of a launch that boots, so that the fuzzed values, not a missing budget, decide.
+    r = _answer_or_none(sglang_reservation, config, {"available_memory": 60 * GIB, **values})
+    if r is None:
+        return
+    # What SGLang's own arithmetic guarantees of an answer.
+    assert r.pool_bytes == (r.slots + 1) * r.per_request_bytes
+    assert 1 <= r.max_running_requests <= r.slots // r.ratio
+    if r.kv_tokens is not None:
+        assert r.max_running_requests <= r.kv_tokens // 2
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    config=st.sampled_from(_FUZZED_CONFIGS),
+    values=st.dictionaries(st.sampled_from(_VLLM_ARGUMENTS), _HOSTILE, max_size=3),
+)
+def test_vllm_answers_or_refuses_with_a_typed_error(config: Path, values: dict[str, Any]) -> None:
+    r = _answer_or_none(vllm_reservation, config, values)
+    if r is None:
+        return
+    assert r.state_page_bytes <= r.state_page_bytes_padded
+    assert r.state_bytes <= r.planned_state_bytes
