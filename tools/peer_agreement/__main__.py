@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--json", type=Path, help="write every case here as JSON")
         if name != "peers":
             command.add_argument("--repo", required=True, type=Path, help="decode_ring checkout")
-        if name == "states":
+        if name in ("states", "reservations"):
             command.add_argument(
                 "--transformers-configs",
                 action="store_true",
@@ -233,6 +233,10 @@ def run_reservations(arguments: argparse.Namespace) -> int:
 
     wheels = open_wheels(arguments.wheels)
     configs = sorted(arguments.configs.glob("*.json"))
+    if arguments.transformers_configs:
+        generated, skipped = generate(arguments.repo, Path(tempfile.mkdtemp(prefix="hf-configs-")))
+        configs += generated
+        print(f"transformers configs: {len(generated)}; no config class for: {skipped}")
     cases = reservation_cases(configs, arguments.tp, arguments.spec)
     loaded = {str(p.resolve()): json.loads(p.read_text(encoding="utf-8")) for p in configs}
     peers: list[dict[str, Any]] = []
