@@ -19,6 +19,7 @@ Wheels: ``--wheels`` (files or a folder; default ``$PEER_AGREEMENT_WHEELS``). Ge
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -183,40 +184,27 @@ def reservation_cases(
     configs: Sequence[Path], tps: Sequence[int], specs: Sequence[int]
 ) -> list[dict[str, Any]]:
     """Every (server, config, flags) case: tp x spec x prefix caching (vLLM
-    --enable-prefix-caching, SGLang radix cache on/off) x budget."""
+    --enable-prefix-caching, SGLang radix cache on/off) x budget (x SGLang's context)."""
     cases: list[dict[str, Any]] = []
-    for path in configs:
-        for tp in tps:
-            for spec in specs:
-                for prefix in (True, False):
-                    for budget in VLLM_BUDGETS:
-                        cases.append(
-                            {
-                                "server": "vllm",
-                                "config": str(path.resolve()),
-                                "arguments": {
-                                    "tensor_parallel_size": tp,
-                                    "num_speculative_tokens": spec,
-                                    "enable_prefix_caching": prefix,
-                                    "kv_cache_memory_bytes": budget,
-                                },
-                            }
-                        )
-                    for available in SGLANG_BUDGETS:
-                        for context in SGLANG_CONTEXTS:
-                            cases.append(
-                                {
-                                    "server": "sglang",
-                                    "config": str(path.resolve()),
-                                    "arguments": {
-                                        "tp_size": tp,
-                                        "speculative_num_draft_tokens": spec,
-                                        "disable_radix_cache": not prefix,
-                                        "available_memory": available,
-                                        "context_length": context,
-                                    },
-                                }
-                            )
+    for path, tp, spec, prefix in itertools.product(configs, tps, specs, (True, False)):
+        config = str(path.resolve())
+        for budget in VLLM_BUDGETS:
+            arguments = {
+                "tensor_parallel_size": tp,
+                "num_speculative_tokens": spec,
+                "enable_prefix_caching": prefix,
+                "kv_cache_memory_bytes": budget,
+            }
+            cases.append({"server": "vllm", "config": config, "arguments": arguments})
+        for available, context in itertools.product(SGLANG_BUDGETS, SGLANG_CONTEXTS):
+            arguments = {
+                "tp_size": tp,
+                "speculative_num_draft_tokens": spec,
+                "disable_radix_cache": not prefix,
+                "available_memory": available,
+                "context_length": context,
+            }
+            cases.append({"server": "sglang", "config": config, "arguments": arguments})
     return cases
 
 
