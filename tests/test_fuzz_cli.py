@@ -112,6 +112,7 @@ FLAGS = {
         "--speculative-eagle-topk",
         "--mamba-ssm-dtype",
         "--context-length",
+        "--max-total-tokens",
         "--gpu-arch",
         "--mem-fraction-static",
         "--json",

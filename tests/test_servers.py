@@ -259,6 +259,19 @@ def test_sglang_attention_free_model_sizes_its_kv_pool_to_the_context() -> None:
     assert r.max_running_requests == 1024
 
 
+def test_sglang_max_total_tokens_caps_the_kv_pool() -> None:
+    # _apply_token_constraints (kv_cache_configurator.py:3090-3117): min(275,942, 100,000); the
+    # estimate int(100000 / 131072 x 512) = 390 is raised to 2048. Without attention the cap is
+    # the pool (pool_configurator.py:243-248): int(100000 / 2048 x 512) = 25000, so 4096, under
+    # the radix-off pool's 1,329 slots. Both as the oracle ran them.
+    r = sglang_reservation(ZAYA_LEGACY, available_memory=20 * GIB, max_total_tokens=100_000)
+    assert (r.kv_tokens, r.max_running_requests, r.max_total_tokens) == (100_000, 2048, 100_000)
+    free = sglang_reservation(
+        MAMBA, available_memory=60 * GIB, disable_radix_cache=True, max_total_tokens=100_000
+    )
+    assert (free.kv_tokens, free.slots, free.max_running_requests) == (100_000, 1329, 1329)
+
+
 def test_sglang_refuses_a_context_longer_than_the_models() -> None:
     with pytest.raises(ServerArgumentError, match="context_length: 4096 is longer than") as error:
         sglang_reservation(MAMBA, available_memory=60 * GIB, context_length=4096)
@@ -303,6 +316,12 @@ def test_metrale_is_the_live_state_and_the_ring() -> None:
         (lambda: sglang_reservation(NEMOTRON, max_mamba_cache_size=0), "max_mamba_cache_size"),
         (lambda: sglang_reservation(NEMOTRON, max_mamba_cache_size=4), "max_mamba_cache_size"),
         (lambda: sglang_reservation(NEMOTRON, mamba_ssm_dtype="fp32"), "mamba_ssm_dtype"),
+        (lambda: sglang_reservation(NEMOTRON, max_total_tokens=0), "max_total_tokens"),
+        # One KV token: SGLang caps requests at tokens // 2 = 0 and refuses (:3132, 3160-3168).
+        (
+            lambda: sglang_reservation(NEMOTRON, available_memory=60 * GIB, max_total_tokens=1),
+            "available_memory",
+        ),
         (
             lambda: sglang_reservation(NEMOTRON, mamba_full_memory_ratio=0.0),
             "mamba_full_memory_ratio",
@@ -423,6 +442,7 @@ _SGLANG_ARGUMENTS = (
     "speculative_num_draft_tokens",
     "mamba_ssm_dtype",
     "context_length",
+    "max_total_tokens",
 )
 _VLLM_ARGUMENTS = (
     "tensor_parallel_size",

@@ -276,6 +276,7 @@ def sglang_flags(command: argparse.ArgumentParser) -> None:
     _add(command, "--speculative-eagle-topk", type=_integer, metavar="N")
     _add(command, "--mamba-ssm-dtype", metavar="D")
     _add(command, "--context-length", type=_integer, metavar="N")
+    _add(command, "--max-total-tokens", type=_integer, metavar="N")
 
 
 _SGLANG_FLAG_OF: Final = {
@@ -289,6 +290,7 @@ _SGLANG_FLAG_OF: Final = {
     "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
     "mamba_ssm_dtype": "--mamba-ssm-dtype",
     "context_length": "--context-length",
+    "max_total_tokens": "--max-total-tokens",
     "gpu_arch": "--gpu-arch",
 }
 
@@ -348,6 +350,7 @@ def run_sglang(args: argparse.Namespace) -> SglangReservation:
             speculative_num_draft_tokens=draft,
             mamba_ssm_dtype=args.mamba_ssm_dtype,
             context_length=args.context_length,
+            max_total_tokens=args.max_total_tokens,
             gpu_arch=args.gpu_arch,
         ),
     )

@@ -186,7 +186,9 @@ def _(reservation: SglangReservation) -> Rendered:
         _row(
             "kv tokens",
             "unknown" if r.kv_tokens is None else f"{r.kv_tokens:,}",
-            f"kv cache // kv per token; the context without attention ({_POOL}:243-248, 623-634)",
+            "kv cache // kv per token; the context without attention "
+            f"({_POOL}:243-248, 623-634)"
+            + ("" if r.max_total_tokens is None else "; at most --max-total-tokens"),
         ),
         _row("context length", f"{r.context_length:,}", r.context_length_rule),
         _row(

@@ -179,6 +179,7 @@ class SglangReservation:
     naive_state_bytes: int
     context_length: int
     context_length_rule: str
+    max_total_tokens: int | None
     assumptions: tuple[str, ...]
 
     @property
@@ -281,6 +282,7 @@ def sglang_reservation(
     speculative_num_draft_tokens: int = 0,
     mamba_ssm_dtype: str | None = None,
     context_length: int | None = None,
+    max_total_tokens: int | None = None,
     gpu_arch: str = "sm90",
 ) -> SglangReservation:
     """What SGLang 0.5.23 reserves for the recurrent state of the model ``config`` describes, on
@@ -292,7 +294,8 @@ def sglang_reservation(
     them.
     ``speculative_num_draft_tokens > 0`` means EAGLE/NEXTN speculation with topk 1.
     ``context_length`` (default: SGLang's reading of the config) enters that cap; one longer
-    than the config's is refused, as SGLang refuses it.
+    than the config's is refused, as SGLang refuses it. ``max_total_tokens`` caps the KV pool's
+    tokens (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117).
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value SGLang
     refuses, for a budget that holds no state slot, and for what is not modelled;
@@ -311,6 +314,7 @@ def sglang_reservation(
     if mamba_ssm_dtype is not None:
         check_choice("mamba_ssm_dtype", mamba_ssm_dtype, MAMBA_SSM_DTYPES)
     context = check_optional_count("context_length", context_length, 1)
+    token_limit = check_optional_count("max_total_tokens", max_total_tokens, 1)
     arch = check_choice("gpu_arch", gpu_arch, tuple(GPU_ARCHS))
 
     root, family_fields = load_config(config)
@@ -394,7 +398,9 @@ def sglang_reservation(
     # with no attention layer the pool is sized to the context (:243-248).
     kv_tokens = None
     if kv_bytes is not None:
-        kv_tokens = kv_bytes // kv_per_token if kv_per_token else context_len
+        kv_tokens = kv_bytes // kv_per_token if kv_per_token else token_limit or context_len
+        if token_limit is not None:
+            kv_tokens = min(kv_tokens, token_limit)
     cap = slots // ratio
     if running is not None:
         wanted = running
@@ -479,6 +485,7 @@ def sglang_reservation(
         naive_state_bytes=requested_requests * per_req,
         context_length=context_len,
         context_length_rule=context_rule,
+        max_total_tokens=token_limit,
         assumptions=tuple(assumptions),
     )
 

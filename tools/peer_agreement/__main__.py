@@ -175,9 +175,10 @@ GIB = 1 << 30
 # Budgets per rank: vLLM's --kv-cache-memory-bytes, SGLang's post-weights "rest".
 VLLM_BUDGETS = (None, 20 * GIB, 60 * GIB)
 SGLANG_BUDGETS = (20 * GIB, 60 * GIB)
-# None: the config's own context; 4096: a short --context-length, so the estimate from the KV
-# pool's tokens reaches its ceiling (and exceeds the 2048 of configs without a length field).
-SGLANG_CONTEXTS = (None, 4096)
+# (--context-length, --max-total-tokens): the config's own context; a short context, so the
+# estimate from the KV pool's tokens reaches its ceiling (and exceeds the 2048 of configs
+# without a length field); and a cap on the KV pool's tokens.
+SGLANG_LIMITS = ((None, None), (4096, None), (None, 100_000))
 
 
 def reservation_cases(
@@ -196,13 +197,14 @@ def reservation_cases(
                 "kv_cache_memory_bytes": budget,
             }
             cases.append({"server": "vllm", "config": config, "arguments": arguments})
-        for available, context in itertools.product(SGLANG_BUDGETS, SGLANG_CONTEXTS):
+        for available, (context, tokens) in itertools.product(SGLANG_BUDGETS, SGLANG_LIMITS):
             arguments = {
                 "tp_size": tp,
                 "speculative_num_draft_tokens": spec,
                 "disable_radix_cache": not prefix,
                 "available_memory": available,
                 "context_length": context,
+                "max_total_tokens": tokens,
             }
             cases.append({"server": "sglang", "config": config, "arguments": arguments})
     return cases

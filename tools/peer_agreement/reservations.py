@@ -614,9 +614,15 @@ class SglangReservations:
             runtime,
             self.root / "sglang/srt/mem_cache/kv_cache_configurator.py",
             "KVCacheConfigurator",
-            ["_calculate_mamba_ratio", "_handle_max_mamba_cache", "resolve_max_num_reqs"],
+            [
+                "_calculate_mamba_ratio",
+                "_handle_max_mamba_cache",
+                "resolve_max_num_reqs",
+                "_apply_token_constraints",
+            ],
             extra={
                 "get_schedule": lambda: flags["schedule"],
+                "get_parallel": lambda: types.SimpleNamespace(pp_size=1),
                 "get_exec": lambda: flags["exec"],
                 "get_memory": lambda: flags["memory"],
                 "get_spec": lambda: flags["spec"],
@@ -645,6 +651,7 @@ class SglangReservations:
         speculative_num_draft_tokens: int = 0,
         mamba_ssm_dtype: str | None = None,
         context_length: int | None = None,
+        max_total_tokens: int | None = None,
     ) -> dict[str, Any]:
         """Issue 18's ``sglang_reservation`` fields as SGLang's own code computes them.
         ``available_memory`` is the post-weights budget per rank in bytes (the ``rest``
@@ -674,6 +681,7 @@ class SglangReservations:
             schedule=_Bag(
                 max_mamba_cache_size=max_mamba_cache_size,
                 max_running_requests=max_running_requests,
+                max_total_tokens=max_total_tokens,
                 mamba_full_memory_ratio=mamba_full_memory_ratio,
                 disable_overlap_schedule=not overlap,
             ),
@@ -762,7 +770,12 @@ class SglangReservations:
         slots = schedule.max_mamba_cache_size
         kv_bytes = int(left_gib * (1 << 30))
         cell = self.kv_pool.bytes_per_token(states, tp)
-        token_capacity = self.kv_pool.tokens(kv_bytes, cell, context)
+        # config_from_budget (S:sglang/srt/mem_cache/kv_cache_configurator.py:3192-3228):
+        # the pool's tokens, then the user's cap.
+        zero_kv_tokens = schedule.max_total_tokens or context
+        token_capacity = self_._apply_token_constraints(
+            self.kv_pool.tokens(kv_bytes, cell, zero_kv_tokens)
+        )
         schedule.max_running_requests = max_running_requests
         cap = self_.resolve_max_num_reqs(token_capacity)
         return {
@@ -945,11 +958,12 @@ class SglangKvPool:
         layers = len(states.last_chosen.full_attention_layer_ids)
         return int(pool._compute_cell_size(kvc, layers))
 
-    def tokens(self, kv_bytes: int, cell: int, context_len: int) -> int:
-        """``calculate_pool_sizes(kv_bytes, page_size=1)``'s ``max_total_num_tokens``."""
+    def tokens(self, kv_bytes: int, cell: int, zero_kv_tokens: int) -> int:
+        """``calculate_pool_sizes(kv_bytes, page_size=1)``'s ``max_total_num_tokens``;
+        ``zero_kv_tokens`` is ``max_total_tokens or context_len`` (:243-248, mirrored)."""
         pool = object.__new__(self.configurator)
         pool._cell_size, pool._fixed_overhead_bytes = cell, 0
-        pool._zero_kv_max_tokens = context_len
+        pool._zero_kv_max_tokens = zero_kv_tokens
         return int(pool.calculate_pool_sizes(kv_bytes, 1).max_total_num_tokens)
 
 
