@@ -1016,7 +1016,7 @@ def test_gqa_where_a_kda_or_lightning_model_has_no_mla() -> None:
 
 
 def test_bailing_kda_names_its_heads_and_keeps_integer_sizes() -> None:
-    kda = {**LIGHTNING, "short_conv_kernel_size": 4}
+    kda = {**LIGHTNING, "short_conv_kernel_size": 4, "no_kda_lora": True}
     error = refused(
         kda,
         "bailing_hybrid config: field 'num_attention_heads': tp_size 3 does not divide 2; the "

@@ -473,15 +473,29 @@ def _read_kimi_linear(cfg: Fields, server: str) -> Parsed:
 _LFM2_LAYERS: Final = frozenset({"conv", "short_conv"})
 
 
-def _read_short_conv(cfg: Fields, server: str, dim_field: str) -> Parsed:
+def _read_short_conv(cfg: Fields, server: str, dim_field: str, *, sglang_none: bool) -> Parsed:
     """The short-conv families, ``dim_field`` the field vLLM sizes the channels by: the
     ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers`` of
     them, others ``full_attention``; ``full_attn_idxs``, where given, must name the attention
     layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for ``lfm2``,
     ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577, lfm2_moe.py:546-567,
     lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang configs/lfm2.py:59-98,
-    lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+    lfm2_moe.py:49-85, lfm2_vl.py:62-103. vLLM reads the channels and the kernel even with no
+    conv layer (its model-level shape function runs for every hybrid model); SGLang reads them
+    only with one. ``sglang_none``: SGLang takes a missing or ``null`` ``layer_types`` as no
+    layer."""
     count = cfg.num_layers()
+    field = dim_field if server == "vllm" else "hidden_size"
+
+    def geometry() -> ShortConv:
+        return ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field)
+
+    if server == "vllm":
+        # vLLM sizes the state page of every hybrid model (platforms/interface.py:1056-1060),
+        # so it reads these fields even where no layer is a conv layer.
+        geometry()
+    if server == "sglang" and sglang_none and not cfg.has("layer_types"):
+        return _one(geometry, (), None)
     kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
     layers = positions(kinds, _LFM2_LAYERS)
     attention = _others(count, layers)
@@ -491,22 +505,24 @@ def _read_short_conv(cfg: Fields, server: str, dim_field: str) -> Parsed:
             index = min(set(listed) ^ set(attention))
             shown = "listed" if index in listed else "not listed"
             _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
-    field = dim_field if server == "vllm" else "hidden_size"
-    return _one(
-        lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
-        layers,
-        gqa(cfg, attention),
-    )
+    return _one(geometry, layers, gqa(cfg, attention))
 
 
 def _read_lfm2(cfg: Fields, server: str) -> Parsed:
     """``lfm2``: vLLM sizes its short conv by ``conv_dim``."""
-    return _read_short_conv(cfg, server, "conv_dim")
+    return _read_short_conv(cfg, server, "conv_dim", sglang_none=False)
 
 
-def _read_lfm2_hidden(cfg: Fields, server: str) -> Parsed:
-    """``lfm2_moe`` and ``lfm2_vl``: both servers size the short conv by ``hidden_size``."""
-    return _read_short_conv(cfg, server, "hidden_size")
+def _read_lfm2_moe(cfg: Fields, server: str) -> Parsed:
+    """``lfm2_moe``: both servers size the short conv by ``hidden_size``; a ``layer_types``
+    missing or ``null`` (transformers' Lfm2MoeConfig leaves it so) is no layer to SGLang
+    (``linear_layer_ids``, configs/lfm2_moe.py:34-41) and fails vLLM."""
+    return _read_short_conv(cfg, server, "hidden_size", sglang_none=True)
+
+
+def _read_lfm2_vl(cfg: Fields, server: str) -> Parsed:
+    """``lfm2_vl``: both servers size the short conv by ``hidden_size``."""
+    return _read_short_conv(cfg, server, "hidden_size", sglang_none=False)
 
 
 def _read_zaya(cfg: Fields, server: str) -> Parsed:
@@ -579,6 +595,7 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
     linear when ``(i + 1) % g != 0`` (or, for a list, where its entry is 1); vLLM the same for
     lightning, and for KDA not in the tail past the last whole group. Heads
     ``num_attention_heads`` of ``head_dim`` (else ``hidden_size // num_attention_heads``).
+    vLLM's KDA layer refuses a config whose ``no_kda_lora`` is not true (:686-687).
     vLLM models/bailing_moe_v3.py:131-157, :1477-1489, bailing_moe_linear.py:68-72, :768-795;
     SGLang configs/bailing_hybrid.py:80-236."""
     count = cfg.num_layers()
@@ -600,6 +617,15 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
 
     def geometry() -> Geometry:
         if kda:
+            if server == "vllm" and not cfg.fields.get("no_kda_lora"):
+                # Its KDA layer takes getattr(config, "no_kda_lora", False) as Python truth.
+                given = cfg.fields.get("no_kda_lora")
+                shown = f"is {show(given)}" if "no_kda_lora" in cfg.fields else "missing"
+                raise cfg.fail(
+                    "no_kda_lora",
+                    f"{shown}; {VLLM}'s BailingMoeV3 KDA layer requires no_kda_lora true "
+                    "(vllm/model_executor/models/bailing_moe_v3.py:686-687)",
+                )
             kernel = cfg.int_("short_conv_kernel_size")
             return Kda(heads, head_dim, kernel, "num_attention_heads")
         return LinearAttention(heads, head_dim, "num_attention_heads")
@@ -626,8 +652,8 @@ REGISTRY: Final[Mapping[str, Family]] = {
     "jet_nemotron": Family(_read_jet_nemotron, ("jet_nemotron",), vllm=None, hooks=_SGLANG_CONFIG),
     "kimi_linear": Family(_read_kimi_linear, ("kimi_linear",)),
     "lfm2": Family(_read_lfm2, ("lfm2",), hooks=_SGLANG_CONFIG),
-    "lfm2_moe": Family(_read_lfm2_hidden, ("lfm2_moe",)),
-    "lfm2_vl": Family(_read_lfm2_hidden, ("lfm2_vl",), wrapper=True),
+    "lfm2_moe": Family(_read_lfm2_moe, ("lfm2_moe",)),
+    "lfm2_vl": Family(_read_lfm2_vl, ("lfm2_vl",), wrapper=True),
     "mamba": Family(_read_mamba, ("mamba",)),
     "mamba2": Family(_read_mamba2, ("mamba2",)),
     "minicpmv4_6": Family(
