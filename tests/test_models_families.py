@@ -607,6 +607,7 @@ TABLE_FIXTURES = {
     "kimi_linear": "kimi-linear-48b-a3b-instruct.json",
     "mamba": "mamba-2.8b-hf.json",
     "mamba2": "mamba-codestral-7b.json",
+    "minicpm_sala": "minicpm-sala.json",
     "nemotron_h": "nemotron-nano-9b-v2.json",
     "qwen3_5": "qwen3.5-27b.json",
     "qwen3_5_moe": "qwen3.5-35b-a3b.json",

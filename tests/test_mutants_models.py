@@ -334,10 +334,10 @@ def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
 
 
 FAMILY_LIST = (
-    "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
-    "jet_nemotron, "
-    "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, olmo_hybrid, "
-    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
+    "supported families: alice_ai, bailing_hybrid, falcon_h1, falcon_mamba, gigachat3_5, "
+    "glm5_next, granitemoehybrid, jamba, jet_nemotron, kimi_linear, lfm2, lfm2_moe, lfm2_vl, "
+    "mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, olmo_hybrid, qwen3_5, qwen3_5_moe, "
+    "qwen3_next, zamba2, zaya"
 )
 
 

@@ -60,8 +60,9 @@ Reader = Callable[[Fields, str], Parsed]
 class Family:
     """One family: its reader; the ``model_type`` values it reads (in the config itself, or in
     the ``text_config`` / ``llm_config`` of a wrapper; where ``wrapper``, they name the wrapper,
-    whose text config holds the fields); the servers that serve it (``None``: that server lacks
-    it); and its dtype hooks."""
+    whose text config holds the fields, or, where ``flat``, the wrapper itself when it has no
+    text config); the servers that serve it (``None``: that server lacks it); and its dtype
+    hooks."""
 
     read: Reader
     model_types: tuple[str, ...]
@@ -69,6 +70,7 @@ class Family:
     sglang: str | None = SGLANG
     hooks: DtypeHooks = NO_HOOKS
     wrapper: bool = False
+    flat: bool = False
 
 
 def _others(count: int, ssm: tuple[int, ...]) -> tuple[int, ...]:
@@ -635,6 +637,193 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
     return _one(geometry, layers, attention)
 
 
+_LINEAR: Final = frozenset({"linear_attention"})
+_GLM5_ATTENTION: Final = frozenset(
+    {"full_attention", "indexed_attention", "attention", "deepseek_sparse_attention"}
+)
+
+
+def _read_glm5_next(cfg: Fields, server: str) -> Parsed:
+    """``glm5_next`` (GLM-5.3-Flash: KDA and MLA; a wrapper whose text config sits in
+    ``text_config`` or, for a text-only checkpoint, at its top level). Layer ``i`` is KDA when
+    ``layer_types[i]`` is ``linear_attention`` (``num_hidden_layers`` entries; others
+    attention), or, with no list, when ``i % 4 != 3``; the others are MLA. vLLM reads
+    transformers' Glm5NextTextConfig: the flat ``linear_num_heads``, ``linear_head_dim``,
+    ``linear_conv_kernel_dim``, each overridden by ``linear_attn_config``'s ``num_heads``,
+    ``head_dim``, ``short_conv_kernel_size`` where that gives it (transformers
+    configuration_glm5_next.py:150-177; vLLM vllm/models/glm5next/common/model.py:141-147,
+    :1101-1118, kda.py:189-222). SGLang's own Glm5NextTextConfig takes a given
+    ``linear_attn_config`` whole (its ``kda_layers`` 0-based layer numbers, ``num_heads``,
+    ``head_dim``, ``short_conv_kernel_size``), else builds it from the flat fields and the
+    layers above (S:sglang/srt/configs/glm5_next.py:186-232, :256-279). Both servers read the
+    geometry with no KDA layer too (their shape functions run for the model)."""
+    count = cfg.num_layers()
+    linear = cfg.nested("linear_attn_config") if cfg.has("linear_attn_config") else None
+    if server == "sglang" and linear is not None:
+        layers = _layer_numbers(linear, "kda_layers", count, base=0)
+        built = Kda(
+            linear.int_("num_heads"),
+            linear.int_("head_dim"),
+            linear.int_("short_conv_kernel_size"),
+            "linear_attn_config.num_heads",
+        )
+    else:
+        if cfg.has("layer_types"):
+            kinds = cfg.layer_kinds("layer_types", _GLM5_ATTENTION | {"linear_attention"}, count)
+            layers = positions(kinds, _LINEAR)
+        else:
+            layers = tuple(i for i in range(count) if i % 4 != 3)
+
+        def folded(key: str, flat: str) -> tuple[int, str]:
+            if linear is not None and key in linear.fields:
+                return linear.int_(key), f"linear_attn_config.{key}"
+            return cfg.int_(flat), flat
+
+        heads, heads_field = folded("num_heads", "linear_num_heads")
+        built = Kda(
+            heads,
+            folded("head_dim", "linear_head_dim")[0],
+            folded("short_conv_kernel_size", "linear_conv_kernel_dim")[0],
+            heads_field,
+        )
+    others = _others(count, layers)
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(lambda: built, layers, attention)
+
+
+def _read_alice_ai(cfg: Fields, server: str) -> Parsed:
+    """``alice_ai`` (vLLM only; KDA through Kimi's layer, Qwen3-Next attention): the
+    ``linear_attention`` entries of ``layer_types`` (``num_hidden_layers`` of them, others
+    ``full_attention``); ``linear_num_key_heads`` heads of ``linear_key_head_dim``, which the
+    value ones must equal, kernel ``linear_conv_kernel_dim`` (read with no KDA layer too). vLLM
+    refuses the config unless ``kda_allow_negative_eigenvalues`` is false,
+    ``router_score_function`` ``sigmoid``, ``router_bias_correction`` true, and
+    ``block_attn_res_block_size`` and ``num_experts`` positive. vLLM
+    model_executor/models/alice_ai.py:106-137, :321-342, :491-495, :686-701,
+    model_executor/models/config.py:29-50."""
+    required: tuple[tuple[str, object, str], ...] = (
+        ("kda_allow_negative_eigenvalues", False, "false"),
+        ("router_score_function", "sigmoid", "'sigmoid'"),
+        ("router_bias_correction", True, "true"),
+    )
+    for field, wanted, shown in required:
+        given = cfg.fields.get(field)
+        # vLLM compares the flags by identity (``is not False``) and the name by equality.
+        if not (given is wanted if isinstance(wanted, bool) else given == wanted):
+            where = f"is {show(given)}" if field in cfg.fields else "missing"
+            raise cfg.fail(
+                field,
+                f"{where}; {VLLM} requires {shown} (vllm/model_executor/models/config.py:29-50)",
+            )
+    cfg.int_("block_attn_res_block_size")
+    cfg.int_("num_experts")
+    count = cfg.num_layers()
+    kinds = cfg.layer_kinds("layer_types", frozenset({"linear_attention", "full_attention"}), count)
+    layers = positions(kinds, _LINEAR)
+    built = Kda(
+        cfg.int_("linear_num_key_heads"),
+        cfg.int_("linear_key_head_dim"),
+        cfg.int_("linear_conv_kernel_dim"),
+        "linear_num_key_heads",
+    )
+
+    def geometry() -> Kda:
+        # Kimi's layer takes one head count and dim (alice_ai.py:118-127).
+        for key_field, value_field in (
+            ("linear_num_key_heads", "linear_num_value_heads"),
+            ("linear_key_head_dim", "linear_value_head_dim"),
+        ):
+            if cfg.int_(value_field) != cfg.int_(key_field):
+                raise cfg.fail(
+                    value_field,
+                    f"is {show(cfg.int_(value_field))} but {key_field} is "
+                    f"{show(cfg.int_(key_field))}; {VLLM}'s AliceAI KDA requires them equal",
+                )
+        return built
+
+    return _one(geometry, layers, gqa(cfg, _others(count, layers)))
+
+
+def _read_gigachat3_5(cfg: Fields, server: str) -> Parsed:
+    """``gigachat3_5`` (SGLang only; gated delta net and MLA): the ``linear_attention``
+    entries of ``layer_types`` (``num_hidden_layers`` of them, others ``attention`` or
+    ``full_attention``), else every layer not in ``full_attention_layers`` (0-based), else every
+    layer; ``linear_num_key_heads``, ``linear_num_value_heads``, ``linear_key_head_dim``,
+    ``linear_value_head_dim``, ``linear_conv_kernel_dim``, read with no linear layer too, into
+    the Qwen3-Next shape. S:sglang/srt/configs/gigachat35.py:19-23, :157-186, :210-231."""
+    count = cfg.num_layers()
+    if cfg.has("layer_types"):
+        vocabulary = frozenset({"linear_attention", "attention", "full_attention"})
+        layers = positions(cfg.layer_kinds("layer_types", vocabulary, count), _LINEAR)
+    elif cfg.has("full_attention_layers"):
+        layers = _others(count, _layer_numbers(cfg, "full_attention_layers", count, base=0))
+    else:
+        layers = tuple(range(count))
+    built = GatedDeltaNet(
+        cfg.int_("linear_num_key_heads"),
+        cfg.int_("linear_num_value_heads"),
+        cfg.int_("linear_key_head_dim"),
+        cfg.int_("linear_value_head_dim"),
+        cfg.int_("linear_conv_kernel_dim"),
+    )
+    others = _others(count, layers)
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(lambda: built, layers, attention)
+
+
+# SGLang's mixer names and their aliases (configs/minicpm.py:6-15).
+_MINICPM_MIXERS: Final[Mapping[str, str]] = {
+    "minicpm4": "minicpm4",
+    "minicpm": "minicpm4",
+    "standard": "minicpm4",
+    "attention": "minicpm4",
+    "attn": "minicpm4",
+    "lightning": "lightning-attn",
+    "lightning_attn": "lightning-attn",
+    "lightning-attn": "lightning-attn",
+}
+
+
+def _read_minicpm_sala(cfg: Fields, server: str) -> Parsed:
+    """``minicpm_sala`` (SGLang only; lightning attention and MiniCPM4 attention): the
+    ``lightning-attn`` entries (or aliases) of ``mixer_types``, which SGLang repeats to
+    ``num_hidden_layers`` entries (it refuses a longer list; none or an empty one is all
+    attention). Heads ``lightning_nkv`` (else ``num_key_value_heads``), which
+    ``lightning_nh`` (else ``num_attention_heads``) must equal where a layer is lightning, of
+    ``lightning_head_dim`` (else ``head_dim``, else ``hidden_size // num_attention_heads``).
+    S:sglang/srt/configs/minicpm.py:78-128, :148-192."""
+    count = cfg.num_layers()
+    kinds: tuple[str, ...] = ("minicpm4",) * count
+    if cfg.fields.get("mixer_types"):
+        value = cfg.layer_kinds("mixer_types", frozenset(_MINICPM_MIXERS), None)
+        if len(value) > count:
+            raise cfg.fail(
+                "mixer_types", f"has {len(value)} entries, more than num_hidden_layers {count}"
+            )
+        mixers = [_MINICPM_MIXERS[entry] for entry in value]
+        kinds = tuple((mixers * -(-count // len(mixers)))[:count])
+    layers = positions(kinds, frozenset({"lightning-attn"}))
+
+    def geometry() -> LinearAttention:
+        heads_field = "lightning_nkv" if cfg.has("lightning_nkv") else "num_key_value_heads"
+        heads = cfg.int_(heads_field)
+        queries = cfg.opt_int("lightning_nh") or cfg.int_("num_attention_heads")
+        if queries != heads:
+            raise cfg.fail(
+                "lightning_nh",
+                f"{show(queries)} query heads but {show(heads)} KV heads ({heads_field}); "
+                f"{SGLANG}'s lightning attention requires them equal (configs/minicpm.py:110-120)",
+            )
+        head_dim = (
+            cfg.opt_int("lightning_head_dim")
+            or cfg.opt_int("head_dim")
+            or cfg.int_("hidden_size") // cfg.int_("num_attention_heads")
+        )
+        return LinearAttention(heads, head_dim, heads_field)
+
+    return _one(geometry, layers, gqa(cfg, _others(count, layers)))
+
+
 _SGLANG_CONFIG: Final = DtypeHooks(sglang_passes_config=True)
 
 _QWEN3_5: Final = DtypeHooks(sglang_passes_config=True, vllm_ssm=QWEN3_5_HOOK)
@@ -645,8 +834,16 @@ REGISTRY: Final[Mapping[str, Family]] = {
         ("bailing_hybrid",),
         hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
     ),
+    "alice_ai": Family(
+        _read_alice_ai,
+        ("alice_ai",),
+        sglang=None,
+        hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
+    ),
     "falcon_h1": Family(_read_falcon_h1, ("falcon_h1",), hooks=_SGLANG_CONFIG),
     "falcon_mamba": Family(_read_mamba, ("falcon_mamba",)),
+    "gigachat3_5": Family(_read_gigachat3_5, ("gigachat3_5",), vllm=None, hooks=_SGLANG_CONFIG),
+    "glm5_next": Family(_read_glm5_next, ("glm5_next",), wrapper=True, flat=True),
     "granitemoehybrid": Family(_read_granitemoehybrid, ("granitemoehybrid",)),
     "jamba": Family(_read_jamba, ("jamba",), sglang=None),
     "jet_nemotron": Family(_read_jet_nemotron, ("jet_nemotron",), vllm=None, hooks=_SGLANG_CONFIG),
@@ -656,6 +853,7 @@ REGISTRY: Final[Mapping[str, Family]] = {
     "lfm2_vl": Family(_read_lfm2_vl, ("lfm2_vl",), wrapper=True),
     "mamba": Family(_read_mamba, ("mamba",)),
     "mamba2": Family(_read_mamba2, ("mamba2",)),
+    "minicpm_sala": Family(_read_minicpm_sala, ("minicpm_sala",), vllm=None),
     "minicpmv4_6": Family(
         _read_gated_delta_net, ("minicpmv4_6",), hooks=_SGLANG_CONFIG, wrapper=True
     ),
