@@ -131,6 +131,21 @@ def test_glm5_next_a_given_linear_attn_config_is_read_by_each_server_its_own_way
     )
 
 
+def test_glm5_next_written_config_with_its_own_kda_layers() -> None:
+    # layer_types makes 0-2 and 4-6 KDA (vLLM); linear_attn_config.kda_layers 0-2, 4, 5 (SGLang).
+    path = WRITTEN / "glm5-next-linear-attn-config-written.json"
+    # Both: conv (3, 3 * 32 * 128) bfloat16 (vLLM window first, SGLang's too) and (32, 128, 128)
+    # float32 per KDA layer.
+    per_layer = 3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4
+    for layout, layers in (("vllm", (0, 1, 2, 4, 5, 6)), ("sglang", (0, 1, 2, 4, 5))):
+        state = ssm_state(path, layout=layout)
+        assert state.layer_indices == layers
+        assert state.per_sequence_bytes == len(layers) * per_layer
+        completed = run_cli("state", "--config", str(path), "--layout", layout, "--json")
+        assert completed.returncode == 0, completed.stderr
+        assert json.loads(completed.stdout)["per_sequence_bytes"] == state.per_sequence_bytes
+
+
 def test_glm5_next_hostile_configs() -> None:
     config = glm5()
     text = config["text_config"]
