@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from decode_ring.models import ModelConfigError, SsmState, TensorParallelSplitError, ssm_state
+from decode_ring.models import TensorParallelSplitError, ssm_state
 
 from .support import run_cli
+from .test_models_families import refusal, tensors
 
 CONFIGS = Path(__file__).parent / "configs"
 WRITTEN = CONFIGS / "written"
@@ -28,20 +29,6 @@ WRITTEN = CONFIGS / "written"
 def written(name: str) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads((WRITTEN / name).read_text(encoding="utf-8"))
     return loaded
-
-
-def tensors(state: SsmState) -> list[tuple[str, str, tuple[int, ...], str, int]]:
-    return [
-        (group.kind, tensor.name, tensor.shape, tensor.dtype, tensor.bytes)
-        for group in state.groups
-        for tensor in group.tensors
-    ]
-
-
-def refusal(config: Any, **arguments: Any) -> str:
-    with pytest.raises(ModelConfigError) as caught:
-        ssm_state(config, **arguments)
-    return str(caught.value)
 
 
 # --- glm5_next: KDA and MLA -----------------------------------------------------------------------
