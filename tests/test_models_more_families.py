@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from decode_ring.models import TensorParallelSplitError, ssm_state
+from decode_ring.models import LAYOUTS, ModelConfigError, TensorParallelSplitError, ssm_state
 
 from .support import run_cli
+from .test_models import _JSON, _check, _one_line
 from .test_models_families import refusal, tensors
 
 CONFIGS = Path(__file__).parent / "configs"
@@ -383,3 +386,39 @@ def test_state_runs_on_every_written_config(
     refused = run_cli("state", "--config", path, "--layout", other)
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+
+
+_WRITTEN_NAMES = sorted(path.name for path in WRITTEN.glob("*.json"))
+_WRITTEN_FIELDS = sorted(
+    {key for name in _WRITTEN_NAMES for key in written(name)}
+    | {key for name in _WRITTEN_NAMES for key in written(name).get("text_config", {})}
+    | {"mixer_types", "lightning_nh", "lightning_nkv", "lightning_head_dim", "no_kda_lora"}
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from([*_WRITTEN_NAMES, "minicpm-sala.json"]),
+    st.dictionaries(st.sampled_from(_WRITTEN_FIELDS), _JSON, min_size=1, max_size=3),
+    st.booleans(),
+    st.integers(min_value=1, max_value=16),
+    st.sampled_from(LAYOUTS),
+    st.integers(min_value=0, max_value=4),
+)
+def test_fuzz_fields_of_the_new_families(
+    name: str, changes: dict[str, Any], inner: bool, tp: int, layout: str, spec: int
+) -> None:
+    # Hostile values in the fields these families read: a typed one-line refusal or a
+    # consistent state, never another exception.
+    path = WRITTEN / name if name in _WRITTEN_NAMES else CONFIGS / name
+    config: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if inner and isinstance(config.get("text_config"), dict):
+        config["text_config"] = config["text_config"] | changes
+    else:
+        config |= changes
+    try:
+        state = ssm_state(config, tp_size=tp, layout=layout, speculative_tokens=spec)
+    except ModelConfigError as error:
+        _one_line(error)
+    else:
+        _check(state)
