@@ -121,7 +121,7 @@ def test_glm5_next_a_given_linear_attn_config_is_read_by_each_server_its_own_way
     )
 
 
-def test_glm5_next_written_config_with_its_own_kda_layers() -> None:
+def test_written_glm5_next_config_with_its_own_kda_layers() -> None:
     # layer_types makes 0-2 and 4-6 KDA (vLLM); linear_attn_config.kda_layers 0-2, 4, 5 (SGLang).
     path = WRITTEN / "glm5-next-linear-attn-config-written.json"
     # Both: conv (3, 3 * 32 * 128) bfloat16 (vLLM window first, SGLang's too) and (32, 128, 128)
