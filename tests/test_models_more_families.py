@@ -354,6 +354,12 @@ def test_minicpm_sala_heads_and_their_fallbacks() -> None:
     config["num_key_value_heads"] = 32
     state = ssm_state(config, layout="sglang")
     assert tensors(state)[1][2] == (32, 4096 // 32, 4096 // 32)
+    # Each fallback on its own: 16 KV heads (num_key_value_heads, with 16 query heads from
+    # lightning_nh), head_dim 64.
+    config |= {"num_key_value_heads": 16, "lightning_nh": 16, "head_dim": 64}
+    assert tensors(ssm_state(config, layout="sglang"))[1][2] == (16, 64, 64)
+    with pytest.raises(TensorParallelSplitError, match="'num_key_value_heads': tp_size 3 does"):
+        ssm_state(config, layout="sglang", tp_size=3)
     # The seg_la backend needs as many query as KV heads (minicpm.py:114-124).
     assert refusal(sala(lightning_nkv=16), layout="sglang") == (
         "minicpm_sala config: field 'lightning_nh': 32 query heads but 16 KV heads "
