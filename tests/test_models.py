@@ -67,6 +67,9 @@ CHECKPOINTS: dict[str, str] = {
     "zaya1-8b.json": (
         "Zyphra/ZAYA1-8B (transformers' native schema, which SGLang does not translate)"
     ),
+    "minicpm-sala.json": (
+        "openbmb/MiniCPM-SALA, as a GPTQ derivative saved it (quantization_config removed)"
+    ),
 }
 #: The family each fixture is read as, where its top-level model_type is not it.
 FAMILY_OF: dict[str, str] = {
@@ -75,8 +78,20 @@ FAMILY_OF: dict[str, str] = {
 }
 #: Families with no whole public config found (tests/configs/PROVENANCE.md): each is read from
 #: transformers 5.23's own to_dict() in tests/test_models_families.py instead.
+#: alice_ai and gigachat3_5 (no transformers class) are read from configs written out from the
+#: fields the wheels read (tests/configs/written).
 NO_FIXTURE: frozenset[str] = frozenset(
-    {"bailing_hybrid", "lfm2", "lfm2_moe", "lfm2_vl", "minicpmv4_6", "olmo_hybrid"}
+    {
+        "alice_ai",
+        "bailing_hybrid",
+        "gigachat3_5",
+        "glm5_next",
+        "lfm2",
+        "lfm2_moe",
+        "lfm2_vl",
+        "minicpmv4_6",
+        "olmo_hybrid",
+    }
 )
 
 # Each covered fixture's state at tp 1: layers, then per layout (conv shape, ssm shape, conv
@@ -465,6 +480,17 @@ EXPECTED: dict[str, tuple[int, dict[str, Expected]]] = {
             "vllm": None,  # no zaya in vLLM 0.33.0
             "sglang": ((), (), "bfloat16", "float32", 40 * 9_216),
             "metrale": ((), (), "float32", "float32", 40 * (3 * 1280 * 4 + 2 * 2048 * 4)),
+        },
+    ),
+    # 24 lightning layers of 32 heads x 128 (lightning_nkv, lightning_head_dim); MiniCPM4
+    # attention at 0, 9, 16, 17, 22, 29, 30, 31. SGLang keeps the (H, d, d) state in float32
+    # beside a 0-element conv state; vLLM 0.33.0 has no minicpm_sala model.
+    "minicpm-sala.json": (
+        24,
+        {
+            "vllm": None,
+            "sglang": ((), (), "bfloat16", "float32", 24 * 32 * 128 * 128 * 4),
+            "metrale": ((), (), "float32", "float32", 24 * 32 * 128 * 128 * 4),
         },
     ),
     # The same run: SGLang ignores layer_types and takes the even layers of 40, 20 of them.
@@ -1420,10 +1446,10 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
         ssm_state({"model_type": "rwkv7", "num_hidden_layers": 32, "mamba_d_state": 128})
     assert str(caught.value) == (
         "field 'model_type': unknown model_type 'rwkv7' has SSM fields ('mamba_d_state'); "
-        "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
-        "jet_nemotron, "
-        "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, "
-        "olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
+        "supported families: alice_ai, bailing_hybrid, falcon_h1, falcon_mamba, gigachat3_5, "
+        "glm5_next, granitemoehybrid, jamba, jet_nemotron, kimi_linear, lfm2, lfm2_moe, lfm2_vl, "
+        "mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, olmo_hybrid, qwen3_5, "
+        "qwen3_5_moe, qwen3_next, zamba2, zaya"
     )
     assert (caught.value.field, caught.value.family) == ("model_type", None)
 
@@ -1442,7 +1468,7 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
     ],
 )
 def test_unknown_model_types_are_refused(fields: dict[str, Any]) -> None:
-    with pytest.raises(ModelConfigError, match="supported families: bailing_hybrid, falcon_h1, "):
+    with pytest.raises(ModelConfigError, match="supported families: alice_ai, bailing_hybrid, "):
         ssm_state(fields)
 
 

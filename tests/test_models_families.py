@@ -181,10 +181,45 @@ def test_lfm2_layer_types_must_cover_every_layer() -> None:
 
 
 def test_an_lfm2_config_without_conv_layers_has_no_state() -> None:
-    # transformers' default Lfm2Config is all attention.
+    # transformers' default Lfm2Config is all attention, and has no conv_dim.
+    sglang = ssm_state(exported("lfm2"), layout="sglang")
+    assert (sglang.ssm_layers, sglang.groups, sglang.per_sequence_bytes) == (0, (), 0)
     for layout in LAYOUTS:
-        state = ssm_state(exported("lfm2"), layout=layout)
+        state = ssm_state(exported("lfm2", conv_dim=1024), layout=layout)
         assert (state.ssm_layers, state.groups, state.per_sequence_bytes) == (0, (), 0)
+
+
+def test_vllm_reads_the_lfm2_channels_even_without_conv_layers() -> None:
+    # vLLM sizes every hybrid model's state page from get_mamba_state_shape_from_config
+    # (platforms/interface.py:1056-1060), which reads hf_config.conv_dim (lfm2.py:575):
+    # AttributeError, so vLLM does not start. metrale follows vLLM's reading.
+    for layout in ("vllm", "metrale"):
+        assert refusal(exported("lfm2"), layout=layout) == (
+            "lfm2 config: field 'conv_dim': missing"
+        )
+    # lfm2_moe and lfm2_vl read hidden_size and conv_L_cache there (lfm2_moe.py:565-566,
+    # lfm2_vl.py:673-674).
+    moe = exported("lfm2_moe", layer_types=["full_attention"] * 32)
+    del moe["conv_L_cache"]
+    assert refusal(moe) == "lfm2_moe config: field 'conv_L_cache': missing"
+    assert ssm_state(moe, layout="sglang").ssm_layers == 0
+
+
+def test_sglang_takes_a_null_lfm2_moe_layer_types_as_no_layer() -> None:
+    # transformers' Lfm2MoeConfig leaves layer_types None; SGLang's Lfm2MoeConfig.linear_layer_ids
+    # returns [] for it (configs/lfm2_moe.py:34-41), so mamba2_cache_params is None.
+    config = exported("lfm2_moe")
+    assert config["layer_types"] is None
+    for given in (config, {key: value for key, value in config.items() if key != "layer_types"}):
+        state = ssm_state(given, layout="sglang")
+        assert (state.ssm_layers, state.groups, state.per_sequence_bytes) == (0, (), 0)
+        assert state.attention is None
+        # vLLM indexes config.layer_types and fails (models/lfm2_moe.py:433).
+        assert "field 'layer_types'" in refusal(given)
+    # lfm2 and lfm2_vl have no such case in SGLang (configs/lfm2.py:47-51 enumerates it) and
+    # transformers' Lfm2Config fills it in; a null one is refused as before.
+    lfm2 = exported("lfm2", conv_dim=1024) | {"layer_types": None}
+    assert "field 'layer_types'" in refusal(lfm2, layout="sglang")
 
 
 # --- gated delta net: OLMo hybrid, MiniCPM-V 4.6, Qwen3.5 -----------------------------------------
@@ -312,8 +347,32 @@ def test_kimi_linear_needs_its_linear_attn_config() -> None:
 
 
 def bailing(**fields: Any) -> dict[str, Any]:
-    # transformers' default BailingHybrid: 42 layers in groups of 6, 32 heads of 64, K 4, MLA.
-    return exported("bailing_hybrid", **fields)
+    # transformers' default BailingHybrid: 42 layers in groups of 6, 32 heads of 64, K 4, MLA;
+    # with no_kda_lora true, which vLLM's BailingMoeV3 KDA layer requires.
+    return exported("bailing_hybrid", **fields) | {"no_kda_lora": True}
+
+
+def test_vllm_bailing_kda_requires_no_kda_lora() -> None:
+    # V:vllm/model_executor/models/bailing_moe_v3.py:686-687 raises unless
+    # getattr(config, "no_kda_lora", False) is true; SGLang has no such check.
+    expected = (
+        "bailing_hybrid config: field 'no_kda_lora': {}; vLLM 0.33.0's BailingMoeV3 KDA layer "
+        "requires no_kda_lora true (vllm/model_executor/models/bailing_moe_v3.py:686-687)"
+    )
+    kda = bailing() | {"architectures": ["BailingMoeV3ForCausalLM"]}
+    missing = {key: value for key, value in kda.items() if key != "no_kda_lora"}
+    assert refusal(missing) == expected.format("missing")
+    assert refusal(missing, layout="metrale") == expected.format("missing")
+    for falsy, shown in ((False, "is False"), (None, "is None"), (0, "is 0"), ("", "is ''")):
+        assert refusal(kda | {"no_kda_lora": falsy}) == expected.format(shown)
+    assert ssm_state(missing, layout="sglang").ssm_layers == 35
+    # Python truth, as getattr reads it.
+    assert ssm_state(kda | {"no_kda_lora": 1}).ssm_layers == 35
+    # The layer is built only for KDA layers: the lightning variant and a config with no KDA
+    # layer never reach the check.
+    lightning = missing | {"architectures": ["BailingMoeV2_5ForCausalLM"]}
+    assert ssm_state(lightning).groups[0].kind == "linear_attention"
+    assert ssm_state(missing | {"layer_group_size": 1}).ssm_layers == 0
 
 
 def test_bailing_kda_variant() -> None:
@@ -548,6 +607,7 @@ TABLE_FIXTURES = {
     "kimi_linear": "kimi-linear-48b-a3b-instruct.json",
     "mamba": "mamba-2.8b-hf.json",
     "mamba2": "mamba-codestral-7b.json",
+    "minicpm_sala": "minicpm-sala.json",
     "nemotron_h": "nemotron-nano-9b-v2.json",
     "qwen3_5": "qwen3.5-27b.json",
     "qwen3_5_moe": "qwen3.5-35b-a3b.json",

@@ -334,10 +334,10 @@ def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
 
 
 FAMILY_LIST = (
-    "supported families: bailing_hybrid, falcon_h1, falcon_mamba, granitemoehybrid, jamba, "
-    "jet_nemotron, "
-    "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpmv4_6, nemotron_h, olmo_hybrid, "
-    "qwen3_5, qwen3_5_moe, qwen3_next, zamba2, zaya"
+    "supported families: alice_ai, bailing_hybrid, falcon_h1, falcon_mamba, gigachat3_5, "
+    "glm5_next, granitemoehybrid, jamba, jet_nemotron, kimi_linear, lfm2, lfm2_moe, lfm2_vl, "
+    "mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, olmo_hybrid, qwen3_5, qwen3_5_moe, "
+    "qwen3_next, zamba2, zaya"
 )
 
 
@@ -1016,7 +1016,7 @@ def test_gqa_where_a_kda_or_lightning_model_has_no_mla() -> None:
 
 
 def test_bailing_kda_names_its_heads_and_keeps_integer_sizes() -> None:
-    kda = {**LIGHTNING, "short_conv_kernel_size": 4}
+    kda = {**LIGHTNING, "short_conv_kernel_size": 4, "no_kda_lora": True}
     error = refused(
         kda,
         "bailing_hybrid config: field 'num_attention_heads': tp_size 3 does not divide 2; the "

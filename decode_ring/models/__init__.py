@@ -22,8 +22,9 @@ Layouts
     ``Mamba2StateShape`` / ``KimiLinearStateShape`` (``sglang/srt/configs/mamba_utils.py``) as the
     configs' ``mamba2_cache_params`` call them. Conv state is ``(channels, K - 1)``, never widened
     for speculative decoding (SGLang keeps draft-token states in separate scratch buffers, not
-    counted here). A family the layout's server lacks (``jamba``, ``zamba2`` and ``olmo_hybrid``
-    in SGLang, ``jet_nemotron`` and ``zaya`` in vLLM) is refused, naming the server and version.
+    counted here). A family the layout's server lacks (``jamba``, ``zamba2``, ``olmo_hybrid`` and
+    ``alice_ai`` in SGLang; ``jet_nemotron``, ``zaya``, ``gigachat3_5`` and ``minicpm_sala`` in
+    vLLM) is refused, naming the server and version.
 ``metrale``
     The reference server's own: the conv window keeps all ``K`` columns, ``(K, channels)``, with no
     speculative widening; recurrent states as vLLM shapes them; everything float32; vLLM's group
@@ -42,7 +43,8 @@ callers that check a count before they read a config.
 A config whose ``model_type`` no family reads is a plain transformer (zero recurrent layers,
 zero bytes) when it has ``num_hidden_layers`` and nothing SSM-like; otherwise it is refused with
 the list of families. Multimodal wrappers are read through their ``text_config`` or
-``llm_config`` when that holds a family's ``model_type``. Sizes are the states' own; vLLM's
+``llm_config`` when that holds a family's ``model_type`` (``glm5_next``'s text-only checkpoints
+keep the text fields at the top level). Sizes are the states' own; vLLM's
 padding of a mamba page to the attention page size and prefix-caching copies are not included.
 """
 

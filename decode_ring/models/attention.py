@@ -48,7 +48,8 @@ def mla(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:
     qk_rope_head_dim`` per token and layer; ``None`` when there is none."""
     if not layers:
         return None
-    rank, rope = cfg.int_("kv_lora_rank"), cfg.int_("qk_rope_head_dim")
+    # GLM-5.3-Flash's MLA has no RoPE part (transformers Glm5NextTextConfig: qk_rope_head_dim 0).
+    rank, rope = cfg.int_("kv_lora_rank"), cfg.int_("qk_rope_head_dim", minimum=0)
     return AttentionLayers(
         layer_indices=layers,
         num_attention_heads=cfg.int_("num_attention_heads"),

@@ -60,8 +60,9 @@ Reader = Callable[[Fields, str], Parsed]
 class Family:
     """One family: its reader; the ``model_type`` values it reads (in the config itself, or in
     the ``text_config`` / ``llm_config`` of a wrapper; where ``wrapper``, they name the wrapper,
-    whose text config holds the fields); the servers that serve it (``None``: that server lacks
-    it); and its dtype hooks."""
+    whose text config holds the fields, or, where ``flat``, the wrapper itself when it has no
+    text config); the servers that serve it (``None``: that server lacks it); and its dtype
+    hooks."""
 
     read: Reader
     model_types: tuple[str, ...]
@@ -69,6 +70,7 @@ class Family:
     sglang: str | None = SGLANG
     hooks: DtypeHooks = NO_HOOKS
     wrapper: bool = False
+    flat: bool = False
 
 
 def _others(count: int, ssm: tuple[int, ...]) -> tuple[int, ...]:
@@ -473,15 +475,29 @@ def _read_kimi_linear(cfg: Fields, server: str) -> Parsed:
 _LFM2_LAYERS: Final = frozenset({"conv", "short_conv"})
 
 
-def _read_short_conv(cfg: Fields, server: str, dim_field: str) -> Parsed:
+def _read_short_conv(cfg: Fields, server: str, dim_field: str, *, sglang_none: bool) -> Parsed:
     """The short-conv families, ``dim_field`` the field vLLM sizes the channels by: the
     ``conv`` (SGLang also ``short_conv``) entries of ``layer_types``, ``num_hidden_layers`` of
     them, others ``full_attention``; ``full_attn_idxs``, where given, must name the attention
     layers. ``conv_L_cache`` (the kernel), and the channels: vLLM ``conv_dim`` for ``lfm2``,
     ``hidden_size`` otherwise and in SGLang. vLLM models/lfm2.py:556-577, lfm2_moe.py:546-567,
     lfm2_vl.py:654-675 and layers/mamba/short_conv.py:351-357; SGLang configs/lfm2.py:59-98,
-    lfm2_moe.py:49-85, lfm2_vl.py:62-103."""
+    lfm2_moe.py:49-85, lfm2_vl.py:62-103. vLLM reads the channels and the kernel even with no
+    conv layer (its model-level shape function runs for every hybrid model); SGLang reads them
+    only with one. ``sglang_none``: SGLang takes a missing or ``null`` ``layer_types`` as no
+    layer."""
     count = cfg.num_layers()
+    field = dim_field if server == "vllm" else "hidden_size"
+
+    def geometry() -> ShortConv:
+        return ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field)
+
+    if server == "vllm":
+        # vLLM sizes the state page of every hybrid model (platforms/interface.py:1056-1060),
+        # so it reads these fields even where no layer is a conv layer.
+        geometry()
+    if server == "sglang" and sglang_none and not cfg.has("layer_types"):
+        return _one(geometry, (), None)
     kinds = cfg.layer_kinds("layer_types", _LFM2_LAYERS | {"full_attention"}, count)
     layers = positions(kinds, _LFM2_LAYERS)
     attention = _others(count, layers)
@@ -491,22 +507,24 @@ def _read_short_conv(cfg: Fields, server: str, dim_field: str) -> Parsed:
             index = min(set(listed) ^ set(attention))
             shown = "listed" if index in listed else "not listed"
             _disagree(cfg, "full_attn_idxs", "layer_types", index, shown, kinds[index])
-    field = dim_field if server == "vllm" else "hidden_size"
-    return _one(
-        lambda: ShortConv(cfg.int_(field), cfg.int_("conv_L_cache"), field),
-        layers,
-        gqa(cfg, attention),
-    )
+    return _one(geometry, layers, gqa(cfg, attention))
 
 
 def _read_lfm2(cfg: Fields, server: str) -> Parsed:
     """``lfm2``: vLLM sizes its short conv by ``conv_dim``."""
-    return _read_short_conv(cfg, server, "conv_dim")
+    return _read_short_conv(cfg, server, "conv_dim", sglang_none=False)
 
 
-def _read_lfm2_hidden(cfg: Fields, server: str) -> Parsed:
-    """``lfm2_moe`` and ``lfm2_vl``: both servers size the short conv by ``hidden_size``."""
-    return _read_short_conv(cfg, server, "hidden_size")
+def _read_lfm2_moe(cfg: Fields, server: str) -> Parsed:
+    """``lfm2_moe``: both servers size the short conv by ``hidden_size``; a ``layer_types``
+    missing or ``null`` (transformers' Lfm2MoeConfig leaves it so) is no layer to SGLang
+    (``linear_layer_ids``, configs/lfm2_moe.py:34-41) and fails vLLM."""
+    return _read_short_conv(cfg, server, "hidden_size", sglang_none=True)
+
+
+def _read_lfm2_vl(cfg: Fields, server: str) -> Parsed:
+    """``lfm2_vl``: both servers size the short conv by ``hidden_size``."""
+    return _read_short_conv(cfg, server, "hidden_size", sglang_none=False)
 
 
 def _read_zaya(cfg: Fields, server: str) -> Parsed:
@@ -579,6 +597,7 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
     linear when ``(i + 1) % g != 0`` (or, for a list, where its entry is 1); vLLM the same for
     lightning, and for KDA not in the tail past the last whole group. Heads
     ``num_attention_heads`` of ``head_dim`` (else ``hidden_size // num_attention_heads``).
+    vLLM's KDA layer refuses a config whose ``no_kda_lora`` is not true (:686-687).
     vLLM models/bailing_moe_v3.py:131-157, :1477-1489, bailing_moe_linear.py:68-72, :768-795;
     SGLang configs/bailing_hybrid.py:80-236."""
     count = cfg.num_layers()
@@ -600,6 +619,15 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
 
     def geometry() -> Geometry:
         if kda:
+            if server == "vllm" and not cfg.fields.get("no_kda_lora"):
+                # Its KDA layer takes getattr(config, "no_kda_lora", False) as Python truth.
+                given = cfg.fields.get("no_kda_lora")
+                shown = f"is {show(given)}" if "no_kda_lora" in cfg.fields else "missing"
+                raise cfg.fail(
+                    "no_kda_lora",
+                    f"{shown}; {VLLM}'s BailingMoeV3 KDA layer requires no_kda_lora true "
+                    "(vllm/model_executor/models/bailing_moe_v3.py:686-687)",
+                )
             kernel = cfg.int_("short_conv_kernel_size")
             return Kda(heads, head_dim, kernel, "num_attention_heads")
         return LinearAttention(heads, head_dim, "num_attention_heads")
@@ -607,6 +635,193 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
     others = _others(count, layers)
     attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
     return _one(geometry, layers, attention)
+
+
+_LINEAR: Final = frozenset({"linear_attention"})
+_GLM5_ATTENTION: Final = frozenset(
+    {"full_attention", "indexed_attention", "attention", "deepseek_sparse_attention"}
+)
+
+
+def _read_glm5_next(cfg: Fields, server: str) -> Parsed:
+    """``glm5_next`` (GLM-5.3-Flash: KDA and MLA; a wrapper whose text config sits in
+    ``text_config`` or, for a text-only checkpoint, at its top level). Layer ``i`` is KDA when
+    ``layer_types[i]`` is ``linear_attention`` (``num_hidden_layers`` entries; others
+    attention), or, with no list, when ``i % 4 != 3``; the others are MLA. vLLM reads
+    transformers' Glm5NextTextConfig: the flat ``linear_num_heads``, ``linear_head_dim``,
+    ``linear_conv_kernel_dim``, each overridden by ``linear_attn_config``'s ``num_heads``,
+    ``head_dim``, ``short_conv_kernel_size`` where that gives it (transformers
+    configuration_glm5_next.py:150-177; vLLM vllm/models/glm5next/common/model.py:141-147,
+    :1101-1118, kda.py:189-222). SGLang's own Glm5NextTextConfig takes a given
+    ``linear_attn_config`` whole (its ``kda_layers`` 0-based layer numbers, ``num_heads``,
+    ``head_dim``, ``short_conv_kernel_size``), else builds it from the flat fields and the
+    layers above (S:sglang/srt/configs/glm5_next.py:186-232, :256-279). Both servers read the
+    geometry with no KDA layer too (their shape functions run for the model)."""
+    count = cfg.num_layers()
+    linear = cfg.nested("linear_attn_config") if cfg.has("linear_attn_config") else None
+    if server == "sglang" and linear is not None:
+        layers = _layer_numbers(linear, "kda_layers", count, base=0)
+        built = Kda(
+            linear.int_("num_heads"),
+            linear.int_("head_dim"),
+            linear.int_("short_conv_kernel_size"),
+            "linear_attn_config.num_heads",
+        )
+    else:
+        if cfg.has("layer_types"):
+            kinds = cfg.layer_kinds("layer_types", _GLM5_ATTENTION | {"linear_attention"}, count)
+            layers = positions(kinds, _LINEAR)
+        else:
+            layers = tuple(i for i in range(count) if i % 4 != 3)
+
+        def folded(key: str, flat: str) -> tuple[int, str]:
+            if linear is not None and key in linear.fields:
+                return linear.int_(key), f"linear_attn_config.{key}"
+            return cfg.int_(flat), flat
+
+        heads, heads_field = folded("num_heads", "linear_num_heads")
+        built = Kda(
+            heads,
+            folded("head_dim", "linear_head_dim")[0],
+            folded("short_conv_kernel_size", "linear_conv_kernel_dim")[0],
+            heads_field,
+        )
+    others = _others(count, layers)
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(lambda: built, layers, attention)
+
+
+def _read_alice_ai(cfg: Fields, server: str) -> Parsed:
+    """``alice_ai`` (vLLM only; KDA through Kimi's layer, Qwen3-Next attention): the
+    ``linear_attention`` entries of ``layer_types`` (``num_hidden_layers`` of them, others
+    ``full_attention``); ``linear_num_key_heads`` heads of ``linear_key_head_dim``, which the
+    value ones must equal, kernel ``linear_conv_kernel_dim`` (read with no KDA layer too). vLLM
+    refuses the config unless ``kda_allow_negative_eigenvalues`` is false,
+    ``router_score_function`` ``sigmoid``, ``router_bias_correction`` true, and
+    ``block_attn_res_block_size`` and ``num_experts`` positive. vLLM
+    model_executor/models/alice_ai.py:106-137, :321-342, :491-495, :686-701,
+    model_executor/models/config.py:29-50."""
+    required: tuple[tuple[str, object, str], ...] = (
+        ("kda_allow_negative_eigenvalues", False, "false"),
+        ("router_score_function", "sigmoid", "'sigmoid'"),
+        ("router_bias_correction", True, "true"),
+    )
+    for field, wanted, shown in required:
+        given = cfg.fields.get(field)
+        # vLLM compares the flags by identity (``is not False``) and the name by equality.
+        if not (given is wanted if isinstance(wanted, bool) else given == wanted):
+            where = f"is {show(given)}" if field in cfg.fields else "missing"
+            raise cfg.fail(
+                field,
+                f"{where}; {VLLM} requires {shown} (vllm/model_executor/models/config.py:29-50)",
+            )
+    cfg.int_("block_attn_res_block_size")
+    cfg.int_("num_experts")
+    count = cfg.num_layers()
+    kinds = cfg.layer_kinds("layer_types", frozenset({"linear_attention", "full_attention"}), count)
+    layers = positions(kinds, _LINEAR)
+    built = Kda(
+        cfg.int_("linear_num_key_heads"),
+        cfg.int_("linear_key_head_dim"),
+        cfg.int_("linear_conv_kernel_dim"),
+        "linear_num_key_heads",
+    )
+
+    def geometry() -> Kda:
+        # Kimi's layer takes one head count and dim (alice_ai.py:118-127).
+        for key_field, value_field in (
+            ("linear_num_key_heads", "linear_num_value_heads"),
+            ("linear_key_head_dim", "linear_value_head_dim"),
+        ):
+            if cfg.int_(value_field) != cfg.int_(key_field):
+                raise cfg.fail(
+                    value_field,
+                    f"is {show(cfg.int_(value_field))} but {key_field} is "
+                    f"{show(cfg.int_(key_field))}; {VLLM}'s AliceAI KDA requires them equal",
+                )
+        return built
+
+    return _one(geometry, layers, gqa(cfg, _others(count, layers)))
+
+
+def _read_gigachat3_5(cfg: Fields, server: str) -> Parsed:
+    """``gigachat3_5`` (SGLang only; gated delta net and MLA): the ``linear_attention``
+    entries of ``layer_types`` (``num_hidden_layers`` of them, others ``attention`` or
+    ``full_attention``), else every layer not in ``full_attention_layers`` (0-based), else every
+    layer; ``linear_num_key_heads``, ``linear_num_value_heads``, ``linear_key_head_dim``,
+    ``linear_value_head_dim``, ``linear_conv_kernel_dim``, read with no linear layer too, into
+    the Qwen3-Next shape. S:sglang/srt/configs/gigachat35.py:19-23, :157-186, :210-231."""
+    count = cfg.num_layers()
+    if cfg.has("layer_types"):
+        vocabulary = frozenset({"linear_attention", "attention", "full_attention"})
+        layers = positions(cfg.layer_kinds("layer_types", vocabulary, count), _LINEAR)
+    elif cfg.has("full_attention_layers"):
+        layers = _others(count, _layer_numbers(cfg, "full_attention_layers", count, base=0))
+    else:
+        layers = tuple(range(count))
+    built = GatedDeltaNet(
+        cfg.int_("linear_num_key_heads"),
+        cfg.int_("linear_num_value_heads"),
+        cfg.int_("linear_key_head_dim"),
+        cfg.int_("linear_value_head_dim"),
+        cfg.int_("linear_conv_kernel_dim"),
+    )
+    others = _others(count, layers)
+    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    return _one(lambda: built, layers, attention)
+
+
+# SGLang's mixer names and their aliases (configs/minicpm.py:6-15).
+_MINICPM_MIXERS: Final[Mapping[str, str]] = {
+    "minicpm4": "minicpm4",
+    "minicpm": "minicpm4",
+    "standard": "minicpm4",
+    "attention": "minicpm4",
+    "attn": "minicpm4",
+    "lightning": "lightning-attn",
+    "lightning_attn": "lightning-attn",
+    "lightning-attn": "lightning-attn",
+}
+
+
+def _read_minicpm_sala(cfg: Fields, server: str) -> Parsed:
+    """``minicpm_sala`` (SGLang only; lightning attention and MiniCPM4 attention): the
+    ``lightning-attn`` entries (or aliases) of ``mixer_types``, which SGLang repeats to
+    ``num_hidden_layers`` entries (it refuses a longer list; none or an empty one is all
+    attention). Heads ``lightning_nkv`` (else ``num_key_value_heads``), which
+    ``lightning_nh`` (else ``num_attention_heads``) must equal where a layer is lightning, of
+    ``lightning_head_dim`` (else ``head_dim``, else ``hidden_size // num_attention_heads``).
+    S:sglang/srt/configs/minicpm.py:78-128, :148-192."""
+    count = cfg.num_layers()
+    kinds: tuple[str, ...] = ("minicpm4",) * count
+    if cfg.fields.get("mixer_types"):
+        value = cfg.layer_kinds("mixer_types", frozenset(_MINICPM_MIXERS), None)
+        if len(value) > count:
+            raise cfg.fail(
+                "mixer_types", f"has {len(value)} entries, more than num_hidden_layers {count}"
+            )
+        mixers = [_MINICPM_MIXERS[entry] for entry in value]
+        kinds = tuple((mixers * -(-count // len(mixers)))[:count])
+    layers = positions(kinds, frozenset({"lightning-attn"}))
+
+    def geometry() -> LinearAttention:
+        heads_field = "lightning_nkv" if cfg.has("lightning_nkv") else "num_key_value_heads"
+        heads = cfg.int_(heads_field)
+        queries = cfg.opt_int("lightning_nh") or cfg.int_("num_attention_heads")
+        if queries != heads:
+            raise cfg.fail(
+                "lightning_nh",
+                f"{show(queries)} query heads but {show(heads)} KV heads ({heads_field}); "
+                f"{SGLANG}'s lightning attention requires them equal (configs/minicpm.py:110-120)",
+            )
+        head_dim = (
+            cfg.opt_int("lightning_head_dim")
+            or cfg.opt_int("head_dim")
+            or cfg.int_("hidden_size") // cfg.int_("num_attention_heads")
+        )
+        return LinearAttention(heads, head_dim, heads_field)
+
+    return _one(geometry, layers, gqa(cfg, _others(count, layers)))
 
 
 _SGLANG_CONFIG: Final = DtypeHooks(sglang_passes_config=True)
@@ -619,17 +834,26 @@ REGISTRY: Final[Mapping[str, Family]] = {
         ("bailing_hybrid",),
         hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
     ),
+    "alice_ai": Family(
+        _read_alice_ai,
+        ("alice_ai",),
+        sglang=None,
+        hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
+    ),
     "falcon_h1": Family(_read_falcon_h1, ("falcon_h1",), hooks=_SGLANG_CONFIG),
     "falcon_mamba": Family(_read_mamba, ("falcon_mamba",)),
+    "gigachat3_5": Family(_read_gigachat3_5, ("gigachat3_5",), vllm=None, hooks=_SGLANG_CONFIG),
+    "glm5_next": Family(_read_glm5_next, ("glm5_next",), wrapper=True, flat=True),
     "granitemoehybrid": Family(_read_granitemoehybrid, ("granitemoehybrid",)),
     "jamba": Family(_read_jamba, ("jamba",), sglang=None),
     "jet_nemotron": Family(_read_jet_nemotron, ("jet_nemotron",), vllm=None, hooks=_SGLANG_CONFIG),
     "kimi_linear": Family(_read_kimi_linear, ("kimi_linear",)),
     "lfm2": Family(_read_lfm2, ("lfm2",), hooks=_SGLANG_CONFIG),
-    "lfm2_moe": Family(_read_lfm2_hidden, ("lfm2_moe",)),
-    "lfm2_vl": Family(_read_lfm2_hidden, ("lfm2_vl",), wrapper=True),
+    "lfm2_moe": Family(_read_lfm2_moe, ("lfm2_moe",)),
+    "lfm2_vl": Family(_read_lfm2_vl, ("lfm2_vl",), wrapper=True),
     "mamba": Family(_read_mamba, ("mamba",)),
     "mamba2": Family(_read_mamba2, ("mamba2",)),
+    "minicpm_sala": Family(_read_minicpm_sala, ("minicpm_sala",), vllm=None),
     "minicpmv4_6": Family(
         _read_gated_delta_net, ("minicpmv4_6",), hooks=_SGLANG_CONFIG, wrapper=True
     ),

@@ -104,6 +104,8 @@ def _find(root: Mapping[str, Any], path: str | None) -> tuple[str, Mapping[str, 
             return name, where
         if where is root:
             text = next((item for item in wrapped if isinstance(item, Mapping)), None)
+            if text is None and REGISTRY[name].flat:
+                return name, root
             if text is None:
                 cfg = Fields(root, root, name, path)
                 raise cfg.fail("text_config", "missing; the wrapper keeps its language model there")

@@ -250,7 +250,9 @@ class VllmLayer:
     ``where``/``name``: the class as the model file refers to it (resolved through the file's
     imports). ``args(config, vllm_config)`` are the constructor's arguments as the model passes
     them (mirrored; ``args_cite`` cites the call). ``layers(config, helpers)`` returns the
-    recurrent layer indices (``layers_cite``)."""
+    recurrent layer indices (``layers_cite``). ``adapt`` (file, function): the wheel's own
+    function the model passes the config through before the layer gets it, run from the
+    wheel."""
 
     kind: str
     where: str
@@ -259,6 +261,7 @@ class VllmLayer:
     args_cite: str
     layers: Callable[[Any, Helpers], list[int]]
     layers_cite: str
+    adapt: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -808,15 +811,12 @@ _register(
             "kda",
             f"{_MODELS}/alice_ai.py",
             "KimiGatedDeltaNetAttention",
-            lambda c, vc: {
-                "config": Stub(),
-                "vllm_config": vc,
-                "prefix": "model.layers.0.linear_attn",
-            },
+            _gdn_args,
             "V:vllm/model_executor/models/alice_ai.py:334-339 "
-            "(config=_make_kimi_kda_config(config): not run, the model-level shape decides)",
+            "(config=_make_kimi_kda_config(config), run from the wheel)",
             _linear_attention_layers,
             "layer_types entries 'linear_attention' (V:alice_ai.py:334, :494)",
+            adapt=(f"{_MODELS}/alice_ai.py", "_make_kimi_kda_config"),
         ),
     ),
 )
@@ -827,7 +827,10 @@ for _cls in ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"):
         VllmModel(
             "glm5_next",
             GLM5,
-            _cls,
+            # The wrapper's classmethods only delegate to the text model's, through a
+            # function-level import the loader would serve a placeholder for
+            # (V:vllm/models/glm5next/common/model.py:1167-1187): the text model's run.
+            "Glm5NextForCausalLM",
             VllmLayer(
                 "kda",
                 "vllm/models/glm5next/common/kda.py",
@@ -838,7 +841,6 @@ for _cls in ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"):
                 "_is_kda_layer(config, i) (V:vllm/models/glm5next/common/model.py:141-148)",
             ),
             text=_cls.endswith("Generation"),
-            extra=(("Glm5NextForCausalLM", f"{GLM5}:Glm5NextForCausalLM"),),
         ),
     )
 
@@ -1229,7 +1231,10 @@ class VllmStates:
                 layer = object.__new__(layer_cls)
                 try:
                     initialise: Any = layer_cls.__init__
-                    initialise(layer, **layer_spec.args(layer_config, vc))
+                    given = layer_config
+                    if layer_spec.adapt is not None:
+                        given = self._helpers.function(*layer_spec.adapt)(layer_config)
+                    initialise(layer, **layer_spec.args(given, vc))
                 except (AssertionError, ValueError, ZeroDivisionError) as error:
                     if is_peer_refusal(error):
                         raise
@@ -1470,7 +1475,11 @@ class SglangStates:
         )
         self.runtime.real.add("sglang.srt.configs.hybrid_arch")
         self.runtime.real.add("sglang.srt.configs.mamba_utils")
+        self.runtime.real.add("sglang.srt.configs.linear_attn_model_registry")
         self.hybrid_arch = self.runtime.import_module("sglang.srt.configs.hybrid_arch")
+        self.linear_attn_registry = self.runtime.import_module(
+            "sglang.srt.configs.linear_attn_model_registry"
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -1640,8 +1649,13 @@ class SglangStates:
             # S:sglang/srt/configs/lfm2_vl.py:27 subclasses) turn a text_config dict into a
             # config object; the stubbed PretrainedConfig does not, so mirror it with attributes.
             config.text_config = types.SimpleNamespace(**text_config)
+        # ModelConfig.linear_attn_registry_result (S:sglang/srt/configs/model_config.py:
+        # 1258-1260): the registry a config module fills when it is imported (GigaChat35,
+        # S:sglang/srt/configs/gigachat35.py:234-252), run from the wheel.
         model_config = types.SimpleNamespace(
-            hf_config=config, is_draft_model=False, linear_attn_registry_result=None
+            hf_config=config,
+            is_draft_model=False,
+            linear_attn_registry_result=self.linear_attn_registry.get_linear_attn_config(config),
         )
         chosen = self.hybrid_arch.mambaish_config(model_config)
         self.last_model_config, self.last_chosen = model_config, chosen
