@@ -49,6 +49,7 @@ MAMBA = CONFIGS / "mamba-2.8b-hf.json"
 ZAMBA2 = CONFIGS / "zamba2-2.7b.json"
 ZAYA_LEGACY = CONFIGS / "zaya1-8b-legacy.json"
 KIMI_LINEAR = CONFIGS / "kimi-linear-48b-a3b-instruct.json"
+GLM5_NEXT = CONFIGS / "written" / "glm5-next-transformers-5.23.0.json"
 GIB = 2**30
 
 # --- facts ------------------------------------------------------------------------------------
@@ -270,6 +271,27 @@ def test_sglang_max_total_tokens_caps_the_kv_pool() -> None:
         MAMBA, available_memory=60 * GIB, disable_radix_cache=True, max_total_tokens=100_000
     )
     assert (free.kv_tokens, free.slots, free.max_running_requests) == (100_000, 1329, 1329)
+
+
+def test_sglang_dsa_indexer_joins_the_kv_cell() -> None:
+    # GLM-5.3-Flash's defaults are DeepSeek sparse attention (is_deepseek_dsa,
+    # configs/model_config.py:191-211): 11 MLA layers of (512 + 0) x 2 B, and each, computing
+    # its own top-k, keeps ceil((128 + 128 // 128 x 4) / 16) = 9 uint8 bytes of indexer keys
+    # (pool_configurator.py:564-640). The oracle: 1,006,484 tokens and 13 requests at tp 1.
+    r = sglang_reservation(GLM5_NEXT, available_memory=20 * GIB)
+    assert r.kv_bytes_per_token == (512 + 0) * 11 * 2 + 9 * 11 == 11_363
+    assert (r.kv_tokens, r.max_running_requests) == (1_006_484, 13)
+
+
+def test_vllm_glm5_next_prefills_with_flashkda_and_plans_its_checkpoint_block() -> None:
+    # _resolve_kda_prefill_backend (vllm/models/glm5next/common/kda.py:137-159): SM90, head 128,
+    # bfloat16 and linear_lower_bound -5.0 choose FlashKDA, whose spec keeps one prefill
+    # checkpoint block (:168-176): 2 + 0 + 1 planned in align mode; the oracle's bytes.
+    r = vllm_reservation(GLM5_NEXT)
+    assert (r.state_blocks_per_request, r.planned_blocks_per_request) == (1, 3)
+    assert r.planned_state_bytes == 150_592_290_816
+    ampere = vllm_reservation(GLM5_NEXT, gpu_arch="sm80")
+    assert ampere.planned_blocks_per_request == 2
 
 
 def test_sglang_refuses_a_context_longer_than_the_models() -> None:

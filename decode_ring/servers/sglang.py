@@ -70,6 +70,29 @@ _DEFAULT_CONTEXT_LENGTH: Final = 2048
 # float16 config and casts float32 (or none) to float16, so the auto KV cache holds 2 bytes.
 _KV_ELEMENT_BYTES: Final = 2
 
+# is_deepseek_dsa (configs/model_config.py:191-211): with an index_topk, an indexer's keys join
+# each attention layer's KV; DSATokenToKVPool.quant_block_size (mem_cache/memory_pool.py:5280).
+_DSA_ARCHS: Final = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "DeepseekV3ForCausalLMNextN",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "GlmMoeDsaForCausalLMNextN",
+        "Glm5NextForConditionalGenerationNextN",
+        "Glm5NextForConditionalGeneration",
+        "LongcatFlashForCausalLM",
+        "LongcatFlashForCausalLMNextN",
+        "Dots3NoteForCausalLM",
+        "Dots3NoteForCausalLMNextN",
+        "HYV4ForCausalLM",
+        "HYV4ForCausalLMNextN",
+    }
+)
+_DSA_QUANT_BLOCK: Final = 128
+
 # configs/model_config.py:1420-1431: their MLA reads qk_rope_head_dim as 0 under use_mla_nope.
 _MLA_NOPE_ARCHS: Final = frozenset(
     {"BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration"}
@@ -394,6 +417,10 @@ def sglang_reservation(
         kv_bytes = int(left * _GIB)
 
     kv_per_token, kv_rule = _kv_bytes_per_token(state, architecture, family_fields, tp)
+    if _is_dsa(architecture, root, family_fields):
+        indexer, indexer_rule = _dsa_indexer_bytes_per_token(state, root, family_fields)
+        kv_per_token += indexer
+        kv_rule += f" + DSA indexer {indexer_rule}"
     # DefaultPoolConfigurator.calculate_pool_sizes (pool_configurator.py:623-634): page size 1;
     # with no attention layer the pool is sized to the context (:243-248).
     kv_tokens = None
@@ -552,6 +579,76 @@ def _kv_bytes_per_token(
         f"{heads} KV heads x ({attention.head_dim} + {attention.v_head_dim}) x {layers} layers "
         f"x {_KV_ELEMENT_BYTES} B",
     )
+
+
+def _is_dsa(architecture: str, root: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
+    """``is_deepseek_dsa`` (configs/model_config.py:191-211): a DeepSeek-sparse-attention
+    architecture with an ``index_topk``, which keeps an indexer's keys beside the latent KV."""
+    return architecture in _DSA_ARCHS and _field(root, text, "index_topk") is not None
+
+
+def _field(root: Mapping[str, Any], text: Mapping[str, Any], name: str) -> Any:
+    """``name`` as SGLang's config object answers it: the whole config's, else its text
+    config's (SGLang's wrapper configs carry their text fields)."""
+    value = root.get(name)
+    return text.get(name) if value is None else value
+
+
+def _dsa_indexer_bytes_per_token(
+    state: SsmState, root: Mapping[str, Any], text: Mapping[str, Any]
+) -> tuple[int, str]:
+    """(the DSA indexer's bytes per token on one rank, its rule), as
+    ``_compute_dsa_indexer_cell_size`` (pool_configurator.py:564-640) sizes it with no context
+    parallelism and no hisparse: ``ceil((index_head_dim + index_head_dim // 128 x 4) /
+    index_kpool)`` uint8 bytes (``DSATokenToKVPool``, mem_cache/memory_pool.py:5280-5281) for
+    each attention layer that computes its own top-k (``dsa_layer_skips_topk``,
+    configs/model_config.py:488-522)."""
+    head_dim = _int_field(root, text, "index_head_dim")
+    kpool = _int_field(root, text, "index_kpool", default=1)
+    per_layer = -(-(head_dim + head_dim // _DSA_QUANT_BLOCK * 4) // kpool)
+    attention = state.attention
+    layer_ids = attention.layer_indices if attention is not None else ()
+    fresh = [layer for layer in layer_ids if not _skips_topk(root, text, layer)]
+    return (
+        per_layer * len(fresh),
+        f"ceil(({head_dim} + {head_dim} // {_DSA_QUANT_BLOCK} x 4) / {kpool}) x {len(fresh)} "
+        "layers x 1 B",
+    )
+
+
+def _int_field(
+    root: Mapping[str, Any], text: Mapping[str, Any], name: str, default: int | None = None
+) -> int:
+    value = _field(root, text, name)
+    if value is None and default is not None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ModelConfigError(f"field {name!r}: {value!r} is not a positive integer", field=name)
+    return value
+
+
+def _skips_topk(root: Mapping[str, Any], text: Mapping[str, Any], layer: int) -> bool:
+    """``dsa_layer_skips_topk`` (configs/model_config.py:488-522): whether DSA layer ``layer``
+    reuses the previous layer's top-k indices, and so keeps no indexer keys."""
+    kinds = _field(root, text, "indexer_types")
+    if isinstance(kinds, list):
+        return layer < len(kinds) and kinds[layer] == "shared"
+    factor = _field(root, text, "cli_factor") or 1
+    if isinstance(factor, int) and factor > 1:
+        return layer % factor != 0
+    pattern = _field(root, text, "index_topk_pattern")
+    if isinstance(pattern, list | str):
+        return layer < len(pattern) and pattern[layer] == "S"
+    frequency = _field(root, text, "index_topk_freq") or 1
+    offset = _field(root, text, "index_skip_topk_offset")
+    if not isinstance(frequency, int) or frequency <= 0:
+        raise ModelConfigError(
+            f"field 'index_topk_freq': {frequency!r} is not a positive integer",
+            field="index_topk_freq",
+        )
+    if isinstance(offset, int) and offset > 0:
+        return max(layer - offset + 1, 0) % frequency != 0
+    return max(layer - 1, 0) % frequency != 0
 
 
 def _no_slot(budget: int | None, per_req: int, slots_given: int | None) -> ServerArgumentError:

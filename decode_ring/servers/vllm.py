@@ -184,12 +184,20 @@ class _Kind:
 
 
 def _flashkda(state: SsmState, fields: Mapping[str, Any], gpu_arch: str) -> bool:
-    """Whether vLLM's KDA layer prefills with FlashKDA (``resolve_kda_prefill_backend`` with
-    ``auto`` and ``is_flashkda_supported``, vllm/models/kimi_k3/nvidia/kda.py:363-379,
-    :486-525): SM90 here, head size 128, a bfloat16 model, a bfloat16 or float32 recurrent
-    state, and a ``gate_lower_bound`` in ``linear_attn_config`` (:618)."""
-    linear = fields.get("linear_attn_config")
-    bound = linear.get("gate_lower_bound") if isinstance(linear, Mapping) else None
+    """Whether vLLM's KDA layer prefills with FlashKDA (``auto``), which exports one prefill
+    checkpoint block. Kimi's layer (``resolve_kda_prefill_backend`` and
+    ``is_flashkda_supported``, vllm/models/kimi_k3/nvidia/kda.py:363-379, :486-525): SM90 here,
+    head size 128, a bfloat16 model, a bfloat16 or float32 recurrent state, and a
+    ``gate_lower_bound`` in ``linear_attn_config`` (:618). GLM-5.3-Flash's
+    (``_resolve_kda_prefill_backend``, vllm/models/glm5next/common/kda.py:137-159, :338-351):
+    compute capability 9, 10 or 12 (SM90 among ``GPU_ARCHS``), head size 128, a bfloat16 model
+    and a ``linear_lower_bound``, whatever the state's dtype."""
+    glm5_next = state.family == "glm5_next"
+    if glm5_next:
+        bound = fields.get("linear_lower_bound")
+    else:
+        linear = fields.get("linear_attn_config")
+        bound = linear.get("gate_lower_bound") if isinstance(linear, Mapping) else None
     model_dtype = state.attention.model_dtype if state.attention is not None else None
     for group in state.groups:
         if group.kind != "kda":
@@ -199,7 +207,7 @@ def _flashkda(state: SsmState, fields: Mapping[str, Any], gpu_arch: str) -> bool
             gpu_arch == "sm90"
             and recurrent.shape[-1] == 128
             and model_dtype == "bfloat16"
-            and recurrent.dtype in ("bfloat16", "float32")
+            and (glm5_next or recurrent.dtype in ("bfloat16", "float32"))
             and bound is not None
         )
     return False

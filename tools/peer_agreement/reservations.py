@@ -404,6 +404,7 @@ class VllmReservations:
                 **extra,
             )
             specs[f"model.layers.{index}.attn"] = attention_spec
+        _settle_kda_prefill_backend(setup.layer, vc)
         mamba_spec = setup.layer.get_kv_cache_spec(vc)
         for index in setup.layers:
             specs[f"model.layers.{index}.mixer"] = mamba_spec
@@ -516,6 +517,29 @@ def _class_constant(path: Path, cls: str, name: str) -> Any:
 def _literal_names(path: Path, name: str) -> dict[str, str]:
     """``NAME = {"key": ClassName, ...}`` of ``path`` as key -> class name."""
     return names_table(path, name)
+
+
+def _settle_kda_prefill_backend(layer: Any, vllm_config: Any) -> None:
+    """A KDA layer whose ``__init__`` stopped (on the fake torch) before choosing its prefill
+    backend gets the one its module's ``resolve_kda_prefill_backend`` chooses, with the
+    arguments the constructor passes (V:vllm/models/kimi_k3/nvidia/kda.py:818-830, mirrored:
+    ``auto``, the head size, the model dtype, the recurrent state's dtype, the gate's lower
+    bound), so that ``get_kv_cache_spec`` exports the checkpoint block FlashKDA does."""
+    if isinstance(layer.__dict__.get("kda_prefill_backend"), str):
+        return
+    resolve = getattr(sys.modules.get(type(layer).__module__), "resolve_kda_prefill_backend", None)
+    if resolve is None:
+        resolve = type(layer).__init__.__globals__.get("resolve_kda_prefill_backend")
+    if resolve is None:
+        return
+    recurrent_dtype = layer.get_state_dtype()[-1]
+    layer.kda_prefill_backend = resolve(
+        "auto",
+        layer.head_dim,
+        vllm_config.model_config.dtype,
+        recurrent_dtype,
+        layer.__dict__.get("gate_lower_bound"),
+    )
 
 
 # --- SGLang ----------------------------------------------------------------------------------
@@ -705,6 +729,7 @@ class SglangReservations:
                 draft_tokens=speculative_num_draft_tokens,
                 context_length=context_length,
                 tp=tp_size,
+                architectures=config.get("architectures"),
             )
         except ValueError as error:  # SGLang's own startup refusal
             return {"refusal": refusal_text(error)}
@@ -729,6 +754,7 @@ class SglangReservations:
         draft_tokens: int,
         context_length: int | None,
         tp: int,
+        architectures: Sequence[str] | None,
     ) -> dict[str, Any]:
         configurator = self._configurator(states)
         schedule = self.flags["schedule"]
@@ -769,7 +795,7 @@ class SglangReservations:
             raise ValueError("Loaded weights leave no GPU memory for the KV cache")
         slots = schedule.max_mamba_cache_size
         kv_bytes = int(left_gib * (1 << 30))
-        cell = self.kv_pool.bytes_per_token(states, tp)
+        cell = self.kv_pool.bytes_per_token(states, tp, architectures)
         # config_from_budget (S:sglang/srt/mem_cache/kv_cache_configurator.py:3192-3228):
         # the pool's tokens, then the user's cap.
         zero_kv_tokens = schedule.max_total_tokens or context
@@ -837,12 +863,15 @@ class SglangKvPool:
         "PURE_MAMBA1_ARCHITECTURES",
         "PURE_SSM_ARCHITECTURES",
         "_hf_arch",
+        "_hf_attr",
         "is_deepseek_dsa",
         "is_deepseek_v4",
         "is_qwen4_exp",
         "resolve_spec_hidden_size",
         "get_dsa_index_head_dim",
         "is_minimax_sparse",
+        "dsa_layer_skips_topk",
+        "get_dsa_index_kpool",
         "compute_mla_mscale_scaling",
         "_STR_DTYPE_TO_TORCH_DTYPE",
         "_get_and_verify_dtype",
@@ -853,6 +882,11 @@ class SglangKvPool:
         runtime, root = states.runtime, states.root
         self.parallel = types.SimpleNamespace(
             attn_tp_size=1, attn_dcp_size=1, attn_cp_size=1, enable_dsa_cache_layer_split=False
+        )
+        self.memory = types.SimpleNamespace(
+            enable_hisparse=False,
+            enable_unified_cache_external_linker=False,
+            enable_hierarchical_cache=False,
         )
         names = _function(
             root / "sglang/srt/configs/model_config.py", self._MODEL_CONFIG_NAMES, runtime
@@ -873,6 +907,8 @@ class SglangKvPool:
             (
                 "is_glm_dsa_cache_layer_split_enabled",
                 "get_glm_dsa_layer_split_effective_num_layers",
+                "get_glm_dsa_cp_layer_shard_info",
+                "get_layer_shard_range",
             ),
             runtime,
         )
@@ -885,17 +921,25 @@ class SglangKvPool:
             runtime,
         )
         self._serve(runtime, "sglang.srt.layers.attention.qsa.config", qsa)
-        mla_dim = _function(
-            root / "sglang/srt/mem_cache/kv_cache_configurator.py",
-            ("calculate_mla_kv_cache_dim",),
-            runtime,
-        )["calculate_mla_kv_cache_dim"]
-        mla_dim.__globals__["is_deepseek_dsa"] = names["is_deepseek_dsa"]
-        self._serve(
-            runtime,
-            "sglang.srt.mem_cache.kv_cache_configurator",
-            {"calculate_mla_kv_cache_dim": mla_dim},
+        configurator_file = root / "sglang/srt/mem_cache/kv_cache_configurator.py"
+        kv_functions = _function(
+            configurator_file, ("calculate_mla_kv_cache_dim", "_should_elide_dsa_index_k"), runtime
         )
+        # One namespace for both: no disaggregation, CUDA (not HIP or NPU), no hisparse or
+        # external cache linker; the DSA kernel backends are left unset, since with a bfloat16
+        # KV cache every branch of calculate_mla_kv_cache_dim keeps kv_lora_rank + rope.
+        kv_functions["calculate_mla_kv_cache_dim"].__globals__.update(
+            is_deepseek_dsa=names["is_deepseek_dsa"],
+            get_disagg=lambda: types.SimpleNamespace(disaggregation_mode="null"),
+            get_exec=lambda: types.SimpleNamespace(
+                kernel=types.SimpleNamespace(dsa_prefill_backend=None, dsa_decode_backend=None)
+            ),
+            get_memory=lambda: self.memory,
+            _is_hip=False,
+            _is_npu=False,
+            DSATokenToKVPool=self.dsa_pool(runtime, root),
+        )
+        self._serve(runtime, "sglang.srt.mem_cache.kv_cache_configurator", kv_functions)
         self.model_config = extract_class(
             runtime,
             root / "sglang/srt/configs/model_config.py",
@@ -913,7 +957,12 @@ class SglangKvPool:
             runtime,
             root / "sglang/srt/model_executor/pool_configurator.py",
             "DefaultPoolConfigurator",
-            ["_compute_cell_size", "_compute_qsa_cell_size", "calculate_pool_sizes"],
+            [
+                "_compute_cell_size",
+                "_compute_qsa_cell_size",
+                "_compute_dsa_indexer_cell_size",
+                "calculate_pool_sizes",
+            ],
             extra={
                 "torch": types.SimpleNamespace(_utils=element_size),
                 "get_parallel": lambda: self.parallel,
@@ -925,10 +974,32 @@ class SglangKvPool:
                 "AttentionArch": names["AttentionArch"],
                 "is_deepseek_dsa": names["is_deepseek_dsa"],
                 "is_minimax_sparse": names["is_minimax_sparse"],
+                "dsa_layer_skips_topk": names["dsa_layer_skips_topk"],
+                "get_dsa_index_head_dim": names["get_dsa_index_head_dim"],
+                "get_dsa_index_kpool": names["get_dsa_index_kpool"],
+                "DSATokenToKVPool": self.dsa_pool(runtime, root),
+                "ceil_div": lambda x, y: (x + y - 1) // y,  # utils/common.py:4452-4453
+                "get_memory": lambda: self.memory,
+                "_is_npu": False,
                 # A plain record (the dataclass at :73 holds what it is given).
                 "MemoryPoolConfig": types.SimpleNamespace,
             },
         ).cls
+
+    @staticmethod
+    def dsa_pool(runtime: Any, root: Path) -> type:
+        """``DSATokenToKVPool``'s sizing constants (S:sglang/srt/mem_cache/memory_pool.py:
+        5280-5282): ``quant_block_size`` read from the wheel, the uint8 index-K buffer."""
+        path = root / "sglang/srt/mem_cache/memory_pool.py"
+        return type(
+            "DSATokenToKVPool",
+            (),
+            {
+                "quant_block_size": _class_constant(path, "DSATokenToKVPool", "quant_block_size"),
+                "index_k_with_scale_buffer_dtype": runtime.torch.uint8,
+                "rope_storage_dtype": runtime.torch.bfloat16,
+            },
+        )
 
     @staticmethod
     def _serve(runtime: Any, name: str, attributes: Mapping[str, Any]) -> None:
@@ -937,9 +1008,15 @@ class SglangKvPool:
         runtime.stubs[name] = module
         sys.modules[name] = module
 
-    def bytes_per_token(self, states: SglangStates, tp: int) -> int:
-        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks."""
+    def bytes_per_token(
+        self, states: SglangStates, tp: int, architectures: Sequence[str] | None
+    ) -> int:
+        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks.
+        ``architectures`` is the file's: transformers keeps it on every config object, which
+        the stubbed ``PretrainedConfig`` does not always (a class that takes it by name)."""
         hf_config = states.last_model_config.hf_config
+        if getattr(hf_config, "architectures", None) is None:
+            hf_config.architectures = list(architectures or [])
         text = self.common.get_hf_text_config(hf_config)
         model = object.__new__(self.model_config)
         model.hf_config, model.hf_text_config, model.is_draft_model = hf_config, text, False
@@ -952,6 +1029,10 @@ class SglangKvPool:
             use_mla_backend=model.attention_arch == self.names["AttentionArch"].MLA,
             server_args=types.SimpleNamespace(enable_hisparse=False),
             is_draft_worker=False,
+            mambaish_config=states.last_chosen,
+            layer_info=types.SimpleNamespace(
+                start_layer=0, end_layer=int(getattr(text, "num_hidden_layers", 0))
+            ),
         )
         pool = object.__new__(self.configurator)
         pool.kv_cache_dtype_str = "auto"

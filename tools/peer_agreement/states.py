@@ -200,6 +200,11 @@ class GpuPlatform:
     def get_cuda_runtime_major(self) -> int:
         return 13
 
+    def get_device_capability(self, device_id: int = 0) -> Any:
+        """vLLM's ``DeviceCapability`` (V:vllm/platforms/interface.py): major and minor."""
+        major, minor = divmod(self.capability, 10)
+        return types.SimpleNamespace(major=major, minor=minor, to_int=lambda: self.capability)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith(("is_", "has_")):
             return lambda *args, **kwargs: False
@@ -915,6 +920,13 @@ class VllmStates:
         config_module.get_current_vllm_config_or_none = lambda: self.current  # type: ignore[attr-defined]
         self.runtime.stubs["vllm.config"] = config_module
         self.runtime.partial["vllm.config.model"] = (None, _VLLM_DTYPE_FUNCTIONS)
+        # The KDA layers' checkpoint alignment (FlashKDA: 16, else None): read, not stubbed, so
+        # a Triton prefill exports no checkpoint block (V:vllm/model_executor/layers/mamba/
+        # kda_checkpoint.py:9-10).
+        self.runtime.partial["vllm.model_executor.layers.mamba.kda_checkpoint"] = (
+            None,
+            ("kda_prefill_checkpoint_alignment",),
+        )
         vllm_distributed(self.runtime, self.parallel)
         self.runtime.import_module("vllm.model_executor.layers.mamba.mamba_utils")
         self.torch = self.runtime.torch
