@@ -744,13 +744,18 @@ def _read_alice_ai(cfg: Fields, server: str) -> Parsed:
     return _one(geometry, layers, gqa(cfg, _others(count, layers)))
 
 
+_GIGACHAT3_5_MLA_DEFAULTS: Final[Mapping[str, int]] = {"kv_lora_rank": 512, "qk_rope_head_dim": 64}
+
+
 def _read_gigachat3_5(cfg: Fields, server: str) -> Parsed:
     """``gigachat3_5`` (SGLang only; gated delta net and MLA): the ``linear_attention``
     entries of ``layer_types`` (``num_hidden_layers`` of them, others ``attention`` or
     ``full_attention``), else every layer not in ``full_attention_layers`` (0-based), else every
     layer; ``linear_num_key_heads``, ``linear_num_value_heads``, ``linear_key_head_dim``,
     ``linear_value_head_dim``, ``linear_conv_kernel_dim``, read with no linear layer too, into
-    the Qwen3-Next shape. S:sglang/srt/configs/gigachat35.py:19-23, :157-186, :210-231."""
+    the Qwen3-Next shape; the other layers MLA, ``kv_lora_rank`` (default 512) and
+    ``qk_rope_head_dim`` (default 64). S:sglang/srt/configs/gigachat35.py:19-23, :51-53,
+    :157-186, :210-231."""
     count = cfg.num_layers()
     if cfg.has("layer_types"):
         vocabulary = frozenset({"linear_attention", "attention", "full_attention"})
@@ -766,8 +771,13 @@ def _read_gigachat3_5(cfg: Fields, server: str) -> Parsed:
         cfg.int_("linear_value_head_dim"),
         cfg.int_("linear_conv_kernel_dim"),
     )
-    others = _others(count, layers)
-    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    # SGLang serves GigaChat35ForCausalLM as MLA, whatever the config holds (S:sglang/srt/
+    # configs/model_config.py:1393-1400), with GigaChat35Config's ranks where none is given
+    # (gigachat35.py:51-53).
+    latent = Fields(
+        {**_GIGACHAT3_5_MLA_DEFAULTS, **cfg.fields}, cfg.root, cfg.family, cfg.path, cfg.prefix
+    )
+    attention = mla(latent, _others(count, layers))
     return _one(lambda: built, layers, attention)
 
 
