@@ -1248,3 +1248,64 @@ def test_minicpm_sala_lightning_head_dim_over_head_dim_over_hidden_size() -> Non
     # 36 // 4 = 9.
     assert (recurrent.shape, recurrent.bytes) == ((4, 9, 9), 4 * 9 * 9 * 4)
     assert all(type(size) is int for size in recurrent.shape)
+
+
+def test_sglang_reads_a_given_lfm2_moe_layer_types() -> None:
+    # S:sglang/srt/configs/lfm2_moe.py:34-41: the conv entries of a given layer_types; its
+    # mamba2_cache_params sizes them by hidden_size and conv_L_cache, (hidden, K - 1).
+    moe = {
+        "model_type": "lfm2_moe",
+        "num_hidden_layers": 3,
+        "layer_types": ["full_attention", "conv", "conv"],
+        "hidden_size": 8,
+        "conv_L_cache": 3,
+        "num_attention_heads": 2,
+    }
+    state = ssm_state(moe, layout="sglang")
+    assert state.layer_indices == (1, 2)
+    assert state.groups[0].tensors[0].shape == (8, 2)
+
+
+WRITTEN = Path(__file__).parent / "configs" / "written"
+
+
+def test_sglang_names_glm5_next_linear_attn_config_heads_in_a_split_refusal() -> None:
+    # S:sglang/srt/configs/glm5_next.py:261-266: KimiLinearStateShape.create of the given
+    # linear_attn_config's num_heads, which divide() splits by tp (configs/mamba_utils.py:
+    # 347-349); 32 heads do not split 3 ways.
+    with pytest.raises(TensorParallelSplitError) as caught:
+        ssm_state(WRITTEN / "glm5-next-linear-attn-config-written.json", layout="sglang", tp_size=3)
+    assert str(caught.value).endswith(
+        "glm5_next config: field 'linear_attn_config.num_heads': tp_size 3 does not divide 32; "
+        "the servers shard it evenly"
+    )
+
+
+def test_alice_ai_layer_types_must_cover_every_layer() -> None:
+    # vLLM indexes layer_types by layer number up to num_hidden_layers
+    # (V:vllm/model_executor/models/alice_ai.py:491-495); a short list has no entry to read.
+    alice = json.loads((WRITTEN / "alice-ai-written.json").read_text(encoding="utf-8"))
+    alice["layer_types"] = alice["layer_types"][:-1]
+    refused(alice, "alice_ai config: field 'layer_types': has 7 entries but num_hidden_layers is 8")
+
+
+def test_glm5_next_attention_is_mla_with_the_config_classes_ranks() -> None:
+    # Both servers build MLA for glm5_next's attention layers (V:vllm/models/glm5next/common/
+    # model.py:391-405; S:sglang/srt/configs/model_config.py:1376-1377), and their config
+    # classes default kv_lora_rank 512, qk_rope_head_dim 0 (transformers
+    # configuration_glm5_next.py:112-114; S:sglang/srt/configs/glm5_next.py:118-120).
+    config = json.loads(
+        (WRITTEN / "glm5-next-linear-attn-config-written.json").read_text(encoding="utf-8")
+    )
+    del config["text_config"]["kv_lora_rank"], config["text_config"]["qk_rope_head_dim"]
+    for layout in ("vllm", "sglang"):
+        attention = ssm_state(config, layout=layout).attention
+        assert attention is not None and attention.mla
+        assert (attention.kv_lora_rank, attention.qk_rope_head_dim, attention.head_dim) == (
+            512,
+            0,
+            512,
+        )
+    config["text_config"] |= {"kv_lora_rank": 256, "qk_rope_head_dim": 64}
+    attention = ssm_state(config, layout="sglang").attention
+    assert attention is not None and attention.head_dim == 256 + 64
