@@ -1309,3 +1309,25 @@ def test_glm5_next_attention_is_mla_with_the_config_classes_ranks() -> None:
     config["text_config"] |= {"kv_lora_rank": 256, "qk_rope_head_dim": 64}
     attention = ssm_state(config, layout="sglang").attention
     assert attention is not None and attention.head_dim == 256 + 64
+
+
+def test_an_mla_rank_refusal_names_the_file_family_and_field(tmp_path: Path) -> None:
+    config = json.loads((WRITTEN / "gigachat3_5-written.json").read_text(encoding="utf-8"))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config | {"kv_lora_rank": "x"}))
+    error = refused(
+        path,
+        f"{str(path)!a}: gigachat3_5 config: field 'kv_lora_rank': must be an integer, got 'x' "
+        "(str)",
+        layout="sglang",
+    )
+    assert fields_of(error) == (str(path), "gigachat3_5", "kv_lora_rank")
+
+
+def test_a_wrapped_model_type_that_is_not_a_string_names_no_family() -> None:
+    # A list or mapping cannot key the family table; the wrapper is read as a plain model.
+    for odd in (["mamba"], {"name": "mamba"}):
+        state = ssm_state(
+            {"model_type": "llava", "num_hidden_layers": 2, "text_config": {"model_type": odd}}
+        )
+        assert (state.family, state.ssm_layers, state.per_sequence_bytes) == ("transformer", 0, 0)
