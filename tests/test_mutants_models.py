@@ -1160,3 +1160,174 @@ def test_metrale_reads_a_family_as_vllm_does_where_vllm_serves_it() -> None:
     # vLLM sizes lfm2 by conv_dim, SGLang by hidden_size; metrale follows vLLM.
     assert ssm_state(lfm2, layout="metrale").groups[0].tensors[0].shape == (3, 4)
     assert ssm_state(lfm2, layout="sglang").groups[0].tensors[0].shape == (8, 2)
+
+
+# --- the families merged with glm5_next, alice_ai, gigachat3_5 and minicpm_sala ------------------
+
+
+def lfm2_vl(**text: Any) -> dict[str, Any]:
+    language = {
+        "model_type": "lfm2",
+        "num_hidden_layers": 2,
+        "layer_types": ["conv", "full_attention"],
+        "hidden_size": 8,
+        "conv_dim": 8,
+        "conv_L_cache": 3,
+        "num_attention_heads": 2,
+    }
+    return {"model_type": "lfm2_vl", "text_config": {**language, **text}}
+
+
+def test_vllm_sizes_lfm2_vl_by_the_text_config_and_reads_it_with_no_conv_layer() -> None:
+    # V:vllm/model_executor/models/lfm2_vl.py:669-675: short_conv_state_shape of
+    # text_config.hidden_size and text_config.conv_L_cache, (K - 1, channels).
+    state = ssm_state(lfm2_vl(), layout="vllm")
+    assert [(tensor.name, tensor.shape) for tensor in state.groups[0].tensors] == [("conv", (2, 8))]
+    # That model-level function runs for every hybrid model, conv layers or none.
+    no_conv = lfm2_vl(layer_types=["full_attention"] * 2)
+    del no_conv["text_config"]["conv_L_cache"]
+    refused(no_conv, "lfm2_vl config: field 'conv_L_cache': missing")
+    assert ssm_state(no_conv, layout="sglang").ssm_layers == 0
+
+
+def test_sglang_refuses_an_lfm2_vl_text_config_with_null_layer_types() -> None:
+    # S:sglang/srt/configs/lfm2_vl.py:47-53: linear_layer_ids enumerates
+    # text_config.layer_types, a TypeError for None; only lfm2_moe takes it as no layer.
+    refused(
+        lfm2_vl(layer_types=None),
+        "lfm2_vl config: field 'layer_types': must be a list of layer types, got None",
+        layout="sglang",
+    )
+
+
+def test_gigachat3_5_takes_full_attention_as_an_alias_of_attention() -> None:
+    # S:sglang/srt/configs/gigachat35.py:14-16, :172-177: _FULL_ATTENTION_ALIASES.
+    config = {
+        "model_type": "gigachat3_5",
+        "num_hidden_layers": 3,
+        "layer_types": ["linear_attention", "full_attention", "attention"],
+        "linear_num_key_heads": 1,
+        "linear_num_value_heads": 1,
+        "linear_key_head_dim": 4,
+        "linear_value_head_dim": 4,
+        "linear_conv_kernel_dim": 2,
+        "num_attention_heads": 1,
+        "hidden_size": 4,
+    }
+    state = ssm_state(config, layout="sglang")
+    assert state.layer_indices == (0,)
+    attention = state.attention
+    assert attention is not None and attention.layer_indices == (1, 2)
+    # SGLang serves GigaChat35ForCausalLM as MLA always (configs/model_config.py:1393-1400),
+    # ranks from GigaChat35Config's defaults kv_lora_rank 512, qk_rope_head_dim 64
+    # (gigachat35.py:51-53) where the config gives none.
+    assert (attention.mla, attention.kv_lora_rank, attention.qk_rope_head_dim) == (True, 512, 64)
+    assert (attention.num_key_value_heads, attention.head_dim) == (1, 512 + 64)
+    given = ssm_state(config | {"kv_lora_rank": 8, "qk_rope_head_dim": 0}, layout="sglang")
+    assert given.attention is not None and given.attention.head_dim == 8
+
+
+def test_minicpm_sala_lightning_head_dim_over_head_dim_over_hidden_size() -> None:
+    # S:sglang/srt/configs/minicpm.py:78-80, :110-112, :158-166: heads lightning_nkv of
+    # lightning_head_dim, state lightning_head_dim; head_dim falls back to
+    # hidden_size // num_attention_heads (floor division).
+    sala: dict[str, Any] = {
+        "model_type": "minicpm_sala",
+        "num_hidden_layers": 1,
+        "mixer_types": ["lightning"],
+        "hidden_size": 36,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "head_dim": 16,
+        "lightning_head_dim": 8,
+    }
+    recurrent = ssm_state(sala, layout="sglang").groups[0].tensors[1]
+    assert (recurrent.shape, recurrent.bytes) == ((4, 8, 8), 4 * 8 * 8 * 4)
+    del sala["lightning_head_dim"], sala["head_dim"]
+    recurrent = ssm_state(sala, layout="sglang").groups[0].tensors[1]
+    # 36 // 4 = 9.
+    assert (recurrent.shape, recurrent.bytes) == ((4, 9, 9), 4 * 9 * 9 * 4)
+    assert all(type(size) is int for size in recurrent.shape)
+
+
+def test_sglang_reads_a_given_lfm2_moe_layer_types() -> None:
+    # S:sglang/srt/configs/lfm2_moe.py:34-41: the conv entries of a given layer_types; its
+    # mamba2_cache_params sizes them by hidden_size and conv_L_cache, (hidden, K - 1).
+    moe = {
+        "model_type": "lfm2_moe",
+        "num_hidden_layers": 3,
+        "layer_types": ["full_attention", "conv", "conv"],
+        "hidden_size": 8,
+        "conv_L_cache": 3,
+        "num_attention_heads": 2,
+    }
+    state = ssm_state(moe, layout="sglang")
+    assert state.layer_indices == (1, 2)
+    assert state.groups[0].tensors[0].shape == (8, 2)
+
+
+WRITTEN = Path(__file__).parent / "configs" / "written"
+
+
+def test_sglang_names_glm5_next_linear_attn_config_heads_in_a_split_refusal() -> None:
+    # S:sglang/srt/configs/glm5_next.py:261-266: KimiLinearStateShape.create of the given
+    # linear_attn_config's num_heads, which divide() splits by tp (configs/mamba_utils.py:
+    # 347-349); 32 heads do not split 3 ways.
+    with pytest.raises(TensorParallelSplitError) as caught:
+        ssm_state(WRITTEN / "glm5-next-linear-attn-config-written.json", layout="sglang", tp_size=3)
+    assert str(caught.value).endswith(
+        "glm5_next config: field 'linear_attn_config.num_heads': tp_size 3 does not divide 32; "
+        "the servers shard it evenly"
+    )
+
+
+def test_alice_ai_layer_types_must_cover_every_layer() -> None:
+    # vLLM indexes layer_types by layer number up to num_hidden_layers
+    # (V:vllm/model_executor/models/alice_ai.py:491-495); a short list has no entry to read.
+    alice = json.loads((WRITTEN / "alice-ai-written.json").read_text(encoding="utf-8"))
+    alice["layer_types"] = alice["layer_types"][:-1]
+    refused(alice, "alice_ai config: field 'layer_types': has 7 entries but num_hidden_layers is 8")
+
+
+def test_glm5_next_attention_is_mla_with_the_config_classes_ranks() -> None:
+    # Both servers build MLA for glm5_next's attention layers (V:vllm/models/glm5next/common/
+    # model.py:391-405; S:sglang/srt/configs/model_config.py:1376-1377), and their config
+    # classes default kv_lora_rank 512, qk_rope_head_dim 0 (transformers
+    # configuration_glm5_next.py:112-114; S:sglang/srt/configs/glm5_next.py:118-120).
+    config = json.loads(
+        (WRITTEN / "glm5-next-linear-attn-config-written.json").read_text(encoding="utf-8")
+    )
+    del config["text_config"]["kv_lora_rank"], config["text_config"]["qk_rope_head_dim"]
+    for layout in ("vllm", "sglang"):
+        attention = ssm_state(config, layout=layout).attention
+        assert attention is not None and attention.mla
+        assert (attention.kv_lora_rank, attention.qk_rope_head_dim, attention.head_dim) == (
+            512,
+            0,
+            512,
+        )
+    config["text_config"] |= {"kv_lora_rank": 256, "qk_rope_head_dim": 64}
+    attention = ssm_state(config, layout="sglang").attention
+    assert attention is not None and attention.head_dim == 256 + 64
+
+
+def test_an_mla_rank_refusal_names_the_file_family_and_field(tmp_path: Path) -> None:
+    config = json.loads((WRITTEN / "gigachat3_5-written.json").read_text(encoding="utf-8"))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config | {"kv_lora_rank": "x"}))
+    error = refused(
+        path,
+        f"{str(path)!a}: gigachat3_5 config: field 'kv_lora_rank': must be an integer, got 'x' "
+        "(str)",
+        layout="sglang",
+    )
+    assert fields_of(error) == (str(path), "gigachat3_5", "kv_lora_rank")
+
+
+def test_a_wrapped_model_type_that_is_not_a_string_names_no_family() -> None:
+    # A list or mapping cannot key the family table; the wrapper is read as a plain model.
+    for odd in (["mamba"], {"name": "mamba"}):
+        state = ssm_state(
+            {"model_type": "llava", "num_hidden_layers": 2, "text_config": {"model_type": odd}}
+        )
+        assert (state.family, state.ssm_layers, state.per_sequence_bytes) == ("transformer", 0, 0)

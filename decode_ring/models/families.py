@@ -637,6 +637,13 @@ def _read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
     return _one(geometry, layers, attention)
 
 
+def _mla_by_default(cfg: Fields, layers: tuple[int, ...], *, rope: int) -> AttentionLayers | None:
+    """MLA at ``layers`` as ``mla`` reads it, with the defaults of the servers' config classes,
+    ``kv_lora_rank`` 512 and ``qk_rope_head_dim`` ``rope``, where the config gives none."""
+    ranks = {"kv_lora_rank": 512, "qk_rope_head_dim": rope}
+    return mla(Fields({**ranks, **cfg.fields}, cfg.root, cfg.family, cfg.path, cfg.prefix), layers)
+
+
 _LINEAR: Final = frozenset({"linear_attention"})
 _GLM5_ATTENTION: Final = frozenset(
     {"full_attention", "indexed_attention", "attention", "deepseek_sparse_attention"}
@@ -686,9 +693,11 @@ def _read_glm5_next(cfg: Fields, server: str) -> Parsed:
             folded("short_conv_kernel_size", "linear_conv_kernel_dim")[0],
             heads_field,
         )
-    others = _others(count, layers)
-    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
-    return _one(lambda: built, layers, attention)
+    # Both servers serve it as MLA (V:vllm/models/glm5next/common/model.py:391-405,
+    # S:sglang/srt/configs/model_config.py:1376-1377), with their config classes' ranks,
+    # kv_lora_rank 512 and qk_rope_head_dim 0, where none is given (transformers
+    # configuration_glm5_next.py:112-114, S:configs/glm5_next.py:118-120).
+    return _one(lambda: built, layers, _mla_by_default(cfg, _others(count, layers), rope=0))
 
 
 def _read_alice_ai(cfg: Fields, server: str) -> Parsed:
@@ -750,7 +759,9 @@ def _read_gigachat3_5(cfg: Fields, server: str) -> Parsed:
     ``full_attention``), else every layer not in ``full_attention_layers`` (0-based), else every
     layer; ``linear_num_key_heads``, ``linear_num_value_heads``, ``linear_key_head_dim``,
     ``linear_value_head_dim``, ``linear_conv_kernel_dim``, read with no linear layer too, into
-    the Qwen3-Next shape. S:sglang/srt/configs/gigachat35.py:19-23, :157-186, :210-231."""
+    the Qwen3-Next shape; the other layers MLA, ``kv_lora_rank`` (default 512) and
+    ``qk_rope_head_dim`` (default 64). S:sglang/srt/configs/gigachat35.py:19-23, :51-53,
+    :157-186, :210-231."""
     count = cfg.num_layers()
     if cfg.has("layer_types"):
         vocabulary = frozenset({"linear_attention", "attention", "full_attention"})
@@ -766,8 +777,9 @@ def _read_gigachat3_5(cfg: Fields, server: str) -> Parsed:
         cfg.int_("linear_value_head_dim"),
         cfg.int_("linear_conv_kernel_dim"),
     )
-    others = _others(count, layers)
-    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
+    # SGLang serves GigaChat35ForCausalLM as MLA (S:sglang/srt/configs/model_config.py:
+    # 1393-1400), with GigaChat35Config's ranks where none is given (gigachat35.py:51-53).
+    attention = _mla_by_default(cfg, _others(count, layers), rope=64)
     return _one(lambda: built, layers, attention)
 
 
