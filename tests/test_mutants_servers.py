@@ -10,15 +10,27 @@ Text and rule lines are pinned where their content cites the wheels.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from decode_ring.cli import main
 from decode_ring.models import ModelConfigError
-from decode_ring.servers import sglang_reservation, vllm_reservation
+from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
+from decode_ring.servers.commands import (
+    refuse_unknown,
+    run_sglang,
+    run_vllm,
+    sglang_flags,
+    vllm_flags,
+)
+from decode_ring.snapshots import CONFIG_HELP
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
+NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
+QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
 GIB = 2**30
 
 # The oracle's VLLM_FIELDS, in this order.
@@ -128,22 +140,7 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "falcon-mamba-7b.json",
         "sm90",
         {},
-        (
-            16,
-            0,
-            311296,
-            311296,
-            64,
-            1,
-            0,
-            19922944,
-            1,
-            1,
-            5100273664,
-            5100273664,
-            None,
-            None,
-        ),
+        (16, 0, 311296, 311296, 64, 1, 0, 19922944, 1, 1, 5100273664, 5100273664, None, None),
     ),
     (
         "falcon-mamba-7b.json",
@@ -175,43 +172,13 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "falcon-mamba-7b.json",
         "sm90",
         {"max_model_len": 4096, "kv_cache_memory_bytes": 20 * GIB, "max_num_seqs": 7},
-        (
-            16,
-            0,
-            311296,
-            311296,
-            64,
-            1,
-            0,
-            19922944,
-            1,
-            1,
-            139460608,
-            139460608,
-            1077,
-            1077.0,
-        ),
+        (16, 0, 311296, 311296, 64, 1, 0, 19922944, 1, 1, 139460608, 139460608, 1077, 1077.0),
     ),
     (
         "granite-4.0-h-tiny.json",
         "sm90",
         {},
-        (
-            400,
-            819200,
-            806400,
-            819200,
-            4,
-            9,
-            1,
-            3276800,
-            1,
-            3,
-            7549747200,
-            22649241600,
-            None,
-            None,
-        ),
+        (400, 819200, 806400, 819200, 4, 9, 1, 3276800, 1, 3, 7549747200, 22649241600, None, None),
     ),
     (
         "granite-4.0-h-tiny.json",
@@ -264,22 +231,7 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "jamba-mini-1.5.json",
         "sm90",
         {},
-        (
-            80,
-            327680,
-            311296,
-            327680,
-            4,
-            7,
-            1,
-            1310720,
-            1,
-            2,
-            2348810240,
-            4697620480,
-            None,
-            None,
-        ),
+        (80, 327680, 311296, 327680, 4, 7, 1, 1310720, 1, 2, 2348810240, 4697620480, None, None),
     ),
     (
         "jamba-mini-1.5.json",
@@ -486,22 +438,7 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "mamba-2.8b-hf.json",
         "sm90",
         {},
-        (
-            16,
-            0,
-            194560,
-            194560,
-            64,
-            1,
-            0,
-            12451840,
-            1,
-            1,
-            3187671040,
-            3187671040,
-            None,
-            None,
-        ),
+        (16, 0, 194560, 194560, 64, 1, 0, 12451840, 1, 1, 3187671040, 3187671040, None, None),
     ),
     (
         "mamba-2.8b-hf.json",
@@ -512,64 +449,19 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
             "enable_prefix_caching": False,
             "kv_cache_memory_bytes": 60 * GIB,
         },
-        (
-            16,
-            0,
-            97280,
-            97280,
-            64,
-            1,
-            0,
-            6225920,
-            3,
-            3,
-            4781506560,
-            4781506560,
-            10347,
-            3449.0,
-        ),
+        (16, 0, 97280, 97280, 64, 1, 0, 6225920, 3, 3, 4781506560, 4781506560, 10347, 3449.0),
     ),
     (
         "mamba-2.8b-hf.json",
         "sm90",
         {"max_model_len": 4096, "kv_cache_memory_bytes": 20 * GIB, "max_num_seqs": 7},
-        (
-            16,
-            0,
-            194560,
-            194560,
-            64,
-            1,
-            0,
-            12451840,
-            1,
-            1,
-            87162880,
-            87162880,
-            1724,
-            1724.0,
-        ),
+        (16, 0, 194560, 194560, 64, 1, 0, 12451840, 1, 1, 87162880, 87162880, 1724, 1724.0),
     ),
     (
         "mamba-codestral-7b.json",
         "sm90",
         {},
-        (
-            16,
-            0,
-            2158592,
-            2158592,
-            64,
-            1,
-            0,
-            138149888,
-            1,
-            1,
-            35366371328,
-            35366371328,
-            None,
-            None,
-        ),
+        (16, 0, 2158592, 2158592, 64, 1, 0, 138149888, 1, 1, 35366371328, 35366371328, None, None),
     ),
     (
         "mamba-codestral-7b.json",
@@ -580,43 +472,13 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
             "enable_prefix_caching": False,
             "kv_cache_memory_bytes": 60 * GIB,
         },
-        (
-            16,
-            0,
-            1099776,
-            1099776,
-            64,
-            1,
-            0,
-            70385664,
-            3,
-            3,
-            54056189952,
-            54056189952,
-            915,
-            305.0,
-        ),
+        (16, 0, 1099776, 1099776, 64, 1, 0, 70385664, 3, 3, 54056189952, 54056189952, 915, 305.0),
     ),
     (
         "mamba-codestral-7b.json",
         "sm90",
         {"max_model_len": 4096, "kv_cache_memory_bytes": 20 * GIB, "max_num_seqs": 7},
-        (
-            16,
-            0,
-            2158592,
-            2158592,
-            64,
-            1,
-            0,
-            138149888,
-            1,
-            1,
-            967049216,
-            967049216,
-            155,
-            155.0,
-        ),
+        (16, 0, 2158592, 2158592, 64, 1, 0, 138149888, 1, 1, 967049216, 967049216, 155, 155.0),
     ),
     ("minimax-m1.json", "sm90", {}, None),
     (
@@ -930,22 +792,7 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "zamba2-2.7b.json",
         "sm90",
         {},
-        (
-            48,
-            983040,
-            686848,
-            983040,
-            9,
-            6,
-            1,
-            8847360,
-            1,
-            3,
-            13589544960,
-            40768634880,
-            None,
-            None,
-        ),
+        (48, 983040, 686848, 983040, 9, 6, 1, 8847360, 1, 3, 13589544960, 40768634880, None, None),
     ),
     (
         "zamba2-2.7b.json",
@@ -1055,64 +902,19 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "falcon-mamba-7b.json",
         "sm80",
         {},
-        (
-            16,
-            0,
-            311296,
-            311296,
-            64,
-            1,
-            0,
-            19922944,
-            1,
-            1,
-            5100273664,
-            5100273664,
-            None,
-            None,
-        ),
+        (16, 0, 311296, 311296, 64, 1, 0, 19922944, 1, 1, 5100273664, 5100273664, None, None),
     ),
     (
         "granite-4.0-h-tiny.json",
         "sm80",
         {},
-        (
-            400,
-            819200,
-            806400,
-            819200,
-            4,
-            9,
-            1,
-            3276800,
-            1,
-            3,
-            7549747200,
-            22649241600,
-            None,
-            None,
-        ),
+        (400, 819200, 806400, 819200, 4, 9, 1, 3276800, 1, 3, 7549747200, 22649241600, None, None),
     ),
     (
         "jamba-mini-1.5.json",
         "sm80",
         {},
-        (
-            80,
-            327680,
-            311296,
-            327680,
-            4,
-            7,
-            1,
-            1310720,
-            1,
-            2,
-            2348810240,
-            4697620480,
-            None,
-            None,
-        ),
+        (80, 327680, 311296, 327680, 4, 7, 1, 1310720, 1, 2, 2348810240, 4697620480, None, None),
     ),
     ("jet-nemotron-2b.json", "sm80", {}, None),
     (
@@ -1140,43 +942,13 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "mamba-2.8b-hf.json",
         "sm80",
         {},
-        (
-            16,
-            0,
-            194560,
-            194560,
-            64,
-            1,
-            0,
-            12451840,
-            1,
-            1,
-            3187671040,
-            3187671040,
-            None,
-            None,
-        ),
+        (16, 0, 194560, 194560, 64, 1, 0, 12451840, 1, 1, 3187671040, 3187671040, None, None),
     ),
     (
         "mamba-codestral-7b.json",
         "sm80",
         {},
-        (
-            16,
-            0,
-            2158592,
-            2158592,
-            64,
-            1,
-            0,
-            138149888,
-            1,
-            1,
-            35366371328,
-            35366371328,
-            None,
-            None,
-        ),
+        (16, 0, 2158592, 2158592, 64, 1, 0, 138149888, 1, 1, 35366371328, 35366371328, None, None),
     ),
     ("minimax-m1.json", "sm80", {}, None),
     ("nemotron-dense-siglip2.json", "sm80", {}, None),
@@ -1268,22 +1040,7 @@ VLLM_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ..
         "zamba2-2.7b.json",
         "sm80",
         {},
-        (
-            48,
-            983040,
-            686848,
-            983040,
-            9,
-            6,
-            1,
-            8847360,
-            1,
-            3,
-            13589544960,
-            40768634880,
-            None,
-            None,
-        ),
+        (48, 983040, 686848, 983040, 9, 6, 1, 8847360, 1, 3, 13589544960, 40768634880, None, None),
     ),
     ("zaya1-8b-legacy.json", "sm80", {}, None),
     ("zaya1-8b.json", "sm80", {}, None),
@@ -1292,16 +1049,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
     (
         "falcon-h1-7b-instruct.json",
         {"available_memory": 60 * GIB},
-        (
-            139358208,
-            217,
-            30380089344,
-            43,
-            0,
-            34044420096,
-            45056,
-            755602,
-        ),
+        (139358208, 217, 30380089344, 43, 0, 34044420096, 45056, 755602),
     ),
     (
         "falcon-h1-7b-instruct.json",
@@ -1311,30 +1059,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            69746688,
-            111,
-            7811629056,
-            22,
-            6391824384,
-            28721348608,
-            22528,
-            1274917,
-        ),
+        (69746688, 111, 7811629056, 22, 6391824384, 28721348608, 22528, 1274917),
     ),
     (
         "falcon-h1-7b-instruct.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            139358208,
-            71,
-            10033790976,
-            71,
-            0,
-            11441045504,
-            45056,
-            253929,
-        ),
+        (139358208, 71, 10033790976, 71, 0, 11441045504, 45056, 253929),
     ),
     (
         "falcon-h1-7b-instruct.json",
@@ -1343,30 +1073,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            139358208,
-            300,
-            41946820608,
-            48,
-            13626195968,
-            8820584448,
-            45056,
-            195769,
-        ),
+        (139358208, 300, 41946820608, 48, 13626195968, 8820584448, 45056, 195769),
     ),
     (
         "falcon-mamba-7b.json",
         {"available_memory": 60 * GIB},
-        (
-            36700160,
-            830,
-            30497832960,
-            276,
-            0,
-            33926676480,
-            0,
-            2048,
-        ),
+        (36700160, 830, 30497832960, 276, 0, 33926676480, 0, 2048),
     ),
     (
         "falcon-mamba-7b.json",
@@ -1376,16 +1088,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            18350080,
-            332,
-            6110576640,
-            48,
-            3442475008,
-            33242480640,
-            0,
-            2048,
-        ),
+        (18350080, 332, 6110576640, 48, 3442475008, 33242480640, 0, 2048),
     ),
     (
         "falcon-mamba-7b.json",
@@ -1399,30 +1102,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            36700160,
-            300,
-            11046748160,
-            48,
-            3493855232,
-            49781145600,
-            0,
-            2048,
-        ),
+        (36700160, 300, 11046748160, 48, 3493855232, 49781145600, 0, 2048),
     ),
     (
         "granite-4.0-h-tiny.json",
         {"available_memory": 60 * GIB},
-        (
-            57341952,
-            531,
-            30505918464,
-            106,
-            0,
-            33918590976,
-            8192,
-            4140453,
-        ),
+        (57341952, 531, 30505918464, 106, 0, 33918590976, 8192, 4140453),
     ),
     (
         "granite-4.0-h-tiny.json",
@@ -1432,30 +1117,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            28698624,
-            274,
-            7892121600,
-            48,
-            5586997248,
-            29432621056,
-            4096,
-            7185698,
-        ),
+        (28698624, 274, 7892121600, 48, 5586997248, 29432621056, 4096, 7185698),
     ),
     (
         "granite-4.0-h-tiny.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            57341952,
-            176,
-            10149525504,
-            176,
-            0,
-            11325310976,
-            8192,
-            1382484,
-        ),
+        (57341952, 176, 10149525504, 176, 0, 11325310976, 8192, 1382484),
     ),
     (
         "granite-4.0-h-tiny.json",
@@ -1464,16 +1131,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            57341952,
-            300,
-            17259927552,
-            48,
-            5596028928,
-            41545070592,
-            8192,
-            5071419,
-        ),
+        (57341952, 300, 17259927552, 48, 5596028928, 41545070592, 8192, 5071419),
     ),
     ("jamba-mini-1.5.json", {"available_memory": 60 * GIB}, None),
     (
@@ -1503,16 +1161,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
     (
         "jet-nemotron-2b.json",
         {"available_memory": 60 * GIB},
-        (
-            29085696,
-            1048,
-            30510895104,
-            349,
-            0,
-            33913614336,
-            4096,
-            8279691,
-        ),
+        (29085696, 1048, 30510895104, 349, 0, 33913614336, 4096, 8279691),
     ),
     (
         "jet-nemotron-2b.json",
@@ -1522,30 +1171,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            14542848,
-            419,
-            6107996160,
-            48,
-            2812465152,
-            33991278592,
-            2048,
-            16597304,
-        ),
+        (14542848, 419, 6107996160, 48, 2812465152, 33991278592, 2048, 16597304),
     ),
     (
         "jet-nemotron-2b.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            29085696,
-            348,
-            10150907904,
-            348,
-            0,
-            11323928576,
-            4096,
-            2764631,
-        ),
+        (29085696, 348, 10150907904, 348, 0, 11323928576, 4096, 2764631),
     ),
     (
         "jet-nemotron-2b.json",
@@ -1554,30 +1185,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            29085696,
-            300,
-            8754794496,
-            48,
-            2825109504,
-            52819316736,
-            4096,
-            12895341,
-        ),
+        (29085696, 300, 8754794496, 48, 2825109504, 52819316736, 4096, 12895341),
     ),
     (
         "kimi-k3.json",
         {"available_memory": 60 * GIB},
-        (
-            449372160,
-            66,
-            30107934720,
-            13,
-            0,
-            34316574720,
-            27648,
-            1241195,
-        ),
+        (449372160, 66, 30107934720, 13, 0, 34316574720, 27648, 1241195),
     ),
     (
         "kimi-k3.json",
@@ -1587,30 +1200,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            224686080,
-            32,
-            7414640640,
-            6,
-            6291210240,
-            29243822080,
-            27648,
-            1057719,
-        ),
+        (224686080, 32, 7414640640, 6, 6291210240, 29243822080, 27648, 1057719),
     ),
     (
         "kimi-k3.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            449372160,
-            21,
-            9886187520,
-            21,
-            0,
-            11588648960,
-            27648,
-            419149,
-        ),
+        (449372160, 21, 9886187520, 21, 0, 11588648960, 27648, 419149),
     ),
     (
         "kimi-k3.json",
@@ -1624,16 +1219,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
     (
         "kimi-linear-48b-a3b-instruct.json",
         {"available_memory": 60 * GIB},
-        (
-            43417600,
-            701,
-            30479155200,
-            140,
-            0,
-            33945354240,
-            8064,
-            4209493,
-        ),
+        (43417600, 701, 30479155200, 140, 0, 33945354240, 8064, 4209493),
     ),
     (
         "kimi-linear-48b-a3b-instruct.json",
@@ -1643,30 +1229,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            21708800,
-            363,
-            7902003200,
-            48,
-            4254924800,
-            30792744960,
-            8064,
-            3818544,
-        ),
+        (21708800, 363, 7902003200, 48, 4254924800, 30792744960, 8064, 3818544),
     ),
     (
         "kimi-linear-48b-a3b-instruct.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            43417600,
-            233,
-            10159718400,
-            233,
-            0,
-            11315118080,
-            8064,
-            1403164,
-        ),
+        (43417600, 233, 10159718400, 233, 0, 11315118080, 8064, 1403164),
     ),
     (
         "kimi-linear-48b-a3b-instruct.json",
@@ -1675,30 +1243,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            43417600,
-            300,
-            13068697600,
-            48,
-            4254924800,
-            47100887040,
-            8064,
-            5840883,
-        ),
+        (43417600, 300, 13068697600, 48, 4254924800, 47100887040, 8064, 5840883),
     ),
     (
         "mamba-2.8b-hf.json",
         {"available_memory": 60 * GIB},
-        (
-            22937600,
-            1329,
-            30507008000,
-            443,
-            0,
-            33917501440,
-            0,
-            2048,
-        ),
+        (22937600, 1329, 30507008000, 443, 0, 33917501440, 0, 2048),
     ),
     (
         "mamba-2.8b-hf.json",
@@ -1708,16 +1258,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            11468800,
-            532,
-            6112870400,
-            48,
-            2151546880,
-            34588917760,
-            0,
-            2048,
-        ),
+        (11468800, 532, 6112870400, 48, 2151546880, 34588917760, 0, 2048),
     ),
     (
         "mamba-2.8b-hf.json",
@@ -1731,30 +1272,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            22937600,
-            300,
-            6904217600,
-            48,
-            2183659520,
-            55272407040,
-            0,
-            2048,
-        ),
+        (22937600, 300, 6904217600, 48, 2183659520, 55272407040, 0, 2048),
     ),
     (
         "mamba-codestral-7b.json",
         {"available_memory": 60 * GIB},
-        (
-            272367616,
-            111,
-            30505172992,
-            37,
-            0,
-            33919336448,
-            0,
-            2048,
-        ),
+        (272367616, 111, 30505172992, 37, 0, 33919336448, 0, 2048),
     ),
     (
         "mamba-codestral-7b.json",
@@ -1764,16 +1287,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            136183808,
-            42,
-            5855903744,
-            14,
-            8112046080,
-            28922740736,
-            0,
-            2048,
-        ),
+        (136183808, 42, 5855903744, 14, 8112046080, 28922740736, 0, 2048),
     ),
     (
         "mamba-codestral-7b.json",
@@ -1842,16 +1356,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
     (
         "nemotron-nano-9b-v2.json",
         {"available_memory": 60 * GIB},
-        (
-            143548416,
-            211,
-            30432264192,
-            42,
-            0,
-            33992245248,
-            16384,
-            2074722,
-        ),
+        (143548416, 211, 30432264192, 42, 0, 33992245248, 16384, 2074722),
     ),
     (
         "nemotron-nano-9b-v2.json",
@@ -1861,30 +1366,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            71774208,
-            108,
-            7823388672,
-            21,
-            6272335872,
-            28810153984,
-            8192,
-            3516864,
-        ),
+        (71774208, 108, 7823388672, 21, 6272335872, 28810153984, 8192, 3516864),
     ),
     (
         "nemotron-nano-9b-v2.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            143548416,
-            69,
-            10048389120,
-            69,
-            0,
-            11426447360,
-            16384,
-            697415,
-        ),
+        (143548416, 69, 10048389120, 69, 0, 11426447360, 16384, 697415),
     ),
     (
         "nemotron-nano-9b-v2.json",
@@ -1893,30 +1380,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            143548416,
-            300,
-            43208073216,
-            48,
-            14002716672,
-            7148691456,
-            16384,
-            436321,
-        ),
+        (143548416, 300, 43208073216, 48, 14002716672, 7148691456, 16384, 436321),
     ),
     (
         "qwen3-next-80b-a3b-instruct.json",
         {"available_memory": 60 * GIB},
-        (
-            77266944,
-            393,
-            30443175936,
-            78,
-            0,
-            33981333504,
-            24576,
-            1382704,
-        ),
+        (77266944, 393, 30443175936, 78, 0, 33981333504, 24576, 1382704),
     ),
     (
         "qwen3-next-80b-a3b-instruct.json",
@@ -1926,30 +1395,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            38633472,
-            203,
-            7881228288,
-            40,
-            6263341056,
-            28732555264,
-            12288,
-            2338261,
-        ),
+        (38633472, 203, 7881228288, 40, 6263341056, 28732555264, 12288, 2338261),
     ),
     (
         "qwen3-next-80b-a3b-instruct.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            77266944,
-            130,
-            10121969664,
-            130,
-            0,
-            11352866816,
-            24576,
-            461949,
-        ),
+        (77266944, 130, 10121969664, 130, 0, 11352866816, 24576, 461949),
     ),
     (
         "qwen3-next-80b-a3b-instruct.json",
@@ -1958,30 +1409,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            77266944,
-            300,
-            23257350144,
-            48,
-            7514357760,
-            33594998784,
-            24576,
-            1366984,
-        ),
+        (77266944, 300, 23257350144, 48, 7514357760, 33594998784, 24576, 1366984),
     ),
     (
         "qwen3.5-27b.json",
         {"available_memory": 60 * GIB},
-        (
-            153944064,
-            197,
-            30480924672,
-            39,
-            0,
-            33943584768,
-            65536,
-            517938,
-        ),
+        (153944064, 197, 30480924672, 39, 0, 33943584768, 65536, 517938),
     ),
     (
         "qwen3.5-27b.json",
@@ -1991,30 +1424,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            76972032,
-            100,
-            7774175232,
-            20,
-            6403719168,
-            28709847040,
-            32768,
-            876155,
-        ),
+        (76972032, 100, 7774175232, 20, 6403719168, 28709847040, 32768, 876155),
     ),
     (
         "qwen3.5-27b.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            153944064,
-            65,
-            10160308224,
-            65,
-            0,
-            11314528256,
-            65536,
-            172646,
-        ),
+        (153944064, 65, 10160308224, 65, 0, 11314528256, 65536, 172646),
     ),
     (
         "qwen3.5-27b.json",
@@ -2023,30 +1438,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            153944064,
-            300,
-            46337163264,
-            48,
-            14990180352,
-            3000827904,
-            65536,
-            45789,
-        ),
+        (153944064, 300, 46337163264, 48, 14990180352, 3000827904, 65536, 45789),
     ),
     (
         "qwen3.5-35b-a3b.json",
         {"available_memory": 60 * GIB},
-        (
-            64389120,
-            472,
-            30456053760,
-            94,
-            0,
-            33968455680,
-            20480,
-            1658616,
-        ),
+        (64389120, 472, 30456053760, 94, 0, 33968455680, 20480, 1658616),
     ),
     (
         "qwen3.5-35b-a3b.json",
@@ -2056,30 +1453,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            32194560,
-            244,
-            7887667200,
-            48,
-            6237880320,
-            28751872000,
-            10240,
-            2807800,
-        ),
+        (32194560, 244, 7887667200, 48, 6237880320, 28751872000, 10240, 2807800),
     ),
     (
         "qwen3.5-35b-a3b.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            64389120,
-            156,
-            10109091840,
-            156,
-            0,
-            11365744640,
-            20480,
-            554968,
-        ),
+        (64389120, 156, 10109091840, 156, 0, 11365744640, 20480, 554968),
     ),
     (
         "qwen3.5-35b-a3b.json",
@@ -2088,16 +1467,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            64389120,
-            300,
-            19381125120,
-            48,
-            6261964800,
-            38733250560,
-            20480,
-            1891272,
-        ),
+        (64389120, 300, 19381125120, 48, 6261964800, 38733250560, 20480, 1891272),
     ),
     ("zamba2-2.7b.json", {"available_memory": 60 * GIB}, None),
     (
@@ -2127,16 +1497,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
     (
         "zaya1-8b-legacy.json",
         {"available_memory": 60 * GIB},
-        (
-            368640,
-            82781,
-            30516756480,
-            3233,
-            0,
-            33907752960,
-            40960,
-            827826,
-        ),
+        (368640, 82781, 30516756480, 3233, 0, 33907752960, 40960, 827826),
     ),
     (
         "zaya1-8b-legacy.json",
@@ -2146,30 +1507,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            266240,
-            23043,
-            6135234560,
-            48,
-            44656640,
-            36762255360,
-            20480,
-            1795032,
-        ),
+        (266240, 23043, 6135234560, 48, 44656640, 36762255360, 20480, 1795032),
     ),
     (
         "zaya1-8b-legacy.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            368640,
-            27593,
-            10172252160,
-            4096,
-            0,
-            11302584320,
-            40960,
-            275942,
-        ),
+        (368640, 27593, 10172252160, 4096, 0, 11302584320, 40960, 275942),
     ),
     (
         "zaya1-8b-legacy.json",
@@ -2178,30 +1521,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            368640,
-            300,
-            110960640,
-            48,
-            31109120,
-            64277422080,
-            40960,
-            1569273,
-        ),
+        (368640, 300, 110960640, 48, 31109120, 64277422080, 40960, 1569273),
     ),
     (
         "zaya1-8b.json",
         {"available_memory": 60 * GIB},
-        (
-            184320,
-            165563,
-            30516756480,
-            4096,
-            0,
-            33907752960,
-            20480,
-            1655652,
-        ),
+        (184320, 165563, 30516756480, 4096, 0, 33907752960, 20480, 1655652),
     ),
     (
         "zaya1-8b.json",
@@ -2211,30 +1536,12 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "speculative_num_draft_tokens": 4,
             "mamba_full_memory_ratio": 0.5,
         },
-        (
-            133120,
-            46089,
-            6135500800,
-            48,
-            22328320,
-            36788080640,
-            10240,
-            3592586,
-        ),
+        (133120, 46089, 6135500800, 48, 22328320, 36788080640, 10240, 3592586),
     ),
     (
         "zaya1-8b.json",
         {"available_memory": 20 * GIB, "disable_radix_cache": True, "context_length": 4096},
-        (
-            184320,
-            55187,
-            10172252160,
-            4096,
-            0,
-            11302584320,
-            20480,
-            551884,
-        ),
+        (184320, 55187, 10172252160, 4096, 0, 11302584320, 20480, 551884),
     ),
     (
         "zaya1-8b.json",
@@ -2243,16 +1550,7 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
             "max_mamba_cache_size": 300,
             "speculative_num_draft_tokens": 2,
         },
-        (
-            184320,
-            300,
-            55480320,
-            48,
-            15554560,
-            64350965760,
-            20480,
-            3142137,
-        ),
+        (184320, 300, 55480320, 48, 15554560, 64350965760, 20480, 3142137),
     ),
 )
 
@@ -2279,3 +1577,595 @@ def test_sglang_agrees_with_the_wheel_field_by_field(
         return
     answer = sglang_reservation(CONFIGS / name, **flags).as_dict()
     assert tuple(answer[field] for field in SGLANG_FIELDS) == expected
+
+
+# --- the command lines ---------------------------------------------------------------------------
+
+# (option strings, action, default, metavar, help, type, choices, required) of every option. The
+# spellings are the servers' own (vllm/engine/arg_utils.py; sglang/srt/arg_groups/fields/*.py,
+# aliases included, as tools read them into _flags.py); the defaults are theirs (vLLM
+# tensor_parallel_size 1, replayssm_buffer_len 16; SGLang tp_size 1, mamba_full_memory_ratio
+# 0.9, mamba_radix_cache_strategy auto, from the same files), and 256 sequences is the issue's B.
+VLLM_OPTIONS = (
+    (("--config",), "_StoreAction", None, "PATH", CONFIG_HELP, None, None, True),
+    (
+        ("--gpu-arch",),
+        "_StoreAction",
+        "sm90",
+        None,
+        "the GPU the server runs on (default sm90: H100/H200)",
+        None,
+        ("sm80", "sm86", "sm89", "sm90"),
+        False,
+    ),
+    (("--json",), "_StoreTrueAction", False, None, "one JSON object on stdout", None, None, False),
+    (
+        ("--tensor-parallel-size", "-tp", "--tensor_parallel_size"),
+        "_StoreAction",
+        1,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (("--max-num-seqs", "--max_num_seqs"), "_StoreAction", 256, "N", None, "_integer", None, False),
+    (
+        ("--max-model-len", "--max_model_len"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_human_int",
+        None,
+        False,
+    ),
+    (("--block-size", "--block_size"), "_StoreAction", None, "N", None, "_integer", None, False),
+    (
+        (
+            "--enable-prefix-caching",
+            "--no-enable-prefix-caching",
+            "--enable_prefix_caching",
+            "--no-enable_prefix_caching",
+        ),
+        "BooleanOptionalAction",
+        None,
+        None,
+        "default: on for a hybrid model, off for an attention-free one",
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--num-speculative-tokens", "--spec-tokens", "--num_speculative_tokens"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--speculative-config", "-sc", "--speculative_config"),
+        "_StoreAction",
+        None,
+        "JSON",
+        None,
+        "_speculative_config",
+        None,
+        False,
+    ),
+    (
+        ("--mamba-cache-dtype", "--mamba_cache_dtype"),
+        "_StoreAction",
+        "auto",
+        "D",
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--mamba-ssm-cache-dtype", "--mamba_ssm_cache_dtype"),
+        "_StoreAction",
+        "auto",
+        "D",
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--kv-cache-dtype", "--kv_cache_dtype"),
+        "_StoreAction",
+        "auto",
+        "D",
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--kv-cache-memory-bytes", "--kv_cache_memory_bytes"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_human_int",
+        None,
+        False,
+    ),
+    (
+        ("--use-replayssm", "--no-use-replayssm", "--use_replayssm", "--no-use_replayssm"),
+        "BooleanOptionalAction",
+        False,
+        None,
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--replayssm-buffer-len", "--replayssm_buffer_len"),
+        "_StoreAction",
+        16,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+)
+SGLANG_OPTIONS = (
+    (("--config",), "_StoreAction", None, "PATH", CONFIG_HELP, None, None, True),
+    (
+        ("--gpu-arch",),
+        "_StoreAction",
+        "sm90",
+        None,
+        "the GPU the server runs on (default sm90: H100/H200)",
+        None,
+        ("sm80", "sm86", "sm89", "sm90"),
+        False,
+    ),
+    (("--json",), "_StoreTrueAction", False, None, "one JSON object on stdout", None, None, False),
+    (
+        ("--tp-size", "--tp", "--tensor-parallel-size", "--tp_size"),
+        "_StoreAction",
+        1,
+        None,
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--available-memory",),
+        "_StoreAction",
+        None,
+        "SIZE",
+        "per rank, after the weights: what _handle_max_mamba_cache divides",
+        "_size",
+        None,
+        False,
+    ),
+    (
+        ("--max-mamba-cache-size", "--max_mamba_cache_size"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--mamba-full-memory-ratio", "--mamba_full_memory_ratio"),
+        "_StoreAction",
+        0.9,
+        "R",
+        None,
+        "_ratio",
+        None,
+        False,
+    ),
+    (
+        ("--mamba-radix-cache-strategy", "--mamba_radix_cache_strategy"),
+        "_StoreAction",
+        "auto",
+        "auto|no_buffer|extra_buffer|extra_buffer_lazy",
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--disable-radix-cache", "--disable_radix_cache"),
+        "_StoreTrueAction",
+        False,
+        None,
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--max-running-requests", "--max_running_requests"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--speculative-algorithm", "--speculative_algorithm"),
+        "_StoreAction",
+        None,
+        "EAGLE|EAGLE3|NEXTN|MTP",
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--speculative-num-draft-tokens", "--speculative_num_draft_tokens"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--speculative-num-steps", "--speculative_num_steps"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--speculative-eagle-topk", "--speculative_eagle_topk"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+    (
+        ("--mamba-ssm-dtype", "--mamba_ssm_dtype"),
+        "_StoreAction",
+        None,
+        "D",
+        None,
+        None,
+        None,
+        False,
+    ),
+    (
+        ("--context-length", "--context_length"),
+        "_StoreAction",
+        None,
+        "N",
+        None,
+        "_integer",
+        None,
+        False,
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("add_flags", "expected"), [(vllm_flags, VLLM_OPTIONS), (sglang_flags, SGLANG_OPTIONS)]
+)
+def test_each_option_is_the_servers_spelling_with_its_default(
+    add_flags: Any, expected: tuple[tuple[object, ...], ...]
+) -> None:
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    options = tuple(
+        (
+            tuple(action.option_strings),
+            type(action).__name__,
+            action.default,
+            action.metavar,
+            action.help,
+            getattr(action.type, "__name__", None),
+            action.choices and tuple(action.choices),
+            action.required,
+        )
+        for action in parser._actions[1:]
+    )
+    assert options == expected
+
+
+def _refusal(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The one stderr line of a refused command line, which must exit 2 and print nothing."""
+    status = main(list(args))
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (2, "")
+    assert captured.err.startswith("decode-ring: error: ")
+    assert captured.err.count("\n") == 1
+    return captured.err[len("decode-ring: error: ") : -1]
+
+
+_ALIASES_SEQS = "argument --max-num-seqs/--max_num_seqs"
+_ALIASES_LEN = "argument --max-model-len/--max_model_len"
+_ALIASES_RATIO = "argument --mamba-full-memory-ratio/--mamba_full_memory_ratio"
+_ALIASES_SPEC = "argument --speculative-config/-sc/--speculative_config"
+_ONE = "1" * 24  # the longest number read; 2**63 - 1 has 19 digits
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("vllm",), "the following arguments are required: --config"),
+        (
+            ("vllm", "--max-num-seqs", _ONE),
+            f"argument --max-num-seqs: must be from 1 to 2**63 - 1, got {_ONE}",
+        ),
+        (
+            ("vllm", "--max-num-seqs", _ONE + "1"),
+            f"{_ALIASES_SEQS}: more than 2**63 - 1: '{_ONE}1'",
+        ),
+        (
+            ("vllm", "--max-model-len", "-1"),
+            f"{_ALIASES_LEN}: '-1': vLLM's auto-fit of the length to memory is not modelled",
+        ),
+        (
+            ("vllm", "--max-model-len", _ONE + "k"),
+            # int(float(24 ones) * 1000): vLLM's human_readable_int goes through float too.
+            "argument --max-model-len: must be from 1 to 2**63 - 1, got "
+            "111111111111111104952008704",
+        ),
+        (
+            ("vllm", "--max-model-len", _ONE + "1k"),
+            f"{_ALIASES_LEN}: more than 2**63 - 1: '{_ONE}1k'",
+        ),
+        (
+            ("vllm", "--max-model-len", "1.5G"),
+            f"{_ALIASES_LEN}: decimals are not allowed with binary suffixes like G; did you mean "
+            "1.5g?",
+        ),
+        (
+            ("sglang", "--mamba-full-memory-ratio", "abc"),
+            f"{_ALIASES_RATIO}: not a number: 'abc'",
+        ),
+        (
+            ("sglang", "--mamba-full-memory-ratio", "inf"),
+            f"{_ALIASES_RATIO}: must be a finite number above 0: 'inf'",
+        ),
+        (
+            ("sglang", "--mamba-full-memory-ratio", "0"),
+            f"{_ALIASES_RATIO}: must be a finite number above 0: '0'",
+        ),
+        (("vllm", "--speculative-config", "{"), f"{_ALIASES_SPEC}: not JSON: '{{'"),
+        (
+            ("vllm", "--speculative-config", '{"foo": 1}'),
+            f"{_ALIASES_SPEC}: key 'foo' is not modelled; read are num_speculative_tokens, "
+            "method, model",
+        ),
+        (
+            ("vllm", "--speculative-config", '{"num_speculative_tokens": -1}'),
+            f"{_ALIASES_SPEC}: num_speculative_tokens must be a non-negative integer",
+        ),
+        (
+            ("vllm", "--speculative-config", '{"num_speculative_tokens": true}'),
+            f"{_ALIASES_SPEC}: num_speculative_tokens must be a non-negative integer",
+        ),
+        (
+            ("vllm", "--speculative-config", '{"num_speculative_tokens": "2"}'),
+            f"{_ALIASES_SPEC}: num_speculative_tokens must be a non-negative integer",
+        ),
+        (
+            ("vllm", "--speculative-config", '{"method": 5}'),
+            f"{_ALIASES_SPEC}: method must be a string",
+        ),
+        (
+            ("vllm", "--speculative-config", '{"model": 5}'),
+            f"{_ALIASES_SPEC}: model must be a string",
+        ),
+        (
+            ("vllm", "--spec-tokens", "1", "--speculative-config", '{"num_speculative_tokens": 2}'),
+            "argument --speculative-config: --spec-tokens and "
+            "--speculative-config['num_speculative_tokens'] are mutually exclusive (vLLM)",
+        ),
+        (
+            ("vllm", "--gpu_memory_utilization=0.9=1"),
+            "vLLM 0.33.0's '--gpu_memory_utilization' is not modelled by decode-ring vllm; drop it",
+        ),
+        (("vllm", "--ab-max-num-seqs", "1"), "'--ab-max-num-seqs' is not a vLLM 0.33.0 flag"),
+        (
+            ("sglang", "--speculative-num-steps", "2"),
+            "argument --speculative-num-steps: needs --speculative-algorithm",
+        ),
+        (
+            ("sglang", "--speculative-num-draft-tokens", "2"),
+            "argument --speculative-num-draft-tokens: needs --speculative-algorithm",
+        ),
+        (
+            ("sglang", "--speculative-algorithm", "ngram", "--speculative-num-draft-tokens", "2"),
+            "argument --speculative-algorithm: 'ngram' is not modelled; use EAGLE, EAGLE3, "
+            "NEXTN, MTP",
+        ),
+        (
+            (
+                "sglang",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "4",
+                "--speculative-num-draft-tokens",
+                "2",
+            ),
+            "argument --speculative-eagle-topk: only a linear draft chain (topk 1) is modelled",
+        ),
+        (
+            ("sglang", "--speculative-algorithm", "EAGLE"),
+            "argument --speculative-num-draft-tokens: needed with --speculative-algorithm "
+            "(SGLang's automatic choice is not modelled)",
+        ),
+    ],
+)
+def test_a_refused_command_line_is_this_one_line(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], line: str
+) -> None:
+    config = () if args == ("vllm",) else ("--config", NEMOTRON)
+    assert _refusal(capsys, args[0], *config, *args[1:]) == line
+
+
+def _parsed(add_flags: Any, *args: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    return parser.parse_args(args)
+
+
+def test_the_vllm_command_passes_each_flag_on() -> None:
+    # What each flag changes, from the wheels: --block-size 2048 is kept (it holds the state
+    # page, test_servers.py); a bfloat16 SSM cache under --mamba-ssm-cache-dtype; a ReplaySSM
+    # ring of 8 is half the ring of 16 the wheel's append_replayssm_ring gives (368,640 B,
+    # mamba_utils.py:213-246); sm80 runs the GDN prefill on Triton (_resolve_gdn_prefill_backend).
+    r = run_vllm(
+        _parsed(
+            vllm_flags,
+            "--config",
+            NEMOTRON,
+            "--block-size",
+            "2048",
+            "--mamba-ssm-cache-dtype",
+            "bfloat16",
+            "--use-replayssm",
+            "--replayssm-buffer-len",
+            "8",
+            "--gpu-arch",
+            "sm80",
+            "--max-num-seqs",
+            "+12",
+        )
+    )
+    assert (r.block_size, r.ssm_dtype, r.gpu_arch, r.max_num_seqs) == (2048, "bfloat16", "sm80", 12)
+    ssm_bf16 = 27 * (128 * 80 * 128 * 2)  # 27 layers of (128, 80, 128) bfloat16
+    conv = 27 * (3 * 12288 * 2)  # 27 layers of (12288, 3) bfloat16
+    assert r.per_sequence_bytes == ssm_bf16 + conv
+    assert r.state_page_bytes == (ssm_bf16 + conv) // 27 + 368_640 // 2
+
+
+def test_the_vllm_command_reads_the_speculative_config() -> None:
+    # --spec-tokens stands when the JSON names only the drafter; the drafter is an assumption.
+    r = run_vllm(
+        _parsed(
+            vllm_flags,
+            "--config",
+            QWEN3_NEXT,
+            "--no-enable-prefix-caching",
+            "--spec-tokens",
+            "2",
+            "--speculative-config",
+            '{"model": "drafter", "method": "mtp"}',
+        )
+    )
+    assert r.num_speculative_tokens == 2
+    assert r.block_size == 560  # test_servers.py: Qwen3-Next, s = 2, no prefix caching
+    assert r.assumptions[-2:] == (
+        "speculative method 'mtp': its drafter's own KV layers are not counted",
+        "speculative model 'drafter': its drafter's own KV layers are not counted",
+    )
+    alone = run_vllm(
+        _parsed(vllm_flags, "--config", QWEN3_NEXT, "--speculative-config", '{"method": "mtp"}')
+    )
+    assert alone.num_speculative_tokens == 0
+    zero = run_vllm(
+        _parsed(vllm_flags, "--config", QWEN3_NEXT, "-sc", '{"num_speculative_tokens": 0}')
+    )
+    assert zero.num_speculative_tokens == 0
+
+
+def test_the_sglang_command_passes_each_flag_on() -> None:
+    args = _parsed(
+        sglang_flags,
+        "--config",
+        QWEN3_NEXT,
+        "--tp",
+        "2",
+        "--available-memory",
+        "40GiB",
+        "--mamba-full-memory-ratio",
+        "0.5",
+        "--speculative-algorithm",
+        "nextn",
+        "--speculative-num-draft-tokens",
+        "4",
+        "--speculative-num-steps",
+        "3",
+        "--gpu-arch",
+        "sm86",
+    )
+    r = run_sglang(args)
+    # The oracle (SGLANG_CASES above): Qwen3-Next, tp 2, 40 GiB, ratio 0.5, 4 draft tokens.
+    assert (r.slots, r.max_running_requests) == (203, 40)
+    assert (r.tp_size, r.gpu_arch, r.mamba_full_memory_ratio) == (2, "sm86", 0.5)
+    assert r.assumptions[-2:] == (
+        "speculative algorithm NEXTN",
+        "speculative num steps 3: does not change the state pool",
+    )
+    off = run_sglang(
+        _parsed(
+            sglang_flags,
+            "--config",
+            NEMOTRON,
+            "--available-memory",
+            "20GiB",
+            "--disable-radix-cache",
+            "--context-length",
+            "4096",
+        )
+    )
+    # The oracle: Nemotron-Nano-9B-v2, 20 GiB, radix cache off, context 4096: 69 slots, 69 run.
+    assert (off.slots, off.max_running_requests, off.ratio) == (69, 69, 1)
+    assert (off.context_length, off.context_length_rule) == (4096, "--context-length")
+
+
+def test_a_refusal_names_the_flag_and_keeps_the_argument_field() -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        run_sglang(_parsed(sglang_flags, "--config", NEMOTRON))
+    assert raised.value.field == "available_memory"
+    assert str(raised.value).startswith("argument --available-memory: needed: ")
+    with pytest.raises(ServerArgumentError) as vllm_raised:
+        run_vllm(_parsed(vllm_flags, "--config", NEMOTRON, "--kv-cache-memory-bytes", "1G"))
+    assert vllm_raised.value.field == "kv_cache_memory_bytes"
+    with pytest.raises(ServerArgumentError) as both:
+        run_vllm(
+            _parsed(
+                vllm_flags,
+                "--config",
+                NEMOTRON,
+                "--spec-tokens",
+                "1",
+                "-sc",
+                '{"num_speculative_tokens": 1}',
+            )
+        )
+    assert both.value.field == "speculative_config"
+
+
+@pytest.mark.parametrize(
+    ("server", "extras", "line"),
+    [
+        # vLLM's parser takes --no- forms of its boolean flags (BooleanOptionalAction).
+        ("vllm", ["--no-enable-chunked-prefill"], "vLLM 0.33.0's '--no-enable-chunked-prefill'"),
+        ("vllm", ["--no-such-flag"], "'--no-such-flag' is not a vLLM 0.33.0 flag"),
+        ("vllm", ["-q_x"], "'-q_x' is not a vLLM 0.33.0 flag"),
+        ("sglang", ["--mem_fraction_static=0.8"], "SGLang 0.5.23's '--mem_fraction_static'"),
+        ("sglang", ["stray", "--x"], "unexpected argument 'stray'"),
+    ],
+)
+def test_refuse_unknown_names_the_first_extra(server: str, extras: list[str], line: str) -> None:
+    assert refuse_unknown(server, extras).startswith(line)
