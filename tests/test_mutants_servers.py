@@ -18,7 +18,7 @@ import pytest
 
 from decode_ring.cli import main
 from decode_ring.models import ModelConfigError
-from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
+from decode_ring.servers import ServerArgumentError, metrale, sglang_reservation, vllm_reservation
 from decode_ring.servers.commands import (
     refuse_unknown,
     run_sglang,
@@ -2169,3 +2169,79 @@ def test_a_refusal_names_the_flag_and_keeps_the_argument_field() -> None:
 )
 def test_refuse_unknown_names_the_first_extra(server: str, extras: list[str], line: str) -> None:
     assert refuse_unknown(server, extras).startswith(line)
+
+
+# --- metrale -----------------------------------------------------------------------------------
+
+# Nemotron-Nano-9B-v2 in the reference's layout, per layer: conv (4, 12288 / tp) and SSM
+# (128 / tp, 80, 128), both float32 (as tests/test_servers.py writes it), 27 layers.
+_METRALE_PER_SEQUENCE = 27 * (4 * 12288 * 4 + 128 * 80 * 128 * 4)
+_METRALE_PER_SEQUENCE_TP2 = 27 * (4 * 6144 * 4 + 64 * 80 * 128 * 4)
+# The reference's ring depth (decode_rollback_ring_slots_with, ../shared/spec/decode_ring.rs):
+# DECODE_ROLLBACK_RING_SLOTS (8) without speculation; 0 under speculative decode (rule 4).
+_RING_DEPTH = 8
+
+
+@pytest.fixture
+def reference_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("METRALE_SSM_DECODE_RING", "METRALE_DISABLE_WATCHDOGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("METRALE_SSM_RESERVE_RING_FULL", raising=False)
+
+
+@pytest.mark.usefixtures("reference_environment")
+def test_metrale_json_is_every_field() -> None:
+    r = metrale(NEMOTRON, max_batch_size=4, free_memory=80 * GIB)
+    live = 4 * _METRALE_PER_SEQUENCE
+    assert r.fit is not None
+    assert r.as_dict() == {
+        "model_type": "nemotron_h",
+        "family": "nemotron_h",
+        "source": NEMOTRON,
+        "tp_size": 1,
+        "max_batch_size": 4,
+        "speculative_tokens": 0,
+        "state_layers": 27,
+        "per_sequence_bytes": _METRALE_PER_SEQUENCE,
+        "live_state_bytes": live,
+        "requested_slots": _RING_DEPTH,
+        "ring_slots": _RING_DEPTH,
+        "ring_bytes": _RING_DEPTH * live,
+        "total_bytes": (1 + _RING_DEPTH) * live,
+        "free_memory": 80 * GIB,
+        "decision": r.fit.decision,
+        "refusal": r.fit.refusal,
+        "multiplier": 1.0 + _RING_DEPTH,
+    }
+    assert r.fit.decision.startswith("ssm decode ring: 8 of 8 requested slots")
+
+
+@pytest.mark.usefixtures("reference_environment")
+def test_metrale_speculation_and_tp() -> None:
+    r = metrale(NEMOTRON, tp_size=2, speculative_tokens=1)
+    assert (r.tp_size, r.speculative_tokens, r.max_batch_size) == (2, 1, 256)
+    assert r.per_sequence_bytes == _METRALE_PER_SEQUENCE_TP2
+    assert (r.requested_slots, r.ring_slots, r.ring_bytes) == (0, 0, 0)
+    assert r.as_dict()["decision"] is None and r.as_dict()["refusal"] is None
+    assert r.fit is None
+
+
+@pytest.mark.usefixtures("reference_environment")
+def test_metrale_takes_zero_sequences_and_zero_memory() -> None:
+    r = metrale(NEMOTRON, max_batch_size=0, free_memory=0)
+    assert (r.live_state_bytes, r.ring_bytes, r.free_memory, r.multiplier) == (0, 0, 0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"tp_size": 0}, "tp_size"),
+        ({"speculative_tokens": -1}, "speculative_tokens"),
+        ({"free_memory": -1}, "free_memory"),
+    ],
+)
+def test_metrale_refusals_name_the_argument(arguments: dict[str, int], field: str) -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        metrale(NEMOTRON, **arguments)
+    assert raised.value.field == field
+    assert str(raised.value).startswith(f"argument {field}: must be from ")
