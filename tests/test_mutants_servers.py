@@ -11,6 +11,7 @@ Text and rule lines are pinned where their content cites the wheels.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 from decode_ring.cli import main
 from decode_ring.models import ModelConfigError
+from decode_ring.render import render
 from decode_ring.servers import ServerArgumentError, metrale, sglang_reservation, vllm_reservation
 from decode_ring.servers.commands import (
     refuse_unknown,
@@ -2832,3 +2834,466 @@ def test_the_whole_answer(
 ) -> None:
     reserve = vllm_reservation if server == "vllm" else sglang_reservation
     assert reserve(CONFIGS / name, **flags).as_dict() == expected
+
+
+# --- text --------------------------------------------------------------------------------------
+
+# The text of five answers, line by line: each term beside the rule and the wheel file:lines it
+# comes from (the citations the module docstrings of vllm.py and sglang.py give), and the
+# server's figure beside the naive B x per-sequence one. Figures as in WHOLE_ANSWERS (the
+# oracle's; Nemotron under ReplaySSM at 16 as tests/test_servers.py pins it), sizes in
+# decode_ring.units' format; mamba-2.8b-hf is given as a mapping, which has no path.
+_MAMBA = str(CONFIGS / "mamba-2.8b-hf.json")
+TEXTS: tuple[tuple[str, str | None, dict[str, Any], list[str]], ...] = (
+    (
+        "vllm",
+        "nemotron-nano-9b-v2.json",
+        {"kv_cache_memory_bytes": 80 * GIB, "max_num_seqs": 64},
+        [
+            "vLLM 0.33.0 reserves for nemotron_h (nemotron_h), per rank, tp rank 1 of 1",
+            "  assumed GPU            sm90: H100 / H200 (compute capability 9.0)",
+            (
+                "  assumed backends       attention FLASH_ATTN, GDN prefill -  "
+                "vllm/platforms/cuda.py:84-178; gdn/qwen_gdn_linear_attn.py:148-270"
+            ),
+            "  assumed                CUDA; a draft model's own KV layers are not counted",
+            f"  config                 {str(CONFIGS / 'nemotron-nano-9b-v2.json')!a}",
+            (
+                "  prefix caching         on -> mamba_cache_mode align         vLLM "
+                "default: on for a hybrid generative model "
+                "(vllm/engine/arg_utils.py:3075-3081; "
+                "model_executor/models/config.py:750-787)"
+            ),
+            (
+                "  max_model_len          131072                               config "
+                "max_position_embeddings (vLLM derived) "
+                "(transformers_utils/model_arch_config_convertor.py:374-407)"
+            ),
+            (
+                "  conv dtype             bfloat16                             config "
+                "torch_dtype bfloat16 (vLLM: model dtype)"
+            ),
+            (
+                "  ssm dtype              float32                              vLLM "
+                "NemotronH default float32 "
+                "(vllm/model_executor/models/config.py:812-848)"
+            ),
+            (
+                "  state layers           27                                   "
+                "recurrent layers, one MambaSpec each"
+            ),
+            "  attention layers       4                                    kv cache dtype auto",
+            (
+                "  block size             1312 tokens                          raised "
+                "by _align_hybrid_block_size so that one attention page holds the state "
+                "page (vllm/platforms/interface.py:940-1137)"
+            ),
+            (
+                "  attention page         5.12 MiB (5,373,952 B)               block x "
+                "kv heads/rank x (head + head_v) x bytes "
+                "(vllm/v1/kv_cache_interface.py:552-617)"
+            ),
+            (
+                "  state page             5.07 MiB (5,316,608 B)               sum of "
+                "prod(shape) x itemsize (MambaSpec.page_size_bytes, "
+                "vllm/v1/kv_cache_interface.py:1117-1129)"
+            ),
+            (
+                "  state page, padded     5.12 MiB (5,373,952 B)               one "
+                "attention page (interface.py:1117-1137; unify, "
+                "kv_cache_planning.py:346-408)"
+            ),
+            (
+                "  groups                 7 state + 1 attention, 4 layers each "
+                "_get_kv_cache_groups_uniform_page_size "
+                "(vllm/v1/core/kv_cache_planning.py:416-556)"
+            ),
+            (
+                "  bytes per block        20.50 MiB (21,495,808 B)             group "
+                "size x padded page (_get_kv_cache_bytes_per_block, "
+                "vllm/v1/core/kv_cache_planning.py:574-605)"
+            ),
+            (
+                "  blocks per request     held 1, planned 3                    held 1 + "
+                "s; planned 2 + s 0 + checkpoint 1 (max_memory_usage_bytes, "
+                "vllm/v1/kv_cache_interface.py:1135-1141)"
+            ),
+            "",
+            "  at max_num_seqs 64           server  naive B x state  multiplier",
+            "  held at decode             8.97 GiB         8.56 GiB  1.048x",
+            "  planned at startup        26.91 GiB         8.56 GiB  3.145x",
+            (
+                "  server: seqs x state groups x blocks x bytes per block; naive: seqs "
+                "x per-sequence state 136.90 MiB"
+            ),
+            "",
+            "  kv cache memory        80.00 GiB (85,899,345,920 B)         --kv-cache-memory-bytes",
+            (
+                "  num blocks             3,996                                budget "
+                "// bytes per block (vllm/v1/core/kv_cache_planning.py:1540-1544)"
+            ),
+            (
+                "  blocks per request     121 at 131,072 tokens                "
+                "attention groups x ceil(len / block) + state groups x planned"
+            ),
+            (
+                "  maximum concurrency    33.02x                               num "
+                "blocks / blocks per request (vllm/v1/core/kv_cache_utils.py:1061-1093)"
+            ),
+        ],
+    ),
+    (
+        "vllm",
+        None,
+        {"num_speculative_tokens": 2, "tensor_parallel_size": 2},
+        [
+            "vLLM 0.33.0 reserves for mamba (mamba), per rank, tp rank 1 of 2",
+            "  assumed GPU            sm90: H100 / H200 (compute capability 9.0)",
+            (
+                "  assumed backends       attention -, GDN prefill -           "
+                "vllm/platforms/cuda.py:84-178; gdn/qwen_gdn_linear_attn.py:148-270"
+            ),
+            "  assumed                CUDA; a draft model's own KV layers are not counted",
+            "  config                 (mapping)",
+            (
+                "  prefix caching         off -> mamba_cache_mode none         vLLM "
+                "default: off for an attention-free model "
+                "(vllm/engine/arg_utils.py:3075-3081; "
+                "model_executor/models/config.py:750-787)"
+            ),
+            (
+                "  max_model_len          2048                                 no "
+                "length in config: 2048 (vLLM derived) "
+                "(transformers_utils/model_arch_config_convertor.py:374-407)"
+            ),
+            (
+                "  conv dtype             bfloat16                             config "
+                "torch_dtype float32, as bfloat16 (vLLM: model dtype)"
+            ),
+            (
+                "  ssm dtype              bfloat16                             as conv "
+                "state (vLLM: mamba_ssm_cache_dtype auto, "
+                "vllm/model_executor/layers/mamba/mamba_utils.py:98-111)"
+            ),
+            (
+                "  state layers           64                                   "
+                "recurrent layers, one MambaSpec each"
+            ),
+            "  attention layers       0                                    kv cache dtype auto",
+            (
+                "  block size             16 tokens                            vLLM "
+                "default 16 (vllm/platforms/interface.py:940-1137)"
+            ),
+            (
+                "  attention page         0 B (0 B)                            block x "
+                "kv heads/rank x (head + head_v) x bytes "
+                "(vllm/v1/kv_cache_interface.py:552-617)"
+            ),
+            (
+                "  state page             95.00 KiB (97,280 B)                 sum of "
+                "prod(shape) x itemsize (MambaSpec.page_size_bytes, "
+                "vllm/v1/kv_cache_interface.py:1117-1129)"
+            ),
+            (
+                "  state page, padded     95.00 KiB (97,280 B)                 one "
+                "attention page (interface.py:1117-1137; unify, "
+                "kv_cache_planning.py:346-408)"
+            ),
+            (
+                "  groups                 1 state + 0 attention, 64 layers each "
+                "_get_kv_cache_groups_uniform_page_size "
+                "(vllm/v1/core/kv_cache_planning.py:416-556)"
+            ),
+            (
+                "  bytes per block        5.94 MiB (6,225,920 B)               group "
+                "size x padded page (_get_kv_cache_bytes_per_block, "
+                "vllm/v1/core/kv_cache_planning.py:574-605)"
+            ),
+            (
+                "  blocks per request     held 3, planned 3                    held 1 + "
+                "s; planned 1 + s 2 (max_memory_usage_bytes, "
+                "vllm/v1/kv_cache_interface.py:1135-1141)"
+            ),
+            "",
+            "  at max_num_seqs 256          server  naive B x state  multiplier",
+            "  held at decode             4.45 GiB         1.48 GiB  3.000x",
+            "  planned at startup         4.45 GiB         1.48 GiB  3.000x",
+            (
+                "  server: seqs x state groups x blocks x bytes per block; naive: seqs "
+                "x per-sequence state 5.94 MiB"
+            ),
+        ],
+    ),
+    (
+        "vllm",
+        "nemotron-nano-9b-v2.json",
+        {"use_replayssm": True},
+        [
+            "vLLM 0.33.0 reserves for nemotron_h (nemotron_h), per rank, tp rank 1 of 1",
+            "  assumed GPU            sm90: H100 / H200 (compute capability 9.0)",
+            (
+                "  assumed backends       attention FLASH_ATTN, GDN prefill -  "
+                "vllm/platforms/cuda.py:84-178; gdn/qwen_gdn_linear_attn.py:148-270"
+            ),
+            "  assumed                CUDA; a draft model's own KV layers are not counted",
+            f"  config                 {str(CONFIGS / 'nemotron-nano-9b-v2.json')!a}",
+            (
+                "  prefix caching         on -> mamba_cache_mode align         vLLM "
+                "default: on for a hybrid generative model "
+                "(vllm/engine/arg_utils.py:3075-3081; "
+                "model_executor/models/config.py:750-787)"
+            ),
+            (
+                "  max_model_len          131072                               config "
+                "max_position_embeddings (vLLM derived) "
+                "(transformers_utils/model_arch_config_convertor.py:374-407)"
+            ),
+            (
+                "  conv dtype             bfloat16                             config "
+                "torch_dtype bfloat16 (vLLM: model dtype)"
+            ),
+            (
+                "  ssm dtype              float32                              vLLM "
+                "NemotronH default float32 "
+                "(vllm/model_executor/models/config.py:812-848)"
+            ),
+            (
+                "  state layers           27                                   "
+                "recurrent layers, one MambaSpec each"
+            ),
+            "  attention layers       4                                    kv cache dtype auto",
+            (
+                "  block size             1392 tokens                          raised "
+                "by _align_hybrid_block_size so that one attention page holds the state "
+                "page (vllm/platforms/interface.py:940-1137)"
+            ),
+            (
+                "  attention page         5.44 MiB (5,701,632 B)               block x "
+                "kv heads/rank x (head + head_v) x bytes "
+                "(vllm/v1/kv_cache_interface.py:552-617)"
+            ),
+            (
+                "  state page             5.42 MiB (5,685,248 B)               sum of "
+                "prod(shape) x itemsize (MambaSpec.page_size_bytes, "
+                "vllm/v1/kv_cache_interface.py:1117-1129)"
+            ),
+            (
+                "  state page, padded     5.44 MiB (5,701,632 B)               one "
+                "attention page (interface.py:1117-1137; unify, "
+                "kv_cache_planning.py:346-408)"
+            ),
+            (
+                "  groups                 7 state + 1 attention, 4 layers each "
+                "_get_kv_cache_groups_uniform_page_size "
+                "(vllm/v1/core/kv_cache_planning.py:416-556)"
+            ),
+            (
+                "  bytes per block        21.75 MiB (22,806,528 B)             group "
+                "size x padded page (_get_kv_cache_bytes_per_block, "
+                "vllm/v1/core/kv_cache_planning.py:574-605)"
+            ),
+            (
+                "  blocks per request     held 1, planned 3                    held 1 + "
+                "s; planned 2 + s 0 + checkpoint 1 (max_memory_usage_bytes, "
+                "vllm/v1/kv_cache_interface.py:1135-1141)"
+            ),
+            "",
+            "  at max_num_seqs 256          server  naive B x state  multiplier",
+            "  held at decode            38.06 GiB        34.22 GiB  1.112x",
+            "  planned at startup       114.19 GiB        34.22 GiB  3.336x",
+            (
+                "  server: seqs x state groups x blocks x bytes per block; naive: seqs "
+                "x per-sequence state 136.90 MiB"
+            ),
+        ],
+    ),
+    (
+        "sglang",
+        "qwen3-next-80b-a3b-instruct.json",
+        {"available_memory": 60 * GIB, "speculative_num_draft_tokens": 4},
+        [
+            (
+                "SGLang 0.5.23 reserves for qwen3_next (qwen3_next, "
+                "Qwen3NextForCausalLM), per rank, tp rank 1 of 1"
+            ),
+            "  assumed GPU            sm90: H100 / H200 (compute capability 9.0)",
+            (
+                "  assumed                CUDA, one attention data-parallel rank, one "
+                "pipeline stage, page size 1"
+            ),
+            "  assumed                no ReplaySSM, no fused draft state, no multimodal reserve",
+            (
+                "  assumed                speculation is EAGLE/NEXTN with topk 1 and "
+                "adds no draft-model KV; conv windows deduplicated (CUDA, linear chain)"
+            ),
+            f"  config                 {str(CONFIGS / 'qwen3-next-80b-a3b-instruct.json')!a}",
+            (
+                "  conv dtype             bfloat16                             SGLang "
+                "default bfloat16 (sglang/srt/configs/mamba_utils.py:68)"
+            ),
+            (
+                "  ssm dtype              float32                              SGLang "
+                "default float32 (sglang/srt/configs/mamba_utils.py:70)"
+            ),
+            "  state layers           36",
+            (
+                "  per request            73.69 MiB (77,266,944 B)             "
+                "mamba_cache_per_req: layers x (conv + temporal) "
+                "(configs/mamba_utils.py:115-125)"
+            ),
+            (
+                "  radix cache strategy   extra_buffer                         auto: "
+                "overlap scheduler on, architecture supports it "
+                "(sglang/srt/arg_groups/overrides.py:453-487)"
+            ),
+            (
+                "  slots per request      5                                    "
+                "_calculate_mamba_ratio "
+                "(sglang/srt/mem_cache/kv_cache_configurator.py:3062-3088)"
+            ),
+            (
+                "  available memory       60.00 GiB (64,424,509,440 B)         "
+                "after the weights, per rank"
+            ),
+            (
+                "  state slots K          216                                  "
+                "0.9/(1+0.9) of available_memory, one slot padding "
+                "(sglang/srt/mem_cache/kv_cache_configurator.py:3229-3409)"
+            ),
+            (
+                "  state pool             15.62 GiB (16,766,926,848 B)         (K + 1) "
+                "x per request (MambaPool, sglang/srt/mem_cache/memory_pool.py:722-753)"
+            ),
+            (
+                "  speculative scratch    12.52 GiB (13,443,268,608 B)         4 draft "
+                "tokens x (running + 1) rows (memory_pool.py:864-965)"
+            ),
+            (
+                "  kv cache               31.72 GiB (34,058,600,448 B)         what is "
+                "left for the KV pool "
+                "(sglang/srt/mem_cache/kv_cache_configurator.py:3409)"
+            ),
+            (
+                "  kv per token           24.00 KiB (24,576 B)                 2 KV "
+                "heads x (256 + 256) x 12 layers x 2 B (_compute_cell_size, "
+                "sglang/srt/model_executor/pool_configurator.py:340-534)"
+            ),
+            (
+                "  kv tokens              1,385,848                            kv cache "
+                "// kv per token; the context without attention "
+                "(sglang/srt/model_executor/pool_configurator.py:243-248, 623-634)"
+            ),
+            (
+                "  context length         262,144                              config "
+                "max_position_embeddings"
+            ),
+            (
+                "  max running requests   43                                   min(48 "
+                "for speculative decoding, slots 216 // ratio 5, 1385848 KV tokens // "
+                "2) (resolve_max_num_reqs, "
+                "sglang/srt/mem_cache/kv_cache_configurator.py:3119-3172)"
+            ),
+            "",
+            "  at 48 requests               server  naive B x state  multiplier",
+            "  state pool now            15.62 GiB         3.45 GiB  4.521x",
+            "  240 slots                 17.34 GiB         3.45 GiB  5.021x",
+            "  running 48 takes 5 slots each, + 1 padding; naive: requests x per request",
+        ],
+    ),
+    (
+        "sglang",
+        None,
+        {"max_mamba_cache_size": 90},
+        [
+            "SGLang 0.5.23 reserves for mamba (mamba, MambaForCausalLM), per rank, tp rank 1 of 1",
+            "  assumed GPU            sm90: H100 / H200 (compute capability 9.0)",
+            (
+                "  assumed                CUDA, one attention data-parallel rank, one "
+                "pipeline stage, page size 1"
+            ),
+            "  assumed                no ReplaySSM, no fused draft state, no multimodal reserve",
+            "  config                 (mapping)",
+            (
+                "  conv dtype             bfloat16                             SGLang "
+                "default bfloat16 (sglang/srt/configs/mamba_utils.py:68)"
+            ),
+            (
+                "  ssm dtype              float32                              SGLang "
+                "default float32 (sglang/srt/configs/mamba_utils.py:70)"
+            ),
+            "  state layers           64",
+            (
+                "  per request            21.88 MiB (22,937,600 B)             "
+                "mamba_cache_per_req: layers x (conv + temporal) "
+                "(configs/mamba_utils.py:115-125)"
+            ),
+            (
+                "  radix cache strategy   auto                                 "
+                "MambaForCausalLM is not a mamba-radix-cache architecture "
+                "(sglang/srt/arg_groups/overrides.py:453-487)"
+            ),
+            (
+                "  slots per request      3                                    "
+                "_calculate_mamba_ratio "
+                "(sglang/srt/mem_cache/kv_cache_configurator.py:3062-3088)"
+            ),
+            (
+                "  available memory       -                                    "
+                "after the weights, per rank"
+            ),
+            (
+                "  state slots K          90                                   "
+                "--max-mamba-cache-size "
+                "(sglang/srt/mem_cache/kv_cache_configurator.py:3229-3409)"
+            ),
+            (
+                "  state pool             1.94 GiB (2,087,321,600 B)           (K + 1) "
+                "x per request (MambaPool, sglang/srt/mem_cache/memory_pool.py:722-753)"
+            ),
+            (
+                "  speculative scratch    0 B (0 B)                            0 draft "
+                "tokens x (running + 1) rows (memory_pool.py:864-965)"
+            ),
+            (
+                "  kv cache               -                                    what is "
+                "left for the KV pool "
+                "(sglang/srt/mem_cache/kv_cache_configurator.py:3409)"
+            ),
+            (
+                "  kv per token           0 B (0 B)                            no "
+                "attention layer: no KV cache (_compute_cell_size, "
+                "sglang/srt/model_executor/pool_configurator.py:340-534)"
+            ),
+            (
+                "  kv tokens              unknown                              kv cache "
+                "// kv per token; the context without attention "
+                "(sglang/srt/model_executor/pool_configurator.py:243-248, 623-634)"
+            ),
+            (
+                "  context length         2,048                                no "
+                "context-length field: SGLang's default"
+            ),
+            (
+                "  max running requests   30                                   "
+                "min(SGLang's estimate from the KV pool, at most 4096 (without "
+                "available_memory the KV pool's tokens, and so the estimate, are "
+                "unknown: an upper bound), slots 90 // ratio 3) (resolve_max_num_reqs, "
+                "sglang/srt/mem_cache/kv_cache_configurator.py:3119-3172)"
+            ),
+            "",
+            "  at 30 requests               server  naive B x state  multiplier",
+            "  state pool now             1.94 GiB       656.25 MiB  3.033x",
+            "  90 slots                   1.94 GiB       656.25 MiB  3.033x",
+            "  running 30 takes 3 slots each, + 1 padding; naive: requests x per request",
+        ],
+    ),
+)
+
+
+@pytest.mark.parametrize(("server", "name", "flags", "lines"), TEXTS)
+def test_the_text_shows_each_term_with_its_rule(
+    server: str, name: str | None, flags: dict[str, Any], lines: list[str]
+) -> None:
+    config: Any = CONFIGS / name if name else json.loads(Path(_MAMBA).read_text())
+    reserve = vllm_reservation if server == "vllm" else sglang_reservation
+    assert render(reserve(config, **flags)).lines == lines
