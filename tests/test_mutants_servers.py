@@ -1556,8 +1556,187 @@ SGLANG_CASES: tuple[tuple[str, dict[str, Any], tuple[object, ...] | None], ...] 
     ),
 )
 
+# More launches: kv, conv and SSM dtypes, KDA's FlashKDA rule, block sizes, TP, other GPUs.
+VLLM_MORE_CASES: tuple[tuple[str, str, dict[str, Any], tuple[object, ...] | None], ...] = (
+    (
+        "falcon-h1-7b-instruct.json",
+        "sm90",
+        {"kv_cache_dtype": "float16", "mamba_cache_dtype": "float32"},
+        (
+            3120,
+            3194880,
+            3188736,
+            3194880,
+            44,
+            1,
+            1,
+            140574720,
+            1,
+            3,
+            35987128320,
+            107961384960,
+            None,
+            None,
+        ),
+    ),
+    (
+        "nemotron-nano-9b-v2.json",
+        "sm90",
+        {
+            "mamba_cache_dtype": "float16",
+            "mamba_ssm_cache_dtype": "bfloat16",
+            "tensor_parallel_size": 4,
+        },
+        (672, 688128, 673792, 688128, 4, 7, 1, 2752512, 1, 3, 4932501504, 14797504512, None, None),
+    ),
+    (
+        "kimi-k3.json",
+        "sm90",
+        {"mamba_ssm_cache_dtype": "bfloat16", "tensor_parallel_size": 4},
+        (
+            768,
+            884736,
+            841728,
+            884736,
+            24,
+            3,
+            1,
+            21233664,
+            1,
+            3,
+            16307453952,
+            48922361856,
+            None,
+            None,
+        ),
+    ),
+    (
+        "kimi-k3.json",
+        "sm90",
+        {"enable_prefix_caching": False, "num_speculative_tokens": 1},
+        (
+            5760,
+            6635520,
+            6586368,
+            6635520,
+            24,
+            3,
+            1,
+            159252480,
+            2,
+            2,
+            244611809280,
+            244611809280,
+            None,
+            None,
+        ),
+    ),
+    (
+        "qwen3.5-27b.json",
+        "sm90",
+        {"tensor_parallel_size": 8, "block_size": 64, "num_speculative_tokens": 3},
+        (
+            448,
+            458752,
+            408576,
+            458752,
+            16,
+            3,
+            1,
+            7340032,
+            4,
+            6,
+            22548578304,
+            33822867456,
+            None,
+            None,
+        ),
+    ),
+    (
+        "granite-4.0-h-tiny.json",
+        "sm90",
+        {"block_size": 1000, "kv_cache_memory_bytes": 9 * GIB},
+        (
+            1008,
+            2064384,
+            806400,
+            2064384,
+            4,
+            9,
+            1,
+            8257536,
+            1,
+            3,
+            19025362944,
+            57076088832,
+            1170,
+            7.405063291139241,
+        ),
+    ),
+    (
+        "jamba-mini-1.5.json",
+        "sm90",
+        {"tensor_parallel_size": 8, "num_speculative_tokens": 1, "kv_cache_memory_bytes": 30 * GIB},
+        (
+            80,
+            40960,
+            38912,
+            40960,
+            4,
+            7,
+            1,
+            163840,
+            2,
+            3,
+            587202560,
+            880803840,
+            196608,
+            59.61431170406307,
+        ),
+    ),
+    (
+        "mamba-codestral-7b.json",
+        "sm90",
+        {"enable_prefix_caching": True, "tensor_parallel_size": 8},
+        (16, 0, 269824, 269824, 64, 1, 0, 17268736, 1, 3, 4420796416, 13262389248, None, None),
+    ),
+    (
+        "falcon-mamba-7b.json",
+        "sm90",
+        {"kv_cache_memory_bytes": 10 * GIB, "mamba_ssm_cache_dtype": "float32"},
+        (16, 0, 573440, 573440, 64, 1, 0, 36700160, 1, 1, 9395240960, 9395240960, 292, 292.0),
+    ),
+    (
+        "kimi-linear-48b-a3b-instruct.json",
+        "sm80",
+        {"kv_cache_memory_bytes": 20 * GIB, "max_model_len": 8192},
+        (
+            1920,
+            2211840,
+            2170880,
+            2211840,
+            7,
+            3,
+            1,
+            15482880,
+            1,
+            2,
+            11890851840,
+            23781703680,
+            1387,
+            126.0909090909091,
+        ),
+    ),
+    (
+        "qwen3.5-35b-a3b.json",
+        "sm89",
+        {"tensor_parallel_size": 4, "max_num_seqs": 3},
+        (528, 540672, 536576, 540672, 10, 3, 1, 5406720, 1, 2, 48660480, 97320960, None, None),
+    ),
+)
 
-@pytest.mark.parametrize(("name", "gpu_arch", "flags", "expected"), VLLM_CASES)
+
+@pytest.mark.parametrize(("name", "gpu_arch", "flags", "expected"), VLLM_CASES + VLLM_MORE_CASES)
 def test_vllm_agrees_with_the_wheel_field_by_field(
     name: str, gpu_arch: str, flags: dict[str, Any], expected: tuple[object, ...] | None
 ) -> None:
@@ -3297,3 +3476,16 @@ def test_the_text_shows_each_term_with_its_rule(
     config: Any = CONFIGS / name if name else json.loads(Path(_MAMBA).read_text())
     reserve = vllm_reservation if server == "vllm" else sglang_reservation
     assert render(reserve(config, **flags)).lines == lines
+
+
+def test_vllm_fp8_kv_cache_halves_the_attention_page() -> None:
+    # FullAttentionSpec.page_size_bytes (vllm/v1/kv_cache_interface.py:552-617) with fp8's one
+    # byte (vllm/config/cache.py:44-60): Nemotron's 8 KV heads x (128 + 128) x 1 B = 2048 B a
+    # token; _align_hybrid_block_size (vllm/platforms/interface.py:940-1137) then needs
+    # 16 x ceil(5,316,608 / (16 x 2048)) = 2608 tokens for the state page. (The oracle's torch
+    # stub has no fp8 dtype, so this is written out from the wheel's code.)
+    r = vllm_reservation(CONFIGS / "nemotron-nano-9b-v2.json", kv_cache_dtype="fp8")
+    assert (r.block_size, r.attention_page_bytes) == (2608, 2608 * 2048)
+    assert r.bytes_per_block == 4 * 2608 * 2048
+    e4m3 = vllm_reservation(CONFIGS / "nemotron-nano-9b-v2.json", kv_cache_dtype="fp8_e4m3")
+    assert e4m3.block_size == 2608
