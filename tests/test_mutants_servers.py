@@ -3489,3 +3489,123 @@ def test_vllm_fp8_kv_cache_halves_the_attention_page() -> None:
     assert r.bytes_per_block == 4 * 2608 * 2048
     e4m3 = vllm_reservation(CONFIGS / "nemotron-nano-9b-v2.json", kv_cache_dtype="fp8_e4m3")
     assert e4m3.block_size == 2608
+
+
+def _nemotron_with(**fields: object) -> dict[str, Any]:
+    """Nemotron-Nano-9B-v2's config without its length keys, with ``fields`` added."""
+    config: dict[str, Any] = json.loads(Path(NEMOTRON).read_text())
+    config.pop("max_position_embeddings", None)
+    config.update(fields)
+    return config
+
+
+@pytest.mark.parametrize(
+    ("fields", "length", "rule"),
+    [
+        # derive_max_model_len_and_key (model_arch_config_convertor.py:374-407): the smallest of
+        # the keys, but model_max_length whenever it is there.
+        (
+            {"max_position_embeddings": 5000, "n_positions": 3000, "seq_len": 4000},
+            3000,
+            "config n_positions (vLLM derived)",
+        ),
+        (
+            {"max_position_embeddings": 5000, "model_max_length": 7000},
+            7000,
+            "config model_max_length (vLLM derived)",
+        ),
+        ({"max_seq_length": 6000}, 6000, "config max_seq_length (vLLM derived)"),
+        # _get_and_verify_max_len (vllm/config/model.py:2597-2652): a RoPE factor scales the
+        # length, except for the types that leave it already scaled.
+        (
+            {
+                "max_position_embeddings": 4096,
+                "rope_parameters": {"rope_type": "linear", "factor": 2.0},
+            },
+            8192,
+            "config max_position_embeddings x RoPE factor 2 (vLLM derived)",
+        ),
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "dynamic", "factor": 4}},
+            16384,
+            "config max_position_embeddings x RoPE factor 4 (vLLM derived)",
+        ),
+        (
+            {
+                "max_position_embeddings": 4096,
+                "rope_parameters": {"rope_type": "yarn", "factor": 4},
+            },
+            4096,
+            "config max_position_embeddings (vLLM derived)",
+        ),
+        (
+            {
+                "max_position_embeddings": 4096,
+                "rope_parameters": {"rope_type": "linear", "factor": None},
+            },
+            4096,
+            "config max_position_embeddings (vLLM derived)",
+        ),
+        # Nested per layer type (iter_rope_parameters, transformers_utils/config.py:690-699):
+        # a type without a factor keeps the one found so far.
+        (
+            {
+                "max_position_embeddings": 4096,
+                "rope_parameters": {
+                    "full_attention": {"rope_type": "linear", "factor": 3},
+                    "sliding_attention": {"rope_type": "default"},
+                    "empty": {},
+                },
+            },
+            12288,
+            "config max_position_embeddings x RoPE factor 3 (vLLM derived)",
+        ),
+        # LongRoPE defaults to original_max_position_embeddings (model.py:2640-2650).
+        (
+            {
+                "max_position_embeddings": 131072,
+                "original_max_position_embeddings": 4096,
+                "rope_parameters": {"rope_type": "longrope", "factor": 32},
+            },
+            4096,
+            "config original_max_position_embeddings (vLLM LongRoPE default)",
+        ),
+        (
+            {"max_position_embeddings": 8192, "rope_parameters": {"rope_type": "longrope"}},
+            8192,
+            "config original_max_position_embeddings (vLLM LongRoPE default)",
+        ),
+    ],
+)
+def test_vllm_derives_max_model_len_as_vllm_does(
+    fields: dict[str, object], length: int, rule: str
+) -> None:
+    r = vllm_reservation(_nemotron_with(**fields))
+    assert (r.max_model_len, r.max_model_len_rule) == (length, rule)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {
+            "max_position_embeddings": 4096,
+            "rope_parameters": {"rope_type": "linear", "factor": "x"},
+        },
+        {
+            "max_position_embeddings": 4096,
+            "rope_parameters": {"rope_type": "linear", "factor": True},
+        },
+        {"max_position_embeddings": 4096, "rope_parameters": {"rope_type": "linear", "factor": 0}},
+        {
+            "max_position_embeddings": 4096,
+            "original_max_position_embeddings": "4k",
+            "rope_parameters": {"rope_type": "longrope"},
+        },
+    ],
+)
+def test_a_length_vllm_cannot_derive_is_asked_for(fields: dict[str, object]) -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(_nemotron_with(**fields))
+    assert raised.value.field == "max_model_len"
+    assert str(raised.value).startswith("argument max_model_len: ")
+    assert str(raised.value).endswith("; give it")
