@@ -3609,3 +3609,166 @@ def test_a_length_vllm_cannot_derive_is_asked_for(fields: dict[str, object]) -> 
     assert raised.value.field == "max_model_len"
     assert str(raised.value).startswith("argument max_model_len: ")
     assert str(raised.value).endswith("; give it")
+
+
+# --- SGLang's rules, written out from the wheel ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "length", "rule"),
+    [
+        # get_context_length (sglang/srt/utils/hf_transformers/common.py:668-695): the first
+        # of CONTEXT_LENGTH_KEYS in their order, not the smallest.
+        (
+            {"max_position_embeddings": 5000, "seq_length": 3000, "max_seq_len": 2000},
+            3000,
+            "config seq_length",
+        ),
+        (
+            {"max_sequence_length": 9000, "seq_length": 3000},
+            9000,
+            "config max_sequence_length",
+        ),
+        ({"model_max_length": 6000}, 6000, "config model_max_length"),
+        # times rope_scaling's factor, unless it carries original_max_position_embeddings or
+        # is llama3.
+        (
+            {"max_position_embeddings": 4095, "rope_scaling": {"factor": 2.5}},
+            10237,
+            "config max_position_embeddings x RoPE factor 2.5",
+        ),
+        (
+            {
+                "max_position_embeddings": 4096,
+                "rope_scaling": {"factor": 4, "original_max_position_embeddings": 1024},
+            },
+            4096,
+            "config max_position_embeddings",
+        ),
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"factor": 8, "rope_type": "llama3"}},
+            4096,
+            "config max_position_embeddings",
+        ),
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {}},
+            4096,
+            "config max_position_embeddings",
+        ),
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"rope_type": "linear"}},
+            4096,
+            "config max_position_embeddings",
+        ),
+        ({}, 2048, "no context-length field: SGLang's default"),
+    ],
+)
+def test_sglang_reads_the_context_length_as_sglang_does(
+    fields: dict[str, object], length: int, rule: str
+) -> None:
+    r = sglang_reservation(_nemotron_with(**fields), max_mamba_cache_size=300)
+    assert (r.context_length, r.context_length_rule) == (length, rule)
+    given = sglang_reservation(
+        _nemotron_with(**fields), max_mamba_cache_size=300, context_length=length
+    )
+    assert (given.context_length, given.context_length_rule) == (length, "--context-length")
+
+
+def test_sglang_refuses_a_context_length_field_that_is_not_an_integer() -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(_nemotron_with(seq_length="4k"), max_mamba_cache_size=300)
+    assert raised.value.field == "seq_length"
+    assert str(raised.value) == "field 'seq_length': '4k' is not an integer"
+    with pytest.raises(ServerArgumentError) as longer:
+        sglang_reservation(
+            _nemotron_with(max_position_embeddings=4096),
+            max_mamba_cache_size=300,
+            context_length=4097,
+        )
+    assert str(longer.value) == (
+        "argument context_length: 4097 is longer than the model's 4096 (config "
+        "max_position_embeddings); SGLang refuses it (configs/model_config.py:1295-1316)"
+    )
+
+
+JET = CONFIGS / "jet-nemotron-2b.json"
+
+
+def test_sglang_strategy_of_a_radix_architecture_without_extra_buffer() -> None:
+    # JetNemotronForCausalLM is in _MAMBA_RADIX_CACHE_ARCHS (arg_groups/overrides.py:369-399)
+    # but not in _MAMBA_EXTRA_BUFFER_ARCHS (:403-436): auto resolves to no_buffer with the
+    # overlap scheduler off (model_hook.py:1050-1075), 3 slots a request
+    # (kv_cache_configurator.py:227, allocation_sizing.py:11-19).
+    auto = sglang_reservation(JET, available_memory=20 * GIB)
+    assert (auto.mamba_radix_cache_strategy, auto.overlap_schedule, auto.ratio) == (
+        "no_buffer",
+        False,
+        3,
+    )
+    assert auto.strategy_rule == "auto: architecture has no extra_buffer; overlap turned off"
+    assert auto.assumptions[-1] == (
+        "no_buffer runs without the overlap scheduler, as SGLang pairs them"
+    )
+    flag = sglang_reservation(
+        JET, available_memory=20 * GIB, mamba_radix_cache_strategy="no_buffer"
+    )
+    assert (flag.mamba_radix_cache_strategy, flag.strategy_rule, flag.overlap_schedule) == (
+        "no_buffer",
+        "flag",
+        True,
+    )
+    assert len(flag.assumptions) == 2
+    for strategy in ("extra_buffer", "extra_buffer_lazy"):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(JET, available_memory=20 * GIB, mamba_radix_cache_strategy=strategy)
+        assert raised.value.field == "mamba_radix_cache_strategy"
+        assert str(raised.value) == (
+            f"argument mamba_radix_cache_strategy: SGLang 0.5.23 supports {strategy} only for "
+            "its extra_buffer architectures, not JetNemotronForCausalLM (overrides.py:403-451)"
+        )
+    off = sglang_reservation(JET, available_memory=20 * GIB, disable_radix_cache=True)
+    assert (off.mamba_radix_cache_strategy, off.strategy_rule, off.overlap_schedule) == (
+        "none",
+        "--disable-radix-cache",
+        True,
+    )
+    assert off.ratio == 1
+
+
+def test_sglang_refusals_are_these_lines() -> None:
+    with pytest.raises(ServerArgumentError) as not_radix:
+        sglang_reservation(
+            CONFIGS / "mamba-2.8b-hf.json",
+            available_memory=20 * GIB,
+            mamba_radix_cache_strategy="extra_buffer",
+        )
+    assert str(not_radix.value) == (
+        "argument mamba_radix_cache_strategy: extra_buffer needs the hybrid-mamba radix cache, "
+        "which SGLang does not use for MambaForCausalLM (model_hook.py:1059-1066)"
+    )
+    with pytest.raises(ServerArgumentError) as no_slot:
+        sglang_reservation(NEMOTRON, available_memory=100 * 2**20)
+    # 143,548,416 B a request (test_servers.py): 100 MiB holds none.
+    assert str(no_slot.value) == (
+        "argument available_memory: 104857600 B holds no state slot of 143548416 B (with one "
+        "padding slot); SGLang refuses to start"
+    )
+    with pytest.raises(ServerArgumentError) as zero:
+        sglang_reservation(NEMOTRON, max_mamba_cache_size=0)
+    assert (
+        str(zero.value) == "argument max_mamba_cache_size: 0 state slots: SGLang refuses to start"
+    )
+    assert zero.value.field == "max_mamba_cache_size"
+
+
+@pytest.mark.parametrize("architectures", [None, [], [5], "NemotronHForCausalLM"])
+def test_sglang_needs_the_architecture(architectures: object) -> None:
+    config = json.loads(Path(NEMOTRON).read_text())
+    config["architectures"] = architectures
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(config, available_memory=20 * GIB)
+    assert raised.value.field == "architectures"
+    assert str(raised.value) == (
+        "field 'architectures': missing; SGLang picks the model class, and with it the cache "
+        "strategy, from architectures[0]"
+    )
