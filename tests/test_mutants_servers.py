@@ -3772,3 +3772,132 @@ def test_sglang_needs_the_architecture(architectures: object) -> None:
         "field 'architectures': missing; SGLang picks the model class, and with it the cache "
         "strategy, from architectures[0]"
     )
+
+
+# --- vLLM's refusals ---------------------------------------------------------------------------
+
+KIMI_LINEAR = CONFIGS / "kimi-linear-48b-a3b-instruct.json"
+_BYTES_PER_BLOCK = 21_495_808  # Nemotron-Nano-9B-v2's block (test_servers.py)
+
+
+def test_vllm_startup_check_holds_back_the_null_block() -> None:
+    # _check_enough_kv_cache_memory (vllm/v1/core/kv_cache_planning.py:50-87) runs against the
+    # budget less the null block (:1533-1543): at max_model_len 4096 one request takes
+    # ceil(4096 / 1312) = 4 attention blocks + 7 state groups x 3 = 25 blocks, so 26 blocks of
+    # budget start and one byte less does not. (The oracle passes the whole budget to the check,
+    # so these two figures are written out from the wheel.)
+    fits = vllm_reservation(
+        NEMOTRON, max_model_len=4096, kv_cache_memory_bytes=26 * _BYTES_PER_BLOCK
+    )
+    assert (fits.num_blocks, fits.blocks_per_request_at_max_model_len) == (26, 25)
+    assert fits.max_concurrency == 26 / 25
+    with pytest.raises(ServerArgumentError) as short:
+        vllm_reservation(
+            NEMOTRON, max_model_len=4096, kv_cache_memory_bytes=26 * _BYTES_PER_BLOCK - 1
+        )
+    assert str(short.value) == (
+        f"argument kv_cache_memory_bytes: {26 * _BYTES_PER_BLOCK - 1} B holds 24 usable blocks "
+        f"of {_BYTES_PER_BLOCK} B; one request at max_model_len 4096 needs 25: vLLM refuses to "
+        "start"
+    )
+    with pytest.raises(ServerArgumentError) as nothing:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=0)
+    assert str(nothing.value).startswith(
+        f"argument kv_cache_memory_bytes: 0 B holds 0 usable blocks of {_BYTES_PER_BLOCK} B; "
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "flags", "field", "line"),
+    [
+        (
+            KIMI_LINEAR,
+            {"kv_cache_dtype": "fp8"},
+            "kv_cache_dtype",
+            "argument kv_cache_dtype: fp8 with MLA is not modelled",
+        ),
+        (
+            NEMOTRON,
+            {"kv_cache_dtype": "fp8", "gpu_arch": "sm89"},
+            "kv_cache_dtype",
+            "argument kv_cache_dtype: fp8 needs FlashAttention 3 (SM90); vLLM's fallback "
+            "backend on sm89 is not modelled",
+        ),
+        (
+            NEMOTRON,
+            {"kv_cache_dtype": "turboquant_4bit_nc"},
+            "kv_cache_dtype",
+            "argument kv_cache_dtype: turboquant_4bit_nc is not modelled",
+        ),
+        (
+            NEMOTRON,
+            {"kv_cache_dtype": "bogus"},
+            "kv_cache_dtype",
+            "argument kv_cache_dtype: unknown value 'bogus'; use auto, float16, bfloat16, fp8, "
+            "fp8_e4m3",
+        ),
+        (
+            QWEN3_NEXT,
+            {"use_replayssm": True},
+            "use_replayssm",
+            "argument use_replayssm: vLLM 0.33 supports ReplaySSM only for NemotronH, not "
+            "qwen3_next (vllm/config/vllm.py:3475-3479)",
+        ),
+        (
+            NEMOTRON,
+            {"use_replayssm": True, "num_speculative_tokens": 1},
+            "use_replayssm",
+            "argument use_replayssm: ReplaySSM with speculative decoding needs the FlashInfer "
+            "mamba backend; not modelled",
+        ),
+    ],
+)
+def test_vllm_refusals_are_these_lines(
+    config: Path | str, flags: dict[str, Any], field: str, line: str
+) -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(config, **flags)
+    assert (raised.value.field, str(raised.value)) == (field, line)
+
+
+@pytest.mark.parametrize("head_dim", [100, 264])
+def test_vllm_refuses_a_head_flash_attention_does_not_take(head_dim: int) -> None:
+    # flash_attn.py:424-433: head sizes that are multiples of 8 up to 256.
+    config = json.loads(Path(NEMOTRON).read_text())
+    config["head_dim"] = head_dim
+    with pytest.raises(ModelConfigError) as raised:
+        vllm_reservation(config)
+    assert raised.value.field == "head_dim"
+    assert str(raised.value) == (
+        f"head_dim {head_dim}: FlashAttention takes multiples of 8 up to 256; vLLM's fallback "
+        "backend is not modelled"
+    )
+    config["head_dim"] = 256
+    assert vllm_reservation(config).attention_backend == "FLASH_ATTN"
+
+
+def test_vllm_backends_by_gpu() -> None:
+    # _get_backend_priorities (vllm/platforms/cuda.py:84-178): FlashAttention-MLA on SM90,
+    # Triton-MLA before it; GDN prefill on FlashInfer only on SM90.
+    assert vllm_reservation(KIMI_LINEAR).attention_backend == "FLASH_ATTN_MLA"
+    assert vllm_reservation(KIMI_LINEAR, gpu_arch="sm86").attention_backend == "TRITON_MLA"
+    assert vllm_reservation(KIMI_LINEAR, kv_cache_dtype="bfloat16").attention_backend == (
+        "FLASH_ATTN_MLA"
+    )
+    assert vllm_reservation(QWEN3_NEXT, gpu_arch="sm89").gdn_prefill_backend == "triton"
+
+
+# The models package names a family-less attention model "transformer".
+def test_vllm_refuses_a_model_without_recurrent_state_in_this_line() -> None:
+    config = {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4}
+    config["hidden_size"] = 64
+    with pytest.raises(ModelConfigError) as raised:
+        vllm_reservation(config)
+    assert str(raised.value) == "llama: no recurrent layer, so vLLM reserves no state for it"
+    assert (raised.value.field, raised.value.family) == ("model_type", "transformer")
+    with pytest.raises(ModelConfigError) as sglang_raised:
+        sglang_reservation(config, available_memory=GIB)
+    assert str(sglang_raised.value) == (
+        "llama: no recurrent layer, so SGLang keeps no state pool for it"
+    )
+    assert (sglang_raised.value.field, sglang_raised.value.family) == ("model_type", "transformer")
