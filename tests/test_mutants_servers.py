@@ -3901,3 +3901,75 @@ def test_vllm_refuses_a_model_without_recurrent_state_in_this_line() -> None:
         "llama: no recurrent layer, so SGLang keeps no state pool for it"
     )
     assert (sglang_raised.value.field, sglang_raised.value.family) == ("model_type", "transformer")
+
+
+def test_vllm_replayssm_ring_is_in_the_model_dtype() -> None:
+    # append_replayssm_ring (mamba_utils.py:92-95, :213-246): the x and B caches take the
+    # activation (model) dtype, bfloat16 here, whatever --mamba-cache-dtype says: 368,640 B a
+    # layer at 16 (test_servers.py). A float32 conv state (12288, 3) and the float32 SSM state
+    # (128, 80, 128) make the rest of the page.
+    r = vllm_reservation(NEMOTRON, use_replayssm=True, mamba_cache_dtype="float32")
+    assert r.state_page_bytes == 12288 * 3 * 4 + 128 * 80 * 128 * 4 + 368_640
+    assert type(r.state_page_bytes) is int and type(r.bytes_per_block) is int
+    # Without attention layers (every '*' of the pattern made an MLP '-') the model dtype is
+    # read from the state's: bfloat16 again, and no page alignment.
+    config = json.loads(Path(NEMOTRON).read_text())
+    config["hybrid_override_pattern"] = config["hybrid_override_pattern"].replace("*", "-")
+    free = vllm_reservation(config, use_replayssm=True)
+    assert (free.attention_layers, free.block_size) == (0, 16)
+    assert free.state_page_bytes == free.state_page_bytes_padded == 5_316_608 + 368_640
+    assert free.assumptions[-1] == (
+        "no attention layer: no page alignment, one group of every layer"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("--speculative-num-steps", "2"), "speculative_num_steps"),
+        (("--speculative-num-draft-tokens", "2"), "speculative_num_draft_tokens"),
+        (
+            ("--speculative-algorithm", "ngram", "--speculative-num-draft-tokens", "2"),
+            "speculative_algorithm",
+        ),
+        (
+            (
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "2",
+                "--speculative-num-draft-tokens",
+                "2",
+            ),
+            "speculative_eagle_topk",
+        ),
+        (("--speculative-algorithm", "EAGLE3"), "speculative_num_draft_tokens"),
+        (
+            ("--speculative-algorithm", "EAGLE3", "--speculative-num-draft-tokens", "0"),
+            "speculative_num_draft_tokens",
+        ),
+    ],
+)
+def test_sglang_speculative_refusals_name_their_flag(args: tuple[str, ...], field: str) -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        run_sglang(
+            _parsed(sglang_flags, "--config", NEMOTRON, "--available-memory", "60GiB", *args)
+        )
+    assert raised.value.field == field
+    assert str(raised.value).startswith(f"argument --{field.replace('_', '-')}: ")
+
+
+def test_vllm_sizes_in_plain_digits() -> None:
+    # human_readable_int (vllm/utils/argparse_utils.py:30-75) takes plain integers too.
+    r = run_vllm(
+        _parsed(
+            vllm_flags,
+            "--config",
+            NEMOTRON,
+            "--max-model-len",
+            "4096",
+            "--kv-cache-memory-bytes",
+            str(26 * _BYTES_PER_BLOCK),
+        )
+    )
+    assert (r.max_model_len, r.num_blocks) == (4096, 26)
