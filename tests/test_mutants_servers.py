@@ -3973,3 +3973,12 @@ def test_vllm_sizes_in_plain_digits() -> None:
         )
     )
     assert (r.max_model_len, r.num_blocks) == (4096, 26)
+
+
+@pytest.mark.usefixtures("reference_environment")
+def test_metrale_json_carries_the_fits_refusal() -> None:
+    # 256 sequences of 146,866,176 B (35.02 GiB) do not fit 1 GiB with any ring.
+    r = metrale(NEMOTRON, max_batch_size=256, free_memory=GIB)
+    assert r.fit is not None and r.fit.refusal is not None
+    assert r.as_dict()["refusal"] == r.fit.refusal
+    assert r.fit.refusal.startswith("refused: the reserve without ring alone, 35.02 GiB")
