@@ -3982,3 +3982,99 @@ def test_metrale_json_carries_the_fits_refusal() -> None:
     assert r.fit is not None and r.fit.refusal is not None
     assert r.as_dict()["refusal"] == r.fit.refusal
     assert r.fit.refusal.startswith("refused: the reserve without ring alone, 35.02 GiB")
+
+
+@pytest.mark.parametrize(
+    ("layers", "group_size", "state_groups"),
+    [
+        # _get_kv_cache_groups_uniform_page_size (kv_cache_planning.py:416-556), run by the
+        # oracle on Nemotron-H patterns of 27 Mamba and N attention layers: g = N, unless
+        # 27 < 1.5 N, when g = 27.
+        (12, 12, 3),
+        (18, 18, 2),
+        (20, 27, 1),
+    ],
+)
+def test_vllm_group_size_follows_the_one_and_a_half_rule(
+    layers: int, group_size: int, state_groups: int
+) -> None:
+    config = json.loads(Path(NEMOTRON).read_text())
+    config["hybrid_override_pattern"] = "M" * 27 + "*" * layers
+    config["num_hidden_layers"] = 27 + layers
+    r = vllm_reservation(config)
+    assert (r.group_size, r.state_groups, r.attention_groups) == (group_size, state_groups, 1)
+
+
+def test_vllm_more_launches_the_oracle_ran() -> None:
+    # An odd --block-size: _align_hybrid_block_size keeps 3001 (it holds the page) and rounds
+    # it up to the kernel's 16: 3008. MLA takes a float16 KV cache (FLASH_ATTN_MLA).
+    odd = vllm_reservation(NEMOTRON, block_size=3001)
+    assert (odd.block_size, odd.bytes_per_block) == (3008, 49_283_072)
+    mla = vllm_reservation(KIMI_LINEAR, kv_cache_dtype="float16")
+    assert (mla.attention_backend, mla.block_size, mla.bytes_per_block) == (
+        "FLASH_ATTN_MLA",
+        1920,
+        15_482_880,
+    )
+    # The smallest values vLLM takes: a block of 1 token is raised as any other; a ReplaySSM
+    # ring of one step is 1/16 of the ring of 16 (368,640 B).
+    assert vllm_reservation(NEMOTRON, block_size=1).block_size == 1312
+    one = vllm_reservation(NEMOTRON, use_replayssm=True, replayssm_buffer_len=1)
+    assert one.state_page_bytes == 5_316_608 + 368_640 // 16
+    assert vllm_reservation(NEMOTRON, enable_prefix_caching=True).prefix_caching_rule == "flag"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "error"),
+    [
+        ({"block_size": 0}, "block_size", ServerArgumentError),
+        ({"kv_cache_memory_bytes": -1}, "kv_cache_memory_bytes", ServerArgumentError),
+        ({"replayssm_buffer_len": 0}, "replayssm_buffer_len", ServerArgumentError),
+        ({"mamba_ssm_cache_dtype": "fp32"}, "mamba_ssm_cache_dtype", ServerArgumentError),
+        ({"use_replayssm": 1}, "use_replayssm", TypeError),
+        ({"enable_prefix_caching": "yes"}, "enable_prefix_caching", TypeError),
+    ],
+)
+def test_vllm_refusals_name_the_argument(
+    arguments: dict[str, Any], field: str, error: type[Exception]
+) -> None:
+    with pytest.raises(error) as raised:
+        vllm_reservation(NEMOTRON, **arguments)
+    assert str(raised.value).startswith(f"argument {field}: ")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["max_seq_len", "seq_length", "max_target_positions", "max_sequence_length", "seq_len"],
+)
+def test_vllm_reads_each_length_key(key: str) -> None:
+    # derive_max_model_len_and_key's possible_keys (model_arch_config_convertor.py:374-407).
+    r = vllm_reservation(_nemotron_with(**{key: 3333, "n_positions": 4444}))
+    assert (r.max_model_len, r.max_model_len_rule) == (3333, f"config {key} (vLLM derived)")
+
+
+def test_vllm_reads_the_legacy_rope_type_and_ignores_what_is_not_a_mapping() -> None:
+    # patch_rope_parameters reads a legacy "type" as rope_type: yarn leaves the length as it is.
+    yarn = vllm_reservation(
+        _nemotron_with(max_position_embeddings=4096, rope_scaling={"type": "yarn", "factor": 4})
+    )
+    assert yarn.max_model_len == 4096
+    # iter_rope_parameters (transformers_utils/config.py:690-699) yields nothing for a value
+    # that is not a dict.
+    assert (
+        vllm_reservation(
+            _nemotron_with(max_position_embeddings=4096, rope_parameters="linear")
+        ).max_model_len
+        == 4096
+    )
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(
+            _nemotron_with(
+                max_position_embeddings=4096,
+                original_max_position_embeddings=None,
+                rope_parameters={"rope_type": "longrope"},
+            )
+        )
+    assert str(raised.value) == (
+        "argument max_model_len: LongRoPE without an integer original length; give it"
+    )
