@@ -4078,3 +4078,73 @@ def test_vllm_reads_the_legacy_rope_type_and_ignores_what_is_not_a_mapping() -> 
     assert str(raised.value) == (
         "argument max_model_len: LongRoPE without an integer original length; give it"
     )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "line"),
+    [
+        ({"tp_size": 0}, "argument tp_size: must be from 1 to 2**63 - 1, got 0"),
+        (
+            {"available_memory": -1},
+            "argument available_memory: must be from 0 to 2**63 - 1, got -1",
+        ),
+        (
+            {"max_mamba_cache_size": -1},
+            "argument max_mamba_cache_size: must be from 0 to 2**63 - 1, got -1",
+        ),
+        ({"disable_radix_cache": 1}, "argument disable_radix_cache: must be a bool, not int"),
+        (
+            {"speculative_num_draft_tokens": -1},
+            "argument speculative_num_draft_tokens: must be from 0 to 2**63 - 1, got -1",
+        ),
+        ({"context_length": 0}, "argument context_length: must be from 1 to 2**63 - 1, got 0"),
+        (
+            {"gpu_arch": "sm100"},
+            "argument gpu_arch: unknown value 'sm100'; use sm80, sm86, sm89, sm90",
+        ),
+        (
+            {"mamba_full_memory_ratio": "x"},
+            "argument mamba_full_memory_ratio: must be a float, not str",
+        ),
+        (
+            {"mamba_full_memory_ratio": -0.5},
+            "argument mamba_full_memory_ratio: must be a finite number above 0, got -0.5",
+        ),
+        (
+            {"available_memory": 0},
+            "argument available_memory: 0 B holds no state slot of 143548416 B (with one padding "
+            "slot); SGLang refuses to start",
+        ),
+    ],
+)
+def test_sglang_refusals_name_the_argument(arguments: dict[str, Any], line: str) -> None:
+    flags: dict[str, Any] = {"available_memory": 60 * GIB, **arguments}
+    with pytest.raises((ServerArgumentError, TypeError)) as raised:
+        sglang_reservation(NEMOTRON, **flags)
+    assert str(raised.value) == line
+
+
+def test_sglang_smallest_values() -> None:
+    # One running request, a context of one token: SGLang takes both (the estimate is then
+    # clamped to 4096, and the cap is the pool's 211 // 5 = 42, test_servers.py).
+    assert (
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GIB, max_running_requests=1
+        ).max_running_requests
+        == 1
+    )
+    assert (
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GIB, context_length=1
+        ).max_running_requests
+        == 42
+    )
+
+
+def test_sglang_layer_types_make_only_granite_a_radix_architecture() -> None:
+    # overrides.py:369-399: GraniteMoeHybrid is a mamba-radix-cache architecture when its
+    # layer_types hold "mamba"; another architecture's layer_types change nothing.
+    config = json.loads((CONFIGS / "mamba-2.8b-hf.json").read_text())
+    config["layer_types"] = ["mamba"] * config["num_hidden_layers"]
+    r = sglang_reservation(config, available_memory=60 * GIB)
+    assert (r.mamba_radix_cache_strategy, r.ratio) == ("auto", 3)
