@@ -94,13 +94,20 @@ def peer_states(
     return out
 
 
-def command_states(arguments: argparse.Namespace) -> int:
-    wheels = open_wheels(arguments.wheels)
+def config_files(arguments: argparse.Namespace) -> list[Path]:
+    """The ``--configs`` fixtures, and with ``--transformers-configs`` transformers' own
+    ``to_dict()`` of each family of ``--repo`` (generated into a temporary folder)."""
     configs = sorted(arguments.configs.glob("*.json"))
     if arguments.transformers_configs:
         generated, skipped = generate(arguments.repo, Path(tempfile.mkdtemp(prefix="hf-configs-")))
         configs += generated
         print(f"transformers configs: {len(generated)}; no config class for: {skipped}")
+    return configs
+
+
+def command_states(arguments: argparse.Namespace) -> int:
+    wheels = open_wheels(arguments.wheels)
+    configs = config_files(arguments)
     peers = peer_states(wheels, configs, arguments.tp, arguments.spec)
     keys = list(peers)
     jobs = [
@@ -222,11 +229,7 @@ def run_reservations(arguments: argparse.Namespace) -> int:
     )
 
     wheels = open_wheels(arguments.wheels)
-    configs = sorted(arguments.configs.glob("*.json"))
-    if arguments.transformers_configs:
-        generated, skipped = generate(arguments.repo, Path(tempfile.mkdtemp(prefix="hf-configs-")))
-        configs += generated
-        print(f"transformers configs: {len(generated)}; no config class for: {skipped}")
+    configs = config_files(arguments)
     cases = reservation_cases(configs, arguments.tp, arguments.spec)
     loaded = {str(p.resolve()): json.loads(p.read_text(encoding="utf-8")) for p in configs}
     peers: list[dict[str, Any]] = []
