@@ -30,12 +30,14 @@ Layouts
     speculative widening; recurrent states as vLLM shapes them; everything float32; vLLM's group
     and divisibility rules (SGLang's reading for a family only SGLang serves).
 
-The package's modules: ``mamba1``, ``mamba2``, ``gated_delta_net``, ``kda``, ``short_conv``,
-``linear_attention`` (one per kind of state: a geometry that lays out its tensors with the
-servers' TP rules); ``families`` (the registry: one reader and one entry per family, the removed
-families); ``loading`` (files, directories); ``dtypes`` (every dtype rule); ``attention`` (the KV
-side and its TP checks); ``fields`` (typed, bounded field reads named in every refusal);
-``errors``; ``state`` (the returned types); ``read`` (``ssm_state``, wrappers).
+The package's modules: ``kinds`` (one module per kind of state: a geometry that lays out its
+tensors with the servers' TP rules, and ``KINDS``, what the servers do with each kind);
+``families`` (the registry: one ``Family`` entry per family, with what the servers do with it,
+and one module of readers per kind of layer they hold; the removed families); ``loading``
+(files, directories, ``LoadedConfig``); ``dtypes`` (every dtype rule); ``attention`` (the KV
+side, its TP checks, the DSA indexer); ``fields`` (typed, bounded field reads named in every
+refusal); ``errors``; ``state`` (the returned types; ``AttentionLayers.kv_bytes_per_token``, the
+one KV-cache size per token); ``read`` (``ssm_state``, ``text_config``, wrappers).
 
 ``MAX_LAYERS`` is the one limit on a layer count (``num_hidden_layers``, a layer list), for
 callers that check a count before they read a config.
@@ -52,23 +54,32 @@ from __future__ import annotations
 
 from .dtypes import DTYPE_BYTES
 from .errors import ModelConfigError, TensorParallelSplitError
-from .families import FAMILIES
+from .families import FAMILIES, REGISTRY, Family
 from .fields import MAX_LAYERS
-from .loading import ConfigSource
-from .read import LAYOUTS, ssm_state
-from .state import AttentionLayers, LayerStates, SsmState, StateTensor
+from .kinds import KINDS, KindTraits
+from .loading import ConfigSource, LoadedConfig
+from .read import LAYOUTS, load_config, ssm_state, text_config
+from .state import AttentionLayers, DsaIndexer, LayerStates, SsmState, StateTensor
 
 __all__ = [
     "DTYPE_BYTES",
     "FAMILIES",
+    "KINDS",
     "LAYOUTS",
     "MAX_LAYERS",
+    "REGISTRY",
     "AttentionLayers",
     "ConfigSource",
+    "DsaIndexer",
+    "Family",
+    "KindTraits",
     "LayerStates",
+    "LoadedConfig",
     "ModelConfigError",
     "SsmState",
     "StateTensor",
     "TensorParallelSplitError",
+    "load_config",
     "ssm_state",
+    "text_config",
 ]

@@ -10,12 +10,16 @@ defaults to ``num_attention_heads``, and the head size is ``head_dim`` when posi
 
 from __future__ import annotations
 
-from .dtypes import vllm_model_dtype
-from .errors import TensorParallelSplitError
-from .fields import Fields, show
-from .state import AttentionLayers
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["check_split", "gqa", "mla"]
+from ..printable import show
+from .dtypes import vllm_model_dtype
+from .errors import ModelConfigError, TensorParallelSplitError
+from .fields import Fields
+from .state import AttentionLayers, DsaIndexer
+
+__all__ = ["check_split", "dsa_indexer", "gqa", "mla"]
 
 
 def gqa(
@@ -85,3 +89,61 @@ def check_split(cfg: Fields, attention: AttentionLayers, tp: int) -> None:
             "the servers shard or replicate them evenly",
             TensorParallelSplitError,
         )
+
+
+def dsa_indexer(
+    root: Mapping[str, Any], text: Mapping[str, Any], attention: AttentionLayers | None
+) -> DsaIndexer:
+    """The DeepSeek-sparse-attention indexer of a config with an ``index_topk``, as SGLang's
+    config object reads it (a field of the whole config, else of its text config):
+    ``index_head_dim``, ``index_kpool`` (default 1), and the attention layers that compute their
+    own top-k (``dsa_layer_skips_topk``, sglang/srt/configs/model_config.py:488-522)."""
+    head_dim = _positive(root, text, "index_head_dim")
+    kpool = _positive(root, text, "index_kpool", default=1)
+    layers = attention.layer_indices if attention is not None else ()
+    keyed = tuple(layer for layer in layers if not _skips_topk(root, text, layer))
+    return DsaIndexer(head_dim, kpool, keyed)
+
+
+def _field(root: Mapping[str, Any], text: Mapping[str, Any], name: str) -> Any:
+    """``name`` as SGLang's config object answers it: the whole config's, else its text
+    config's (SGLang's wrapper configs carry their text fields)."""
+    value = root.get(name)
+    return text.get(name) if value is None else value
+
+
+def _positive(
+    root: Mapping[str, Any], text: Mapping[str, Any], name: str, default: int | None = None
+) -> int:
+    value = _field(root, text, name)
+    if value is None and default is not None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ModelConfigError(
+            f"field {name!a}: {show(value)} is not a positive integer", field=name
+        )
+    return value
+
+
+def _skips_topk(root: Mapping[str, Any], text: Mapping[str, Any], layer: int) -> bool:
+    """``dsa_layer_skips_topk``: whether DSA layer ``layer`` reuses the previous layer's top-k
+    indices, and so keeps no indexer keys."""
+    kinds = _field(root, text, "indexer_types")
+    if isinstance(kinds, list):
+        return layer < len(kinds) and kinds[layer] == "shared"
+    factor = _field(root, text, "cli_factor") or 1
+    if isinstance(factor, int) and factor > 1:
+        return layer % factor != 0
+    pattern = _field(root, text, "index_topk_pattern")
+    if isinstance(pattern, list | str):
+        return layer < len(pattern) and pattern[layer] == "S"
+    frequency = _field(root, text, "index_topk_freq") or 1
+    offset = _field(root, text, "index_skip_topk_offset")
+    if not isinstance(frequency, int) or frequency <= 0:
+        raise ModelConfigError(
+            f"field 'index_topk_freq': {show(frequency)} is not a positive integer",
+            field="index_topk_freq",
+        )
+    if isinstance(offset, int) and offset > 0:
+        return max(layer - offset + 1, 0) % frequency != 0
+    return max(layer - 1, 0) % frequency != 0

@@ -26,8 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from ..printable import show
+from ..releases import VLLM
 from .errors import ModelConfigError
-from .fields import Fields, show
+from .fields import Fields
 
 __all__ = [
     "DTYPE_BYTES",
@@ -186,7 +188,7 @@ class DtypeRules:
         if self.ssm_override in ("float32", "bfloat16"):
             return self.ssm_override, "override --ssm-dtype"
         raise ModelConfigError(
-            f"argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
+            f"argument ssm_dtype: {VLLM} keeps a KDA recurrent state only in float32 or "
             f"bfloat16 ({_VLLM_UTILS}:143-149), not {self.ssm_override}",
             path=self.cfg.path,
             family=self.cfg.family,

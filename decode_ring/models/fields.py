@@ -6,30 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ..printable import show, type_name
 from .errors import ModelConfigError, TensorParallelSplitError
 
 # No checkpoint comes near this; it keeps a hostile config from building a huge layer tuple.
 MAX_LAYERS: Final = 100_000
 # Tensor sizes are int64 in every server; a larger field describes no model.
 MAX_FIELD: Final = 2**63 - 1
-
-
-def show(value: object) -> str:
-    """``value`` for an error message: one line, ASCII, short."""
-    if isinstance(value, bool) or value is None or isinstance(value, float):
-        return ascii(value)
-    if isinstance(value, int):
-        # Beyond 4300 digits str() raises; beyond a few dozen nobody reads them.
-        return ascii(value) if value.bit_length() <= 128 else f"<{value.bit_length()}-bit integer>"
-    if isinstance(value, str):
-        text = ascii(value[:64])
-        return text if len(value) <= 64 else f"{text}... ({len(value)} characters)"
-    return f"<{kind_name(value)}>"
-
-
-def kind_name(value: object) -> str:
-    """The type name of ``value``, ASCII."""
-    return ascii(type(value).__name__)[1:-1]
 
 
 class Fields:
@@ -98,7 +81,7 @@ class Fields:
             raise self.fail(field, "missing")
         value = self.fields[field]
         if not isinstance(value, int | float) or isinstance(value, bool):
-            raise self.fail(field, f"must be a number, got {show(value)} ({kind_name(value)})")
+            raise self.fail(field, f"must be a number, got {show(value)} ({type_name(value)})")
         if not 0 < value <= MAX_FIELD:
             raise self.fail(field, f"must be positive and at most 2**63 - 1, got {show(value)}")
         return value
@@ -168,7 +151,7 @@ class Fields:
 
     def _checked(self, field: str, value: object, minimum: int) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(field, f"must be an integer, got {show(value)} ({kind_name(value)})")
+            raise self.fail(field, f"must be an integer, got {show(value)} ({type_name(value)})")
         if value < minimum:
             raise self.fail(field, f"must be at least {minimum}, got {show(value)}")
         if value > MAX_FIELD:

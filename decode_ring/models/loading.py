@@ -12,15 +12,17 @@ import errno
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from ..printable import show, type_name
 from .errors import ModelConfigError
-from .fields import kind_name, show
 
 __all__ = [
     "WRAPPERS",
     "ConfigSource",
+    "LoadedConfig",
     "cannot_read",
     "load",
     "read_json_file",
@@ -33,7 +35,17 @@ class _HasToDict(Protocol):
     def to_dict(self) -> Mapping[str, Any]: ...
 
 
-ConfigSource = Mapping[str, Any] | str | os.PathLike[str] | _HasToDict
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A config read once: the mapping and the file it came from (``None`` for a mapping or an
+    object). Every function that takes a ``ConfigSource`` takes one of these as it is, so a
+    command reads its config once and hands the value on."""
+
+    mapping: Mapping[str, Any]
+    path: str | None
+
+
+ConfigSource = LoadedConfig | Mapping[str, Any] | str | os.PathLike[str] | _HasToDict
 
 # The keys under which a multimodal wrapper keeps its language model's config.
 WRAPPERS: Final = ("text_config", "llm_config")
@@ -42,18 +54,21 @@ _SSM_LAYER_MARKS: Final = ("mamba", "linear", "hybrid", "conv", "recurrent", "ss
 _LAYER_LIST_KEYS: Final = ("layer_types", "layers_block_type")
 
 
-def load(config: object) -> tuple[Mapping[str, Any], str | None]:
-    """The config mapping and the file it came from (``None`` for a mapping or an object)."""
+def load(config: object) -> LoadedConfig:
+    """The config read once: a ``LoadedConfig`` as it is; a mapping; a ``config.json`` file or a
+    directory holding one, read now; or an object's ``to_dict()``."""
+    if isinstance(config, LoadedConfig):
+        return config
     if isinstance(config, Mapping):
-        return config, None
+        return LoadedConfig(config, None)
     if isinstance(config, str | os.PathLike):
-        return _read_file(config)
+        return LoadedConfig(*_read_file(config))
     to_dict = getattr(config, "to_dict", None)
     if callable(to_dict):
         mapping = to_dict()
         if not isinstance(mapping, Mapping):
-            raise ModelConfigError(f"config.to_dict() returned {kind_name(mapping)}, not a mapping")
-        return mapping, None
+            raise ModelConfigError(f"config.to_dict() returned {type_name(mapping)}, not a mapping")
+        return LoadedConfig(mapping, None)
     raise TypeError(
         "config must be a mapping, a path to config.json or its directory, or have to_dict(), "
         f"not {type(config).__name__}"
@@ -129,7 +144,7 @@ def read_json_object(text: str, where: str, *, path: str | None = None) -> dict[
     except RecursionError:
         raise ModelConfigError(f"{where}: malformed JSON: nested too deep", path=path) from None
     if not isinstance(value, dict):
-        raise ModelConfigError(f"{where}: JSON is {kind_name(value)}, not an object", path=path)
+        raise ModelConfigError(f"{where}: JSON is {type_name(value)}, not an object", path=path)
     return value
 
 

@@ -5,19 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ..printable import show
+from ..releases import SGLANG, VLLM
 from .attention import check_split, gqa
 from .dtypes import NO_HOOKS, DtypeRules, dtype_argument
 from .errors import ModelConfigError
-from .families import FAMILIES, REGISTRY, REMOVED, SGLANG, VLLM, Family, Geometry, Parsed
-from .fields import MAX_FIELD, Fields, show
-from .loading import WRAPPERS, ConfigSource, load, unknown
+from .families import FAMILIES, REGISTRY, REMOVED, Family, Geometry, Parsed
+from .fields import MAX_FIELD, Fields
+from .kinds import KINDS
+from .loading import WRAPPERS, ConfigSource, LoadedConfig, load, unknown
 from .state import AttentionLayers, LayerStates, Sizing, SsmState, StateTensor
 
-__all__ = ["LAYOUTS", "ssm_state"]
+__all__ = ["LAYOUTS", "load_config", "ssm_state", "text_config"]
 
 LAYOUTS: Final = ("vllm", "sglang", "metrale")
-# The kinds whose layers hold exactly one conv and one state tensor.
-_COMPATIBLE_KINDS: Final = frozenset({"mamba1", "mamba2", "gated_delta_net", "kda"})
 _MODEL_TYPES: Final[Mapping[str, str]] = {
     model_type: name for name, family in REGISTRY.items() for model_type in family.model_types
 }
@@ -65,7 +66,8 @@ def ssm_state(
         )
     conv_override = dtype_argument("conv_dtype", conv_dtype)
     ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
-    root, path = load(config)
+    loaded = load(config)
+    root, path = loaded.mapping, loaded.path
     found = _find(root, path)
     if found is None:
         refusal = unknown(root, path, FAMILIES)
@@ -83,6 +85,21 @@ def ssm_state(
     model_type = root.get("model_type")
     shown = model_type if isinstance(model_type, str) else str(fields["model_type"])
     return _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules))
+
+
+def load_config(config: ConfigSource) -> LoadedConfig:
+    """``config`` read once (a ``LoadedConfig`` is returned as it is), for callers that hand
+    one config to several readers. Raises as ``ssm_state`` does for a config it cannot read."""
+    return load(config)
+
+
+def text_config(config: LoadedConfig) -> Mapping[str, Any]:
+    """The mapping that holds the language model's fields, where ``ssm_state`` finds its
+    family's: a wrapper's ``text_config`` / ``llm_config`` (vLLM's ``get_hf_text_config``,
+    vllm/transformers_utils/config.py), else the config itself. Raises as ``ssm_state`` does
+    for a wrapper without its text config or a family vLLM removed."""
+    found = _find(config.mapping, config.path)
+    return config.mapping if found is None else found[1]
 
 
 def _find(root: Mapping[str, Any], path: str | None) -> tuple[str, Mapping[str, Any]] | None:
@@ -194,14 +211,14 @@ def _group(
     geometry = read()
     tensors = geometry.tensors(cfg, sizing)
     per_layer = sum(tensor.bytes for tensor in tensors)
-    return LayerStates(geometry.kind, layers, tensors, per_layer, per_layer * len(layers))
+    return LayerStates(geometry.traits.name, layers, tensors, per_layer, per_layer * len(layers))
 
 
 def _compatible(
     groups: tuple[LayerStates, ...],
 ) -> tuple[StateTensor | None, StateTensor | None]:
     """The one conv and the one state tensor, where one kind of layer holds exactly those."""
-    if len(groups) != 1 or groups[0].kind not in _COMPATIBLE_KINDS:
+    if len(groups) != 1 or not KINDS[groups[0].kind].one_conv_one_state:
         return None, None
     conv, state = groups[0].tensors
     return conv, state

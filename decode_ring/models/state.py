@@ -6,20 +6,20 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar
 
 from .dtypes import DTYPE_BYTES, DtypeRules, Rule
 
-__all__ = ["AttentionLayers", "LayerStates", "Sizing", "SsmState", "StateTensor", "tensor"]
-
-KINDS: Final = (
-    "mamba1",
-    "mamba2",
-    "gated_delta_net",
-    "kda",
-    "short_conv",
-    "linear_attention",
-)
+__all__ = [
+    "AttentionLayers",
+    "DsaIndexer",
+    "LayerStates",
+    "Sizing",
+    "SsmState",
+    "StateTensor",
+    "conv_window",
+    "tensor",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,75 @@ class AttentionLayers:
     kv_lora_rank: int | None
     qk_rope_head_dim: int | None
     model_dtype: str
+
+    def page_bytes_per_token(
+        self, tp_size: int, element_bytes: int, *, latent_rope: bool = True
+    ) -> int:
+        """One layer's KV-cache bytes per token on one of ``tp_size`` ranks, at
+        ``element_bytes`` an element (what the servers differ in: vLLM's KV or model dtype,
+        SGLang's 2 B). GQA: ``max(1, kv_heads // tp_size)`` heads (the servers replicate KV
+        heads past the TP size) of ``head_dim + v_head_dim`` (vLLM ``FullAttentionSpec``,
+        vllm/v1/kv_cache_interface.py:552-617; SGLang ``get_num_kv_heads``,
+        sglang/srt/configs/model_config.py:1700-1711). MLA: one latent of ``kv_lora_rank +
+        qk_rope_head_dim``, not split (vLLM ``MLAAttentionSpec``, :743; SGLang
+        ``calculate_mla_kv_cache_dim``); ``latent_rope=False`` drops the RoPE part (SGLang's
+        ``use_mla_nope``, configs/model_config.py:1420-1431)."""
+        if self.mla:
+            rank, rope = self.kv_lora_rank or 0, self.qk_rope_head_dim or 0
+            return (rank + (rope if latent_rope else 0)) * element_bytes
+        heads = max(1, self.num_key_value_heads // tp_size)
+        return heads * (self.head_dim + self.v_head_dim) * element_bytes
+
+    def kv_bytes_per_token(
+        self,
+        tp_size: int,
+        element_bytes: int,
+        *,
+        latent_rope: bool = True,
+        indexer: DsaIndexer | None = None,
+    ) -> int:
+        """Every attention layer's KV-cache bytes per token on one rank: ``len(layer_indices)``
+        pages of ``page_bytes_per_token``, plus a DeepSeek-sparse-attention ``indexer``'s keys
+        where the server keeps them (SGLang ``_compute_cell_size`` and
+        ``_compute_dsa_indexer_cell_size``, sglang/srt/model_executor/pool_configurator.py:
+        340-640)."""
+        pages = len(self.layer_indices) * self.page_bytes_per_token(
+            tp_size, element_bytes, latent_rope=latent_rope
+        )
+        return pages + (0 if indexer is None else indexer.bytes_per_token)
+
+
+@dataclass(frozen=True, slots=True)
+class DsaIndexer:
+    """A DeepSeek-sparse-attention indexer's keys: ``ceil((head_dim + head_dim // 128 x 4) /
+    kpool)`` uint8 bytes per token (``DSATokenToKVPool``, sglang/srt/mem_cache/memory_pool.py:
+    5280-5281) for each of ``layer_indices``, the attention layers that compute their own
+    top-k."""
+
+    head_dim: int
+    kpool: int
+    layer_indices: tuple[int, ...]
+
+    QUANT_BLOCK: ClassVar[int] = 128
+
+    @property
+    def per_layer_bytes(self) -> int:
+        """One layer's indexer bytes per token."""
+        scales = self.head_dim // self.QUANT_BLOCK * 4
+        return -(-(self.head_dim + scales) // self.kpool)
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Every keyed layer's indexer bytes per token."""
+        return self.per_layer_bytes * len(self.layer_indices)
+
+    @property
+    def rule(self) -> str:
+        """The arithmetic, as the text output shows it."""
+        return (
+            f"ceil(({self.head_dim} + {self.head_dim} // {self.QUANT_BLOCK} x 4) / {self.kpool}) "
+            f"x {len(self.layer_indices)} layers x 1 B"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,12 +210,15 @@ def tensor(name: str, shape: tuple[int, ...], rule: Rule) -> StateTensor:
     return StateTensor(name, shape, dtype, why, math.prod(shape) * DTYPE_BYTES[dtype])
 
 
-def conv_window(sizing: Sizing, channels: int, kernel: int, *, widened: bool) -> tuple[int, int]:
+def conv_window(
+    sizing: Sizing, channels: int, kernel: int, *, widened: bool, window_first: bool = False
+) -> tuple[int, int]:
     """A conv state's shape in the layout's order: vLLM ``(K - 1 [+ spec], channels)`` (the
     default SD layout, mamba_utils.py:28-45; ``widened``: the kind takes ``num_spec``), SGLang
-    ``(channels, K - 1)`` (never widened), metrale ``(K, channels)``."""
+    ``(channels, K - 1)``, or ``(K - 1, channels)`` for a kind it lays out ``window_first``
+    (never widened), metrale ``(K, channels)``."""
     if sizing.layout == "vllm":
         return (kernel - 1 + (sizing.spec if widened else 0), channels)
     if sizing.layout == "sglang":
-        return (channels, kernel - 1)
+        return (kernel - 1, channels) if window_first else (channels, kernel - 1)
     return (kernel, channels)

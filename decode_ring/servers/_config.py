@@ -16,7 +16,7 @@ def load_config(config: ConfigSource) -> tuple[Mapping[str, Any], Mapping[str, A
     layers (``text_config``, ``llm_config``), else the config itself, as vLLM's
     ``get_hf_text_config`` takes it (vllm/transformers_utils/config.py). Raises as
     ``ssm_state`` does for a config it cannot read."""
-    root, _ = load(config)
+    root = load(config).mapping
     for key in WRAPPERS:
         text = root.get(key)
         if isinstance(text, Mapping) and "num_hidden_layers" in text:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .fields import Fields, divide
-from .state import Sizing, StateTensor, tensor
+from ..fields import Fields, divide
+from ..state import Sizing, StateTensor, conv_window, tensor
+from .traits import Checkpoint, KindTraits
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,14 @@ class Kda:
     """One KDA layer's geometry (key heads and dim equal the value ones in every peer's call);
     ``heads_field`` names the head count in a split refusal."""
 
-    kind: ClassVar[str] = "kda"
+    traits: ClassVar[KindTraits] = KindTraits(
+        "kda",
+        one_conv_one_state=True,
+        sglang_window_first=True,
+        # KimiLinearStateShape.disable_conv_window_dedup (sglang/srt/configs/mamba_utils.py:305).
+        sglang_conv_dedup=False,
+        vllm_checkpoint=Checkpoint.FLASHKDA,
+    )
     heads: int
     head_dim: int
     kernel: int
@@ -34,13 +42,7 @@ class Kda:
         heads = divide(cfg, self.heads_field, self.heads, sizing.tp)
         # Divides: the heads divided, and each of the three blocks is heads x head_dim.
         channels = 3 * heads * self.head_dim
-        k = self.kernel
-        if sizing.layout == "vllm":
-            conv = (k - 1 + sizing.spec, channels)
-        elif sizing.layout == "sglang":
-            conv = (k - 1, channels)
-        else:
-            conv = (k, channels)
+        conv = conv_window(sizing, channels, self.kernel, widened=True, window_first=True)
         recurrent = (heads, self.head_dim, self.head_dim)
         return (
             tensor("conv", conv, sizing.dtypes.conv()),

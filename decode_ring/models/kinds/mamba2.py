@@ -14,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .errors import TensorParallelSplitError
-from .fields import Fields, divide, show
-from .state import Sizing, StateTensor, conv_window, tensor
+from ...printable import show
+from ..errors import TensorParallelSplitError
+from ..fields import Fields, divide
+from ..state import Sizing, StateTensor, conv_window, tensor
+from .traits import Checkpoint, KindTraits
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +26,12 @@ class Mamba2:
     """One Mamba-2 layer's geometry; ``heads_field`` and ``groups_field`` name the fields a
     split refusal names."""
 
-    kind: ClassVar[str] = "mamba2"
+    traits: ClassVar[KindTraits] = KindTraits(
+        "mamba2",
+        one_conv_one_state=True,
+        vllm_checkpoint=Checkpoint.ALWAYS,
+        vllm_replayssm_ring=True,
+    )
     d_inner: int
     n_groups: int
     heads: int

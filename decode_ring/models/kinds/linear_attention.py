@@ -13,15 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .fields import Fields, divide
-from .state import Sizing, StateTensor, tensor
+from ..fields import Fields, divide
+from ..state import Sizing, StateTensor, tensor
+from .traits import KindTraits
 
 
 @dataclass(frozen=True, slots=True)
 class LinearAttention:
     """One linear-attention layer's geometry; ``heads_field`` names the head count."""
 
-    kind: ClassVar[str] = "linear_attention"
+    traits: ClassVar[KindTraits] = KindTraits("linear_attention", one_conv_one_state=False)
     heads: int
     head_dim: int
     heads_field: str

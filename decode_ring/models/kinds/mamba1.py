@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .fields import Fields, divide
-from .state import Sizing, StateTensor, conv_window, tensor
+from ..fields import Fields, divide
+from ..state import Sizing, StateTensor, conv_window, tensor
+from .traits import KindTraits
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class Mamba1:
     """One Mamba-1 layer's geometry; ``inner_field`` and ``inner_terms`` name the fields that
     make ``d_inner`` (for the refusal of a split)."""
 
-    kind: ClassVar[str] = "mamba1"
+    traits: ClassVar[KindTraits] = KindTraits("mamba1", one_conv_one_state=True)
     d_inner: int
     d_state: int
     kernel: int

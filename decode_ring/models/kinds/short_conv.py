@@ -20,15 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .fields import Fields, divide
-from .state import Sizing, StateTensor, conv_window, tensor
+from ..fields import Fields, divide
+from ..state import Sizing, StateTensor, conv_window, tensor
+from .traits import KindTraits
 
 
 @dataclass(frozen=True, slots=True)
 class ShortConv:
     """One short-conv layer's geometry; ``dim_field`` names the channel count."""
 
-    kind: ClassVar[str] = "short_conv"
+    traits: ClassVar[KindTraits] = KindTraits("short_conv", one_conv_one_state=False)
     dim: int
     kernel: int
     dim_field: str
@@ -50,7 +51,8 @@ class CcaConv:
     a ``padding``-column window, and the ``hidden`` channels of the previous hidden state (one
     column, on every rank whole)."""
 
-    kind: ClassVar[str] = "short_conv"
+    # A CCA layer is a short conv to every server: its state is conv windows only.
+    traits: ClassVar[KindTraits] = ShortConv.traits
     channels: int
     padding: int
     hidden: int

@@ -13,15 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .fields import Fields, divide
-from .state import Sizing, StateTensor, conv_window, tensor
+from ..fields import Fields, divide
+from ..state import Sizing, StateTensor, conv_window, tensor
+from .traits import Checkpoint, KindTraits
 
 
 @dataclass(frozen=True, slots=True)
 class GatedDeltaNet:
     """One gated-delta-net layer's geometry; ``*_field`` name the head-count fields."""
 
-    kind: ClassVar[str] = "gated_delta_net"
+    traits: ClassVar[KindTraits] = KindTraits(
+        "gated_delta_net", one_conv_one_state=True, vllm_checkpoint=Checkpoint.FLASHINFER_GDN
+    )
     k_heads: int
     v_heads: int
     k_dim: int
