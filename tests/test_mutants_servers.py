@@ -3856,7 +3856,7 @@ def test_vllm_startup_check_holds_back_the_null_block() -> None:
             QWEN3_NEXT,
             {"use_replayssm": True},
             "use_replayssm",
-            "argument use_replayssm: vLLM 0.33 supports ReplaySSM only for NemotronH, not "
+            "argument use_replayssm: vLLM 0.33.0 supports ReplaySSM only for NemotronH, not "
             "qwen3_next (vllm/config/vllm.py:3475-3479)",
         ),
         (

@@ -28,7 +28,7 @@ from typing import Final
 
 from ..printable import show
 from ..releases import VLLM
-from .errors import ModelConfigError
+from .errors import refuse_argument
 from .fields import Fields
 
 __all__ = [
@@ -113,10 +113,10 @@ def dtype_argument(name: str, value: object) -> str | None:
         return None
     if isinstance(value, str) and value.strip().lower() in _ALIASES:
         return _ALIASES[value.strip().lower()]
-    raise ModelConfigError(
-        f"argument {name}: unknown dtype {show(value)}; use bfloat16, float16 or float32 "
+    raise refuse_argument(
+        name,
+        f"unknown dtype {show(value)}; use bfloat16, float16 or float32 "
         "(or bf16, fp16, half, fp32, float, auto)",
-        field=name,
     )
 
 
@@ -187,12 +187,12 @@ class DtypeRules:
             return "float32", f"vLLM KDA default float32 ({_VLLM_UTILS}:133-151)"
         if self.ssm_override in ("float32", "bfloat16"):
             return self.ssm_override, "override --ssm-dtype"
-        raise ModelConfigError(
-            f"argument ssm_dtype: {VLLM} keeps a KDA recurrent state only in float32 or "
+        raise refuse_argument(
+            "ssm_dtype",
+            f"{VLLM} keeps a KDA recurrent state only in float32 or "
             f"bfloat16 ({_VLLM_UTILS}:143-149), not {self.ssm_override}",
             path=self.cfg.path,
             family=self.cfg.family,
-            field="ssm_dtype",
         )
 
     def linear(self) -> Rule:

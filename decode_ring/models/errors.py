@@ -1,14 +1,17 @@
-"""The refusals of ``decode_ring.models``: a config it cannot size, a split it cannot make."""
+"""The refusals of ``decode_ring.models``: a config it cannot size, a split it cannot make, an
+argument it refuses."""
 
 from __future__ import annotations
 
-__all__ = ["ModelConfigError", "TensorParallelSplitError"]
+__all__ = ["ModelConfigError", "TensorParallelSplitError", "refuse_argument"]
 
 
 class ModelConfigError(ValueError):
     """A config (or an argument) ``ssm_state`` cannot size. The message is one line naming the
     file (when there is one), the family and the field; the same are in ``path``, ``family`` and
-    ``field`` (``None`` where they do not apply)."""
+    ``field`` (``None`` where they do not apply). A refused argument's message is ``argument
+    NAME: PROBLEM``, with ``field`` the argument's name and ``problem`` the rest, so that a
+    command line can name its own flag instead (``worded``)."""
 
     def __init__(
         self,
@@ -17,13 +20,34 @@ class ModelConfigError(ValueError):
         path: str | None = None,
         family: str | None = None,
         field: str | None = None,
+        problem: str | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
         self.family = family
         self.field = field
+        self.problem = problem
+
+    def worded(self, argument: str) -> str:
+        """The message with the refused argument named ``argument`` (a flag's spelling); the
+        message as it is for a refusal of anything but an argument."""
+        return str(self) if self.problem is None else f"argument {argument}: {self.problem}"
 
 
 class TensorParallelSplitError(ModelConfigError):
     """The model cannot be split over ``tp_size`` ranks: a head or channel
     count that the servers shard evenly does not divide by it."""
+
+
+def refuse_argument(
+    name: str,
+    problem: str,
+    error: type[ModelConfigError] = ModelConfigError,
+    *,
+    path: str | None = None,
+    family: str | None = None,
+) -> ModelConfigError:
+    """The refusal of argument ``name`` (an ``error``): ``argument NAME: PROBLEM``."""
+    return error(
+        f"argument {name}: {problem}", path=path, family=family, field=name, problem=problem
+    )

@@ -9,7 +9,7 @@ from ..printable import show
 from ..releases import SGLANG, VLLM
 from .attention import check_split, gqa
 from .dtypes import NO_HOOKS, DtypeRules, dtype_argument
-from .errors import ModelConfigError
+from .errors import ModelConfigError, refuse_argument
 from .families import FAMILIES, REGISTRY, REMOVED, Family, Geometry, Parsed
 from .fields import MAX_FIELD, Fields
 from .kinds import KINDS
@@ -28,10 +28,7 @@ def _check_count(name: str, value: object, minimum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if not minimum <= value <= MAX_FIELD:
-        raise ModelConfigError(
-            f"argument {name}: must be from {minimum} to 2**63 - 1, got {show(value)}",
-            field=name,
-        )
+        raise refuse_argument(name, f"must be from {minimum} to 2**63 - 1, got {show(value)}")
     return value
 
 
@@ -60,10 +57,7 @@ def ssm_state(
     tp = _check_count("tp_size", tp_size, 1)
     spec = _check_count("speculative_tokens", speculative_tokens, 0)
     if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ModelConfigError(
-            f"argument layout: unknown layout {show(layout)}; use {', '.join(LAYOUTS)}",
-            field="layout",
-        )
+        raise refuse_argument("layout", f"unknown layout {show(layout)}; use {', '.join(LAYOUTS)}")
     conv_override = dtype_argument("conv_dtype", conv_dtype)
     ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
     loaded = load(config)

@@ -11,10 +11,10 @@ the argument) or ``TypeError``.
 
 from __future__ import annotations
 
-from ._common import ServerArgumentError
+from .common import GPU_ARCHS, ServerArgumentError
 from .metrale import MetraleReservation, metrale
 from .sglang import SglangReservation, sglang_reservation
-from .vllm import GPU_ARCHS, VllmReservation, vllm_reservation
+from .vllm import VllmReservation, vllm_reservation
 
 __all__ = [
     "GPU_ARCHS",

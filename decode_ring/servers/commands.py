@@ -24,10 +24,10 @@ from typing import Any, Final, TypeVar
 from ..snapshots import CONFIG_HELP, resolve_model
 from ..units import ACCEPTED_FORMS, parse_size, quoted
 from . import render as _render  # noqa: F401  (registers the renderers)
-from ._common import ServerArgumentError
+from .common import GPU_ARCHS, ServerArgumentError
 from ._flags import SGLANG_FLAGS, VLLM_FLAGS
 from .sglang import MAMBA_RADIX_CACHE_STRATEGIES, SglangReservation, sglang_reservation
-from .vllm import GPU_ARCHS, VllmReservation, vllm_reservation
+from .vllm import VllmReservation, vllm_reservation
 
 __all__ = [
     "SGLANG_EPILOG",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..models import ConfigSource, ssm_state
 from ..preflight import PreLoadFreeMemory, RingFit, RingSlot, fit_ring, requested_slots
-from ._common import check_count, check_optional_count
+from .common import check_count, check_optional_count
 
 __all__ = ["MetraleReservation", "metrale"]
 

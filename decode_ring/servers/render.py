@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ..render import Rendered, render
 from ..units import format_size
+from .common import GPU_ARCHS
 from .sglang import SglangReservation
-from .vllm import GPU_ARCHS, VllmReservation
+from .vllm import VllmReservation
 
 __all__: list[str] = []
 

@@ -14,16 +14,27 @@ With speculative decoding the pool also keeps scratch per running request
 Floating-point steps are SGLang's own, in its order: the budget arrives in GiB as a float
 (``available_memory / 2**30``), and the KV budget leaves as ``int(GiB * 2**30)``
 (``_profile_available_bytes``, :2990-3060).
+
+``sglang_reservation`` runs SGLang's steps in its order, one function each, named after the
+SGLang code it mirrors and returning a small frozen value whose fields are the reservation's
+fields of the same names: ``_derive_context_length``, ``_mamba_radix_cache_resolution``,
+``_calculate_mamba_ratio``, ``_handle_eagle_family``, ``_handle_max_mamba_cache``,
+``_compute_cell_size``, ``calculate_pool_sizes``, ``resolve_max_num_reqs`` and the speculative
+scratch (``_speculative_scratch``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Final
 
-from ..models import DTYPE_BYTES, ConfigSource, ModelConfigError, SsmState, ssm_state
-from ._common import (
+from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError
+from ..models.attention import dsa_indexer
+from ..releases import SGLANG
+from .common import (
+    GPU_ARCHS,
+    HybridModel,
     ServerArgumentError,
     check_choice,
     check_count,
@@ -31,9 +42,8 @@ from ._common import (
     check_optional_count,
     check_ratio,
     fail,
+    hybrid_model,
 )
-from ._config import load_config
-from .vllm import GPU_ARCHS
 
 __all__ = [
     "MAMBA_RADIX_CACHE_STRATEGIES",
@@ -91,7 +101,6 @@ _DSA_ARCHS: Final = frozenset(
         "HYV4ForCausalLMNextN",
     }
 )
-_DSA_QUANT_BLOCK: Final = 128
 
 # configs/model_config.py:1420-1431: their MLA reads qk_rope_head_dim as 0 under use_mla_nope.
 _MLA_NOPE_ARCHS: Final = frozenset(
@@ -220,76 +229,49 @@ class SglangReservation:
         return fields
 
 
-def _architecture(root: Mapping[str, Any]) -> str:
-    """The model class SGLang builds: ``architectures[0]`` (overrides.py:458)."""
-    names = root.get("architectures")
-    if isinstance(names, list) and names and isinstance(names[0], str):
-        return names[0]
-    raise ModelConfigError(
-        "field 'architectures': missing; SGLang picks the model class, and with it the cache "
-        "strategy, from architectures[0]",
-        field="architectures",
-    )
+def _fields(*steps: Any) -> dict[str, Any]:
+    """The fields of the steps' frozen values, which are the reservation's fields of the same
+    names."""
+    return {field.name: getattr(step, field.name) for step in steps for field in fields(step)}
 
 
-def _strategy(
-    requested: str, architecture: str, layer_types: object, disable_radix_cache: bool
-) -> tuple[str, str, bool]:
-    """(strategy, the rule that chose it, overlap scheduler on), as
-    ``_mamba_radix_cache_resolution`` (overrides.py:453-487) and ``handle_mamba_radix_cache``
-    (model_hook.py:1050-1075) resolve them for a default launch (overlap on, page size 1)."""
-    if disable_radix_cache:
-        return "none", "--disable-radix-cache", True
-    radix = architecture in _MAMBA_RADIX_CACHE_ARCHS or (
-        architecture == "GraniteMoeHybridForCausalLM"
-        and isinstance(layer_types, list)
-        and "mamba" in layer_types
-    )
-    if not radix:
-        if requested != "auto":
-            raise fail(
-                "mamba_radix_cache_strategy",
-                f"{requested} needs the hybrid-mamba radix cache, which SGLang does not use "
-                f"for {architecture} (model_hook.py:1059-1066)",
-            )
-        return "auto", f"{architecture} is not a mamba-radix-cache architecture", True
-    extra_buffer = architecture in _MAMBA_EXTRA_BUFFER_ARCHS
-    if requested == "auto":
-        if extra_buffer:
-            return "extra_buffer", "auto: overlap scheduler on, architecture supports it", True
-        return "no_buffer", "auto: architecture has no extra_buffer; overlap turned off", False
-    if requested != "no_buffer" and not extra_buffer:
-        raise fail(
+@dataclass(frozen=True, slots=True)
+class _Launch:
+    """The launch's flags, checked as SGLang's argument parsing checks them
+    (``ServerArgumentError`` for a value SGLang refuses or this module does not model)."""
+
+    tp_size: int
+    available_memory: int | None
+    max_mamba_cache_size: int | None
+    mamba_full_memory_ratio: float
+    mamba_radix_cache_strategy: str
+    disable_radix_cache: bool
+    max_running_requests: int | None
+    speculative_num_draft_tokens: int
+    mamba_ssm_dtype: str | None
+    context_length: int | None
+    max_total_tokens: int | None
+    gpu_arch: str
+
+    def __post_init__(self) -> None:
+        check_count("tp_size", self.tp_size, 1)
+        check_optional_count("available_memory", self.available_memory, 0)
+        check_optional_count("max_mamba_cache_size", self.max_mamba_cache_size, 0)
+        ratio = check_ratio("mamba_full_memory_ratio", self.mamba_full_memory_ratio)
+        object.__setattr__(self, "mamba_full_memory_ratio", ratio)
+        check_choice(
             "mamba_radix_cache_strategy",
-            f"SGLang 0.5.23 supports {requested} only for its extra_buffer architectures, not "
-            f"{architecture} (overrides.py:403-451)",
+            self.mamba_radix_cache_strategy,
+            MAMBA_RADIX_CACHE_STRATEGIES,
         )
-    return requested, "flag", True
-
-
-def _speculative_scratch(state: SsmState, requests: int, draft_tokens: int) -> tuple[int, int]:
-    """(``intermediate_ssm_state_cache``, the conv windows) per draft token, for
-    ``requests + 1`` rows (memory_pool.py:864-965): CUDA with a linear draft chain keeps one
-    deduplicated window of ``D + K - 2`` columns per row (``conv_window_dedup_enabled``,
-    :135-150; ``_allocate_deduplicated_conv_window``, :598-636), except KDA, whose windows stay
-    dense (``KimiLinearStateShape.disable_conv_window_dedup``, configs/mamba_utils.py:305)."""
-    if draft_tokens == 0:
-        return 0, 0
-    rows = requests + 1
-    ssm = conv = 0
-    for group in state.groups:
-        layers = len(group.layer_indices)
-        for tensor in group.tensors:
-            if not tensor.name.startswith("conv"):
-                ssm += layers * rows * draft_tokens * tensor.bytes
-            elif group.kind == "kda":
-                conv += layers * rows * draft_tokens * tensor.bytes
-            else:
-                # (channels, K - 1): the window axis grows to D + (K - 1) - 1 columns.
-                channels, window = tensor.shape[0], tensor.shape[-1]
-                width = DTYPE_BYTES[tensor.dtype]
-                conv += layers * rows * channels * (draft_tokens + window - 1) * width
-    return ssm, conv
+        check_flag("disable_radix_cache", self.disable_radix_cache)
+        check_optional_count("max_running_requests", self.max_running_requests, 1)
+        check_count("speculative_num_draft_tokens", self.speculative_num_draft_tokens, 0)
+        if self.mamba_ssm_dtype is not None:
+            check_choice("mamba_ssm_dtype", self.mamba_ssm_dtype, MAMBA_SSM_DTYPES)
+        check_optional_count("context_length", self.context_length, 1)
+        check_optional_count("max_total_tokens", self.max_total_tokens, 1)
+        check_choice("gpu_arch", self.gpu_arch, tuple(GPU_ARCHS))
 
 
 def sglang_reservation(
@@ -324,201 +306,77 @@ def sglang_reservation(
     refuses, for a budget that holds no state slot, and for what is not modelled;
     ``ModelConfigError`` / ``TensorParallelSplitError`` as ``ssm_state`` does; ``TypeError``
     for an argument of the wrong type."""
-    tp = check_count("tp_size", tp_size, 1)
-    budget = check_optional_count("available_memory", available_memory, 0)
-    slots_given = check_optional_count("max_mamba_cache_size", max_mamba_cache_size, 0)
-    ratio_flag = check_ratio("mamba_full_memory_ratio", mamba_full_memory_ratio)
-    requested = check_choice(
-        "mamba_radix_cache_strategy", mamba_radix_cache_strategy, MAMBA_RADIX_CACHE_STRATEGIES
+    launch = _Launch(
+        tp_size=tp_size,
+        available_memory=available_memory,
+        max_mamba_cache_size=max_mamba_cache_size,
+        mamba_full_memory_ratio=mamba_full_memory_ratio,
+        mamba_radix_cache_strategy=mamba_radix_cache_strategy,
+        disable_radix_cache=disable_radix_cache,
+        max_running_requests=max_running_requests,
+        speculative_num_draft_tokens=speculative_num_draft_tokens,
+        mamba_ssm_dtype=mamba_ssm_dtype,
+        context_length=context_length,
+        max_total_tokens=max_total_tokens,
+        gpu_arch=gpu_arch,
     )
-    radix_off = check_flag("disable_radix_cache", disable_radix_cache)
-    running_given = check_optional_count("max_running_requests", max_running_requests, 1)
-    draft = check_count("speculative_num_draft_tokens", speculative_num_draft_tokens, 0)
-    if mamba_ssm_dtype is not None:
-        check_choice("mamba_ssm_dtype", mamba_ssm_dtype, MAMBA_SSM_DTYPES)
-    context = check_optional_count("context_length", context_length, 1)
-    token_limit = check_optional_count("max_total_tokens", max_total_tokens, 1)
-    arch = check_choice("gpu_arch", gpu_arch, tuple(GPU_ARCHS))
-
-    root, family_fields = load_config(config)
-    state = ssm_state(config, tp_size=tp, layout="sglang", ssm_dtype=mamba_ssm_dtype)
-    if state.ssm_layers == 0:
-        raise ModelConfigError(
-            f"{state.model_type}: no recurrent layer, so SGLang keeps no state pool for it",
-            family=state.family,
-            field="model_type",
-        )
-    architecture = _architecture(root)
-    context_len, context_rule = _context_length(family_fields, context)
-    strategy, strategy_rule, overlap = _strategy(
-        requested, architecture, family_fields.get("layer_types"), radix_off
+    model = hybrid_model(
+        config,
+        SGLANG,
+        "sglang",
+        "keeps no state pool",
+        tp_size=launch.tp_size,
+        ssm_dtype=launch.mamba_ssm_dtype,
     )
-    # _calculate_mamba_ratio (kv_cache_configurator.py:3062-3088), SGLANG_OPT_MAMBA_SKIP_
-    # DECODE_LOCK unset (sglang/srt/environ.py:1637).
-    ratio = 1 if radix_off else _BASE_RATIO + _TRACKING_SLOTS.get(strategy, 0)
-    per_req = state.per_sequence_bytes
-    assumptions = [
-        "CUDA, one attention data-parallel rank, one pipeline stage, page size 1",
-        "no ReplaySSM, no fused draft state, no multimodal reserve",
-    ]
-    running_default = None
-    if draft:
-        assumptions.append(
-            "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV; conv windows "
-            "deduplicated (CUDA, linear chain)"
-        )
-        if running_given is None:
-            running_default = _SPECULATIVE_MAX_RUNNING_REQUESTS
-    running = running_given if running_given is not None else running_default
-    if strategy == "no_buffer" and not overlap:
-        assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
-
-    rest = None if budget is None else budget / _GIB
-    if slots_given is not None:
-        slots = slots_given
-        slots_rule = "--max-mamba-cache-size"
-        if draft and rest is not None:
-            capped = min(max(1, running or 1), slots // ratio)
-            rest = rest - (per_req * (capped + 1) * draft / _GIB)
-    elif radix_off and running is not None:
-        slots = max(1, running)
-        slots_rule = "--disable-radix-cache with max_running_requests"
-        if draft and rest is not None:
-            rest = rest - (per_req * (slots + 1) * draft / _GIB)
-    else:
-        if rest is None:
-            raise fail(
-                "available_memory",
-                "needed: SGLang sizes the state pool from the memory left after the weights "
-                "(or give max_mamba_cache_size)",
-            )
-        mamba_budget_bytes = rest * ratio_flag / (1 + ratio_flag) * _GIB
-        if draft:
-            slots = int(
-                (mamba_budget_bytes - per_req * (1 + draft)) // (per_req * (1 + draft / ratio))
-            )
-            capped = min(max(1, running or 1), slots // ratio)
-            rest = rest - (per_req * (capped + 1) * draft / _GIB)
-        else:
-            slots = int((mamba_budget_bytes - per_req) // per_req)
-        slots_rule = f"{ratio_flag:g}/(1+{ratio_flag:g}) of available_memory, one slot padding"
-    if slots <= 0:
-        raise _no_slot(budget, per_req, slots_given)
-    pool = (slots + 1) * per_req
-    kv_bytes = None
-    if rest is not None:
-        left = rest - pool / _GIB
-        if left <= 0:
-            raise fail(
-                "available_memory",
-                f"{budget} B leaves no memory for the KV cache after the state pool of "
-                f"{pool} B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)",
-            )
-        kv_bytes = int(left * _GIB)
-
-    kv_per_token, kv_rule = _kv_bytes_per_token(state, architecture, family_fields, tp)
-    if _is_dsa(architecture, root, family_fields):
-        indexer, indexer_rule = _dsa_indexer_bytes_per_token(state, root, family_fields)
-        kv_per_token += indexer
-        kv_rule += f" + DSA indexer {indexer_rule}"
-    # DefaultPoolConfigurator.calculate_pool_sizes (pool_configurator.py:623-634): page size 1;
-    # with no attention layer the pool is sized to the context (:243-248).
-    kv_tokens = None
-    if kv_bytes is not None:
-        kv_tokens = kv_bytes // kv_per_token if kv_per_token else token_limit or context_len
-        if token_limit is not None:
-            kv_tokens = min(kv_tokens, token_limit)
-    cap = slots // ratio
-    if running is not None:
-        wanted = running
-        running_rule = (
-            f"--max-running-requests {running}"
-            if running_given is not None
-            else "48 for speculative decoding"
-        )
-    elif kv_tokens is not None:
-        estimate = int(kv_tokens / context_len * _ESTIMATE_REQUESTS_PER_CONTEXT)
-        wanted = max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR)
-        running_rule = (
-            f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context_len} x "
-            f"{_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
-        )
-    else:
-        wanted = _ESTIMATE_CEILING
-        running_rule = (
-            f"SGLang's estimate from the KV pool, at most {_ESTIMATE_CEILING} (without "
-            "available_memory the KV pool's tokens, and so the estimate, are unknown: an upper "
-            "bound)"
-        )
-    capped_running = min(wanted, cap)
-    running_rule = f"min({running_rule}, slots {slots} // ratio {ratio}"
-    if kv_tokens is not None:
-        capped_running = min(capped_running, kv_tokens // 2)
-        running_rule += f", {kv_tokens} KV tokens // 2"
-    running_rule += ")"
-    if capped_running <= 0:
-        field = "max_mamba_cache_size" if slots_given is not None else "available_memory"
-        short = (
-            f"{slots} state slots at {ratio} per request serve"
-            if cap <= 0
-            else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
-        )
-        raise ServerArgumentError(
-            f"argument {field}: {short} no request; SGLang refuses to start "
-            "(kv_cache_configurator.py:3160-3168)",
-            field=field,
-        )
-    # What the operator asked to run (else what runs): it takes ratio slots each.
-    requested_requests = running if running is not None else capped_running
-    ssm_scratch, conv_scratch = _speculative_scratch(state, capped_running, draft)
-    return SglangReservation(
-        model_type=state.model_type,
-        family=state.family,
-        architecture=architecture,
-        source=state.source,
-        tp_size=tp,
-        gpu_arch=arch,
-        state_layers=state.ssm_layers,
-        conv_dtype=state.conv_dtype,
-        conv_dtype_rule=state.conv_dtype_rule,
-        ssm_dtype=state.ssm_dtype,
-        ssm_dtype_rule=state.ssm_dtype_rule
-        if mamba_ssm_dtype is None
-        else "--mamba-ssm-dtype (SGLANG_MAMBA_SSM_DTYPE)",
-        per_request_bytes=per_req,
-        available_memory=budget,
-        mamba_full_memory_ratio=ratio_flag,
-        mamba_radix_cache_strategy=strategy,
-        strategy_rule=strategy_rule,
-        overlap_schedule=overlap,
-        disable_radix_cache=radix_off,
-        ratio=ratio,
-        slots=slots,
-        slots_rule=slots_rule,
-        pool_bytes=pool,
-        max_running_requests=capped_running,
-        max_running_requests_rule=running_rule,
-        speculative_num_draft_tokens=draft,
-        speculative_scratch_bytes=ssm_scratch + conv_scratch,
-        speculative_ssm_scratch_bytes=ssm_scratch,
-        speculative_conv_scratch_bytes=conv_scratch,
-        kv_cache_bytes=kv_bytes,
-        kv_bytes_per_token=kv_per_token,
-        kv_bytes_per_token_rule=kv_rule,
-        kv_tokens=kv_tokens,
-        requested_requests=requested_requests,
-        slots_for_requested=requested_requests * ratio,
-        pool_bytes_for_requested=(requested_requests * ratio + 1) * per_req,
-        naive_state_bytes=requested_requests * per_req,
-        context_length=context_len,
-        context_length_rule=context_rule,
-        max_total_tokens=token_limit,
-        assumptions=tuple(assumptions),
+    architecture = _architecture(model.config.mapping)
+    context = _derive_context_length(model.text, launch.context_length)
+    strategy = _mamba_radix_cache_resolution(launch, architecture, model.text)
+    ratio = _calculate_mamba_ratio(launch, strategy)
+    running = _handle_eagle_family(launch)
+    cache = _handle_max_mamba_cache(model, launch, ratio, running)
+    cell = _compute_cell_size(model, architecture)
+    tokens = _calculate_pool_sizes(launch, cache, cell, context)
+    requests = _resolve_max_num_reqs(launch, ratio, running, cache, tokens, context)
+    scratch = _speculative_scratch(model, requests.max_running_requests, launch)
+    return _reservation(
+        model,
+        launch,
+        architecture,
+        context,
+        strategy,
+        ratio,
+        running,
+        cache,
+        cell,
+        tokens,
+        requests,
+        scratch,
     )
 
 
-def _context_length(text: Mapping[str, Any], given: int | None) -> tuple[int, str]:
-    """(``ModelConfig.context_len``, its rule): ``--context-length`` when it is at most what
+# --- the steps ------------------------------------------------------------------------------
+
+
+def _architecture(root: Mapping[str, Any]) -> str:
+    """The model class SGLang builds: ``architectures[0]`` (overrides.py:458)."""
+    names = root.get("architectures")
+    if isinstance(names, list) and names and isinstance(names[0], str):
+        return names[0]
+    raise ModelConfigError(
+        "field 'architectures': missing; SGLang picks the model class, and with it the cache "
+        "strategy, from architectures[0]",
+        field="architectures",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ContextLength:
+    context_length: int
+    context_length_rule: str
+
+
+def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _ContextLength:
+    """``ModelConfig.context_len``: ``--context-length`` when it is at most what
     ``get_context_length`` reads from the text config (common.py:677-695: the first of
     ``_CONTEXT_LENGTH_KEYS``, times a RoPE scaling factor, else 2048), which SGLang refuses to
     exceed (``_derive_context_length``, configs/model_config.py:1291-1316, without
@@ -540,115 +398,141 @@ def _context_length(text: Mapping[str, Any], given: int | None) -> tuple[int, st
             rule = f"config {key}" + (f" x RoPE factor {factor}" if factor != 1 else "")
             break
     if given is None:
-        return derived, rule
+        return _ContextLength(derived, rule)
     if given > derived:
         raise fail(
             "context_length",
             f"{given} is longer than the model's {derived} ({rule}); SGLang refuses it "
             "(configs/model_config.py:1295-1316)",
         )
-    return given, "--context-length"
+    return _ContextLength(given, "--context-length")
 
 
-def _kv_bytes_per_token(
-    state: SsmState, architecture: str, text: Mapping[str, Any], tp: int
-) -> tuple[int, str]:
-    """(KV cache bytes per token on one rank, its rule), as
-    ``DefaultPoolConfigurator._compute_cell_size`` (pool_configurator.py:340-534) sizes it for
-    the full-attention layers (:226-235) with the auto KV dtype: MLA keeps one latent of
-    ``kv_lora_rank + qk_rope_head_dim`` per layer (``calculate_mla_kv_cache_dim``,
-    kv_cache_configurator.py:3412-3423; BailingMoeV3 with ``use_mla_nope`` drops the rope
-    part, configs/model_config.py:1420-1431), other attention ``max(1, kv_heads // tp)`` heads
-    of ``head_dim + v_head_dim`` (``get_num_kv_heads``, :1700-1711)."""
-    attention = state.attention
-    if attention is None:
-        return 0, "no attention layer: no KV cache"
-    layers = len(attention.layer_indices)
-    if attention.mla:
-        rank, rope = attention.kv_lora_rank or 0, attention.qk_rope_head_dim or 0
-        if architecture in _MLA_NOPE_ARCHS and text.get("use_mla_nope"):
-            rope = 0
-        return (
-            (rank + rope) * layers * _KV_ELEMENT_BYTES,
-            f"MLA ({rank} + {rope}) x {layers} layers x {_KV_ELEMENT_BYTES} B",
-        )
-    heads = max(1, attention.num_key_value_heads // tp)
-    width = attention.head_dim + attention.v_head_dim
-    return (
-        heads * width * layers * _KV_ELEMENT_BYTES,
-        f"{heads} KV heads x ({attention.head_dim} + {attention.v_head_dim}) x {layers} layers "
-        f"x {_KV_ELEMENT_BYTES} B",
+@dataclass(frozen=True, slots=True)
+class _Strategy:
+    mamba_radix_cache_strategy: str
+    strategy_rule: str
+    overlap_schedule: bool
+
+
+def _mamba_radix_cache_resolution(
+    launch: _Launch, architecture: str, text: Mapping[str, Any]
+) -> _Strategy:
+    """The strategy, the rule that chose it and whether the overlap scheduler runs, as
+    ``_mamba_radix_cache_resolution`` (overrides.py:453-487) and ``handle_mamba_radix_cache``
+    (model_hook.py:1050-1075) resolve them for a default launch (overlap on, page size 1)."""
+    requested = launch.mamba_radix_cache_strategy
+    if launch.disable_radix_cache:
+        return _Strategy("none", "--disable-radix-cache", True)
+    layer_types = text.get("layer_types")
+    radix = architecture in _MAMBA_RADIX_CACHE_ARCHS or (
+        architecture == "GraniteMoeHybridForCausalLM"
+        and isinstance(layer_types, list)
+        and "mamba" in layer_types
     )
-
-
-def _is_dsa(architecture: str, root: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
-    """``is_deepseek_dsa`` (configs/model_config.py:191-211): a DeepSeek-sparse-attention
-    architecture with an ``index_topk``, which keeps an indexer's keys beside the latent KV."""
-    return architecture in _DSA_ARCHS and _field(root, text, "index_topk") is not None
-
-
-def _field(root: Mapping[str, Any], text: Mapping[str, Any], name: str) -> Any:
-    """``name`` as SGLang's config object answers it: the whole config's, else its text
-    config's (SGLang's wrapper configs carry their text fields)."""
-    value = root.get(name)
-    return text.get(name) if value is None else value
-
-
-def _dsa_indexer_bytes_per_token(
-    state: SsmState, root: Mapping[str, Any], text: Mapping[str, Any]
-) -> tuple[int, str]:
-    """(the DSA indexer's bytes per token on one rank, its rule), as
-    ``_compute_dsa_indexer_cell_size`` (pool_configurator.py:564-640) sizes it with no context
-    parallelism and no hisparse: ``ceil((index_head_dim + index_head_dim // 128 x 4) /
-    index_kpool)`` uint8 bytes (``DSATokenToKVPool``, mem_cache/memory_pool.py:5280-5281) for
-    each attention layer that computes its own top-k (``dsa_layer_skips_topk``,
-    configs/model_config.py:488-522)."""
-    head_dim = _int_field(root, text, "index_head_dim")
-    kpool = _int_field(root, text, "index_kpool", default=1)
-    per_layer = -(-(head_dim + head_dim // _DSA_QUANT_BLOCK * 4) // kpool)
-    attention = state.attention
-    layer_ids = attention.layer_indices if attention is not None else ()
-    fresh = [layer for layer in layer_ids if not _skips_topk(root, text, layer)]
-    return (
-        per_layer * len(fresh),
-        f"ceil(({head_dim} + {head_dim} // {_DSA_QUANT_BLOCK} x 4) / {kpool}) x {len(fresh)} "
-        "layers x 1 B",
-    )
-
-
-def _int_field(
-    root: Mapping[str, Any], text: Mapping[str, Any], name: str, default: int | None = None
-) -> int:
-    value = _field(root, text, name)
-    if value is None and default is not None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ModelConfigError(f"field {name!r}: {value!r} is not a positive integer", field=name)
-    return value
-
-
-def _skips_topk(root: Mapping[str, Any], text: Mapping[str, Any], layer: int) -> bool:
-    """``dsa_layer_skips_topk`` (configs/model_config.py:488-522): whether DSA layer ``layer``
-    reuses the previous layer's top-k indices, and so keeps no indexer keys."""
-    kinds = _field(root, text, "indexer_types")
-    if isinstance(kinds, list):
-        return layer < len(kinds) and kinds[layer] == "shared"
-    factor = _field(root, text, "cli_factor") or 1
-    if isinstance(factor, int) and factor > 1:
-        return layer % factor != 0
-    pattern = _field(root, text, "index_topk_pattern")
-    if isinstance(pattern, list | str):
-        return layer < len(pattern) and pattern[layer] == "S"
-    frequency = _field(root, text, "index_topk_freq") or 1
-    offset = _field(root, text, "index_skip_topk_offset")
-    if not isinstance(frequency, int) or frequency <= 0:
-        raise ModelConfigError(
-            f"field 'index_topk_freq': {frequency!r} is not a positive integer",
-            field="index_topk_freq",
+    if not radix:
+        if requested != "auto":
+            raise fail(
+                "mamba_radix_cache_strategy",
+                f"{requested} needs the hybrid-mamba radix cache, which SGLang does not use "
+                f"for {architecture} (model_hook.py:1059-1066)",
+            )
+        return _Strategy("auto", f"{architecture} is not a mamba-radix-cache architecture", True)
+    extra_buffer = architecture in _MAMBA_EXTRA_BUFFER_ARCHS
+    if requested == "auto":
+        if extra_buffer:
+            return _Strategy(
+                "extra_buffer", "auto: overlap scheduler on, architecture supports it", True
+            )
+        return _Strategy(
+            "no_buffer", "auto: architecture has no extra_buffer; overlap turned off", False
         )
-    if isinstance(offset, int) and offset > 0:
-        return max(layer - offset + 1, 0) % frequency != 0
-    return max(layer - 1, 0) % frequency != 0
+    if requested != "no_buffer" and not extra_buffer:
+        raise fail(
+            "mamba_radix_cache_strategy",
+            f"{SGLANG} supports {requested} only for its extra_buffer architectures, not "
+            f"{architecture} (overrides.py:403-451)",
+        )
+    return _Strategy(requested, "flag", True)
+
+
+def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> int:
+    """``_calculate_mamba_ratio`` (kv_cache_configurator.py:3062-3088), with
+    SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK unset (sglang/srt/environ.py:1637): the state slots one
+    request may hold."""
+    if launch.disable_radix_cache:
+        return 1
+    return _BASE_RATIO + _TRACKING_SLOTS.get(strategy.mamba_radix_cache_strategy, 0)
+
+
+def _handle_eagle_family(launch: _Launch) -> int | None:
+    """The running requests asked for: ``--max-running-requests``, else 48 under speculative
+    decoding (``_handle_eagle_family``, speculative_hook.py:1086-1094), else ``None`` (SGLang
+    estimates it from the KV pool)."""
+    if launch.max_running_requests is not None:
+        return launch.max_running_requests
+    return _SPECULATIVE_MAX_RUNNING_REQUESTS if launch.speculative_num_draft_tokens else None
+
+
+@dataclass(frozen=True, slots=True)
+class _MambaCache:
+    slots: int
+    slots_rule: str
+    pool_bytes: int
+    kv_cache_bytes: int | None
+
+
+def _handle_max_mamba_cache(
+    model: HybridModel, launch: _Launch, ratio: int, running: int | None
+) -> _MambaCache:
+    """``_handle_max_mamba_cache`` (kv_cache_configurator.py:3229-3409): the state slots ``K``
+    (``--max-mamba-cache-size``; with the radix cache off, the running requests; else ``r / (1 +
+    r)`` of the memory after the weights less one padding slot, and the speculative scratch of
+    the capped running requests), the pool of ``K + 1`` slots (``MambaPool``,
+    memory_pool.py:722-753), and what is left for the KV pool (:3042-3058)."""
+    per_req, draft = model.state.per_sequence_bytes, launch.speculative_num_draft_tokens
+    budget, slots_given = launch.available_memory, launch.max_mamba_cache_size
+    rest = None if budget is None else budget / _GIB
+    served = None  # the running requests the scratch is kept for, where the slots are they
+    if slots_given is not None:
+        slots, rule = slots_given, "--max-mamba-cache-size"
+    elif launch.disable_radix_cache and running is not None:
+        slots, rule = max(1, running), "--disable-radix-cache with max_running_requests"
+        served = slots
+    elif rest is None:
+        raise fail(
+            "available_memory",
+            "needed: SGLang sizes the state pool from the memory left after the weights "
+            "(or give max_mamba_cache_size)",
+        )
+    else:
+        ratio_flag = launch.mamba_full_memory_ratio
+        mamba_budget_bytes = rest * ratio_flag / (1 + ratio_flag) * _GIB
+        spent = per_req * (1 + draft)
+        slots = int((mamba_budget_bytes - spent) // (per_req * (1 + draft / ratio)))
+        rule = f"{ratio_flag:g}/(1+{ratio_flag:g}) of available_memory, one slot padding"
+    if draft and rest is not None:
+        capped = served or min(max(1, running or 1), slots // ratio)
+        rest -= per_req * (capped + 1) * draft / _GIB
+    if slots <= 0:
+        raise _no_slot(budget, per_req, slots_given)
+    pool = (slots + 1) * per_req
+    return _MambaCache(slots, rule, pool, _kv_cache_bytes(budget, rest, pool))
+
+
+def _kv_cache_bytes(budget: int | None, rest: float | None, pool: int) -> int | None:
+    """What is left for the KV pool after the state pool (kv_cache_configurator.py:3042-3058,
+    :3409); SGLang refuses to start when nothing is."""
+    if rest is None:
+        return None
+    left = rest - pool / _GIB
+    if left <= 0:
+        raise fail(
+            "available_memory",
+            f"{budget} B leaves no memory for the KV cache after the state pool of "
+            f"{pool} B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)",
+        )
+    return int(left * _GIB)
 
 
 def _no_slot(budget: int | None, per_req: int, slots_given: int | None) -> ServerArgumentError:
@@ -659,4 +543,227 @@ def _no_slot(budget: int | None, per_req: int, slots_given: int | None) -> Serve
         "available_memory",
         f"{budget} B holds no state slot of {per_req} B (with one padding slot); SGLang "
         "refuses to start",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _CellSize:
+    kv_bytes_per_token: int
+    kv_bytes_per_token_rule: str
+
+
+def _compute_cell_size(model: HybridModel, architecture: str) -> _CellSize:
+    """KV cache bytes per token on one rank, as ``DefaultPoolConfigurator._compute_cell_size``
+    (pool_configurator.py:340-534) sizes it for the full-attention layers (:226-235) with the
+    auto KV dtype (``AttentionLayers.kv_bytes_per_token`` at 2 B an element): MLA without its
+    RoPE part for BailingMoeV3 with ``use_mla_nope`` (configs/model_config.py:1420-1431), and a
+    DeepSeek-sparse-attention indexer's keys for a DSA architecture with an ``index_topk``
+    (``is_deepseek_dsa``, configs/model_config.py:191-211; ``_compute_dsa_indexer_cell_size``,
+    pool_configurator.py:564-640, with no context parallelism and no hisparse)."""
+    attention, tp = model.state.attention, model.state.tp_size
+    if attention is None:
+        return _CellSize(0, "no attention layer: no KV cache")
+    rope = not (architecture in _MLA_NOPE_ARCHS and model.text.get("use_mla_nope"))
+    root = model.config.mapping
+    dsa = architecture in _DSA_ARCHS and _sglang_field(root, model.text, "index_topk") is not None
+    indexer = dsa_indexer(root, model.text, attention) if dsa else None
+    per_token = attention.kv_bytes_per_token(
+        tp, _KV_ELEMENT_BYTES, latent_rope=rope, indexer=indexer
+    )
+    layers = len(attention.layer_indices)
+    if attention.mla:
+        rank, latent_rope = attention.kv_lora_rank or 0, attention.qk_rope_head_dim or 0
+        rule = (
+            f"MLA ({rank} + {latent_rope if rope else 0}) x {layers} layers x {_KV_ELEMENT_BYTES} B"
+        )
+    else:
+        heads = max(1, attention.num_key_value_heads // tp)
+        rule = (
+            f"{heads} KV heads x ({attention.head_dim} + {attention.v_head_dim}) x {layers} "
+            f"layers x {_KV_ELEMENT_BYTES} B"
+        )
+    if indexer is not None:
+        rule += f" + DSA indexer {indexer.rule}"
+    return _CellSize(per_token, rule)
+
+
+def _sglang_field(root: Mapping[str, Any], text: Mapping[str, Any], name: str) -> Any:
+    """``name`` as SGLang's config object answers it: the whole config's, else its text
+    config's."""
+    value = root.get(name)
+    return text.get(name) if value is None else value
+
+
+@dataclass(frozen=True, slots=True)
+class _PoolSizes:
+    kv_tokens: int | None
+    max_total_tokens: int | None
+
+
+def _calculate_pool_sizes(
+    launch: _Launch, cache: _MambaCache, cell: _CellSize, context: _ContextLength
+) -> _PoolSizes:
+    """The KV pool's tokens (``DefaultPoolConfigurator.calculate_pool_sizes``,
+    pool_configurator.py:623-634, page size 1): what is left over the bytes per token; with no
+    attention layer, the context (:243-248); at most ``--max-total-tokens``
+    (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117)."""
+    limit = launch.max_total_tokens
+    if cache.kv_cache_bytes is None:
+        return _PoolSizes(None, limit)
+    if cell.kv_bytes_per_token:
+        tokens = cache.kv_cache_bytes // cell.kv_bytes_per_token
+    else:
+        tokens = limit or context.context_length
+    return _PoolSizes(tokens if limit is None else min(tokens, limit), limit)
+
+
+@dataclass(frozen=True, slots=True)
+class _RunningRequests:
+    max_running_requests: int
+    max_running_requests_rule: str
+
+
+def _resolve_max_num_reqs(
+    launch: _Launch,
+    ratio: int,
+    running: int | None,
+    cache: _MambaCache,
+    tokens: _PoolSizes,
+    context: _ContextLength,
+) -> _RunningRequests:
+    """``resolve_max_num_reqs`` (kv_cache_configurator.py:3119-3172): the requests asked for,
+    else SGLang's estimate from the KV pool's tokens (``int(tokens / context_len * 512)``,
+    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens; SGLang
+    refuses to start when that serves no request (:3160-3168)."""
+    kv_tokens, slots = tokens.kv_tokens, cache.slots
+    if running is not None:
+        wanted = running
+        rule = (
+            f"--max-running-requests {running}"
+            if launch.max_running_requests is not None
+            else "48 for speculative decoding"
+        )
+    elif kv_tokens is not None:
+        estimate = int(kv_tokens / context.context_length * _ESTIMATE_REQUESTS_PER_CONTEXT)
+        wanted = max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR)
+        rule = (
+            f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context.context_length} "
+            f"x {_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
+        )
+    else:
+        wanted = _ESTIMATE_CEILING
+        rule = (
+            f"SGLang's estimate from the KV pool, at most {_ESTIMATE_CEILING} (without "
+            "available_memory the KV pool's tokens, and so the estimate, are unknown: an upper "
+            "bound)"
+        )
+    capped = min(wanted, slots // ratio)
+    rule = f"min({rule}, slots {slots} // ratio {ratio}"
+    if kv_tokens is not None:
+        capped = min(capped, kv_tokens // 2)
+        rule += f", {kv_tokens} KV tokens // 2"
+    if capped <= 0:
+        field = (
+            "max_mamba_cache_size"
+            if launch.max_mamba_cache_size is not None
+            else "available_memory"
+        )
+        short = (
+            f"{slots} state slots at {ratio} per request serve"
+            if slots // ratio <= 0
+            else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
+        )
+        raise fail(
+            field,
+            f"{short} no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)",
+        )
+    return _RunningRequests(capped, rule + ")")
+
+
+@dataclass(frozen=True, slots=True)
+class _SpeculativeScratch:
+    speculative_num_draft_tokens: int
+    speculative_scratch_bytes: int
+    speculative_ssm_scratch_bytes: int
+    speculative_conv_scratch_bytes: int
+
+
+def _speculative_scratch(model: HybridModel, requests: int, launch: _Launch) -> _SpeculativeScratch:
+    """``intermediate_ssm_state_cache`` and the conv windows per draft token, for ``requests +
+    1`` rows (memory_pool.py:864-965): CUDA with a linear draft chain keeps one deduplicated
+    window of ``D + K - 2`` columns per row (``conv_window_dedup_enabled``, :135-150;
+    ``_allocate_deduplicated_conv_window``, :598-636) for a kind that deduplicates
+    (``KindTraits.sglang_conv_dedup``), dense windows otherwise."""
+    draft = launch.speculative_num_draft_tokens
+    rows = requests + 1
+    ssm = conv = 0
+    for group in model.state.groups if draft else ():
+        layers = len(group.layer_indices)
+        for tensor in group.tensors:
+            if not tensor.name.startswith("conv"):
+                ssm += layers * rows * draft * tensor.bytes
+            elif not KINDS[group.kind].sglang_conv_dedup:
+                conv += layers * rows * draft * tensor.bytes
+            else:
+                # (channels, K - 1): the window axis grows to D + (K - 1) - 1 columns.
+                channels, window = tensor.shape[0], tensor.shape[-1]
+                conv += layers * rows * channels * (draft + window - 1) * DTYPE_BYTES[tensor.dtype]
+    return _SpeculativeScratch(draft, ssm + conv, ssm, conv)
+
+
+def _reservation(
+    model: HybridModel,
+    launch: _Launch,
+    architecture: str,
+    context: _ContextLength,
+    strategy: _Strategy,
+    ratio: int,
+    running: int | None,
+    cache: _MambaCache,
+    cell: _CellSize,
+    tokens: _PoolSizes,
+    requests: _RunningRequests,
+    scratch: _SpeculativeScratch,
+) -> SglangReservation:
+    """The steps' values as one reservation, with the model, the launch and the assumptions;
+    the requests asked to run (else those that run) take ``ratio`` slots each."""
+    state, per_req = model.state, model.state.per_sequence_bytes
+    assumptions = [
+        "CUDA, one attention data-parallel rank, one pipeline stage, page size 1",
+        "no ReplaySSM, no fused draft state, no multimodal reserve",
+    ]
+    if launch.speculative_num_draft_tokens:
+        assumptions.append(
+            "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV; conv windows "
+            "deduplicated (CUDA, linear chain)"
+        )
+    if not strategy.overlap_schedule:
+        assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
+    asked = running if running is not None else requests.max_running_requests
+    given_dtype = launch.mamba_ssm_dtype is not None
+    return SglangReservation(
+        model_type=state.model_type,
+        family=state.family,
+        architecture=architecture,
+        source=state.source,
+        tp_size=launch.tp_size,
+        gpu_arch=launch.gpu_arch,
+        state_layers=state.ssm_layers,
+        conv_dtype=state.conv_dtype,
+        conv_dtype_rule=state.conv_dtype_rule,
+        ssm_dtype=state.ssm_dtype,
+        ssm_dtype_rule="--mamba-ssm-dtype (SGLANG_MAMBA_SSM_DTYPE)"
+        if given_dtype
+        else state.ssm_dtype_rule,
+        per_request_bytes=per_req,
+        available_memory=launch.available_memory,
+        mamba_full_memory_ratio=launch.mamba_full_memory_ratio,
+        disable_radix_cache=launch.disable_radix_cache,
+        ratio=ratio,
+        requested_requests=asked,
+        slots_for_requested=asked * ratio,
+        pool_bytes_for_requested=(asked * ratio + 1) * per_req,
+        naive_state_bytes=asked * per_req,
+        assumptions=tuple(assumptions),
+        **_fields(context, strategy, cache, cell, tokens, requests, scratch),
     )
