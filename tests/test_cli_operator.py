@@ -16,14 +16,17 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from decode_ring import cli, sizing, snapshots
+from decode_ring import cli, snapshots
+from decode_ring import plan as sizing
+from decode_ring.cli import plot as _plot
 from decode_ring.models import AttentionLayers, ModelConfigError
-from decode_ring.sizing import divided_evenly, kv_cache_per_sequence
+from decode_ring.plan import divided_evenly
 
 from . import test_mutants_cli
 from .support import FakeCell, run_cli
@@ -117,11 +120,11 @@ def test_kv_heads_split_over_ranks_and_replicate_past_them() -> None:
         qk_rope_head_dim=None,
         model_dtype="float16",
     )
-    # 2 layers x heads on the rank x (256 + 256) x 2 B x 100 tokens.
-    assert kv_cache_per_sequence(gqa, 1, 100) == 2 * 2 * 512 * 2 * 100
-    assert kv_cache_per_sequence(gqa, 2, 100) == 2 * 1 * 512 * 2 * 100
-    assert kv_cache_per_sequence(gqa, 8, 100) == 2 * 1 * 512 * 2 * 100  # replicated, not 1/4
-    assert kv_cache_per_sequence(None, 1, 100) == 0
+    # 2 layers x heads on the rank x (256 + 256) x 2 B per token.
+    assert gqa.kv_bytes_per_token(1, 2) == 2 * 2 * 512 * 2
+    assert gqa.kv_bytes_per_token(2, 2) == 2 * 1 * 512 * 2
+    assert gqa.kv_bytes_per_token(8, 2) == 2 * 1 * 512 * 2  # replicated, not 1/4
+    assert gqa.page_bytes_per_token(2, 1) == 1 * 512 * 1  # one layer, fp8
 
 
 def test_mla_keeps_one_latent_per_token_on_every_rank() -> None:
@@ -137,8 +140,10 @@ def test_mla_keeps_one_latent_per_token_on_every_rank() -> None:
         qk_rope_head_dim=64,
         model_dtype="bfloat16",
     )
-    assert kv_cache_per_sequence(mla, 1, 4096) == 61 * 576 * 2 * 4096
-    assert kv_cache_per_sequence(mla, 8, 4096) == 61 * 576 * 2 * 4096
+    assert mla.kv_bytes_per_token(1, 2) == 61 * 576 * 2
+    assert mla.kv_bytes_per_token(8, 2) == 61 * 576 * 2
+    # SGLang's use_mla_nope keeps the latent without its RoPE part.
+    assert mla.kv_bytes_per_token(1, 2, latent_rope=False) == 61 * 512 * 2
 
 
 def test_weights_divide_evenly_rounded_up() -> None:
@@ -311,7 +316,7 @@ def test_the_picture_has_discrete_colours_a_legend_and_the_inputs(
         (1, 3, 8),
         (8, 64, 512),
     )
-    figure = sizing.plan_figure(grid)
+    figure = _plot.plan_figure(grid)
     try:
         (legend,) = figure.legends
         labels = [text.get_text() for text in legend.get_texts()]
@@ -443,9 +448,7 @@ def test_an_os_error_while_computing_is_a_read_error(
     def unreadable(args: object) -> object:
         raise OSError(errno.EIO, "Input/output error", "/models/x/config.json")
 
-    monkeypatch.setitem(
-        cli.COMMANDS, "state", cli.Command("", cli.state_flags, unreadable, cli.SEE_TOP_HELP)
-    )
+    monkeypatch.setitem(cli.COMMANDS, "state", replace(cli.COMMANDS["state"], run=unreadable))
     assert usage_error(capsys, "state", "--config", "x") == (
         "cannot read '/models/x/config.json': Input/output error"
     )

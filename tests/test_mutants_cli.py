@@ -22,6 +22,8 @@ import pytest
 
 from decode_ring import _facade, _selector, cli, preflight
 from decode_ring._facade import watchdogs_disabled_from_value
+from decode_ring.cli import output as cli_output
+from decode_ring.cli import parsing as cli_parsing
 
 from .support import FakeCell
 
@@ -591,7 +593,7 @@ def test_plan_plot_without_matplotlib_is_a_usage_error(
         drawn.append((type(grid).__name__, path))
         raise ImportError("No module named 'matplotlib'")
 
-    monkeypatch.setattr(cli, "plot_plan", no_matplotlib)
+    monkeypatch.setattr(cli.model, "plot_plan", no_matplotlib)
     assert usage_error(capsys, *PLAN_README, "--plot", "grid.png") == (
         "--plot needs matplotlib: pip install 'decode_ring[plot]'"
     )
@@ -662,8 +664,8 @@ def test_counts_read_leading_zeros_and_plus(
 
 
 def test_count_list_keeps_the_order(cell: FakeCell) -> None:
-    assert cli.count_list("8,1,4") == (8, 1, 4)
-    assert cli.count_list("3") == (3,)
+    assert cli_parsing.count_list("8,1,4") == (8, 1, 4)
+    assert cli_parsing.count_list("3") == (3,)
 
 
 # --- help and version ---------------------------------------------------------
@@ -901,10 +903,10 @@ def test_an_overflow_is_a_usage_error(
 def test_write_escapes_what_the_stream_cannot_encode() -> None:
     raw = io.BytesIO()
     stream = io.TextIOWrapper(raw, encoding="ascii")
-    cli.write(stream, "caf\xe9 \u2028")
+    cli_output.write(stream, "caf\xe9 \u2028")
     assert raw.getvalue() == b"caf\\xe9 \\u2028\n"  # flushed: the bytes are there
     utf8 = io.StringIO()  # no encoding: UTF-8
-    cli.write(utf8, "caf\xe9")
+    cli_output.write(utf8, "caf\xe9")
     assert utf8.getvalue() == "caf\xe9\n"
 
 
@@ -924,14 +926,14 @@ class Bare:
 
 def test_write_to_a_stream_without_an_encoding_uses_utf8() -> None:
     stream = Bare()
-    cli.write(stream, "caf\xe9")  # type: ignore[arg-type]
+    cli_output.write(stream, "caf\xe9")  # type: ignore[arg-type]
     assert (stream.text, stream.flushed) == ("caf\xe9\n", True)
 
 
 def test_one_line_escapes_only_what_is_not_printable() -> None:
-    assert cli.one_line("a\nb\tc\u2028d\xe9 e") == "a\\nb\\tc\\u2028d\xe9 e"
+    assert cli_output.one_line("a\nb\tc\u2028d\xe9 e") == "a\\nb\\tc\\u2028d\xe9 e"
 
 
 def test_flag_names() -> None:
-    assert cli.flag("reserve_without_ring") == "--reserve-without-ring"
-    assert re.fullmatch(r"--[a-z-]+", cli.flag("max_batch_size"))
+    assert cli_parsing.flag("reserve_without_ring") == "--reserve-without-ring"
+    assert re.fullmatch(r"--[a-z-]+", cli_parsing.flag("max_batch_size"))

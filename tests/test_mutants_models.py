@@ -846,8 +846,8 @@ def test_wrappers_and_removed_families() -> None:
 def test_a_render_of_a_model_that_mixes_kinds(tmp_path: Path) -> None:
     import dataclasses
 
-    from decode_ring.render import render
-    from decode_ring.sizing import StateReport
+    from decode_ring.cli.render import render
+    from decode_ring.reports import StateReport
 
     mamba = ssm_state(MAMBA2)
     kda = ssm_state(KIMI)

@@ -18,17 +18,18 @@ from typing import Any
 import pytest
 
 from decode_ring.cli import main
+from decode_ring.cli.render import render
+from decode_ring.cli.servers import SGLANG_COMMAND, VLLM_COMMAND
 from decode_ring.models import ModelConfigError
-from decode_ring.render import render
 from decode_ring.servers import ServerArgumentError, metrale, sglang_reservation, vllm_reservation
-from decode_ring.servers.commands import (
-    refuse_unknown,
-    run_sglang,
-    run_vllm,
-    sglang_flags,
-    vllm_flags,
-)
-from decode_ring.snapshots import CONFIG_HELP
+
+run_vllm, vllm_flags = VLLM_COMMAND.run, VLLM_COMMAND.flags
+run_sglang, sglang_flags = SGLANG_COMMAND.run, SGLANG_COMMAND.flags
+
+
+def refuse_unknown(server: str, extras: list[str]) -> str:
+    return {"vllm": VLLM_COMMAND, "sglang": SGLANG_COMMAND}[server].refuse_unknown(extras)
+
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
@@ -1767,315 +1768,6 @@ def test_sglang_agrees_with_the_wheel_field_by_field(
 # aliases included, as tools read them into _flags.py); the defaults are theirs (vLLM
 # tensor_parallel_size 1, replayssm_buffer_len 16; SGLang tp_size 1, mamba_full_memory_ratio
 # 0.9, mamba_radix_cache_strategy auto, from the same files), and 256 sequences is the B.
-VLLM_OPTIONS = (
-    (("--config",), "_StoreAction", None, "PATH", CONFIG_HELP, None, None, True),
-    (
-        ("--gpu-arch",),
-        "_StoreAction",
-        "sm90",
-        None,
-        "the GPU the server runs on (default sm90: H100/H200)",
-        None,
-        ("sm80", "sm86", "sm89", "sm90"),
-        False,
-    ),
-    (("--json",), "_StoreTrueAction", False, None, "one JSON object on stdout", None, None, False),
-    (
-        ("--tensor-parallel-size", "-tp", "--tensor_parallel_size"),
-        "_StoreAction",
-        1,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (("--max-num-seqs", "--max_num_seqs"), "_StoreAction", 256, "N", None, "_integer", None, False),
-    (
-        ("--max-model-len", "--max_model_len"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_human_int",
-        None,
-        False,
-    ),
-    (("--block-size", "--block_size"), "_StoreAction", None, "N", None, "_integer", None, False),
-    (
-        (
-            "--enable-prefix-caching",
-            "--no-enable-prefix-caching",
-            "--enable_prefix_caching",
-            "--no-enable_prefix_caching",
-        ),
-        "BooleanOptionalAction",
-        None,
-        None,
-        "default: on for a hybrid model, off for an attention-free one",
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--num-speculative-tokens", "--spec-tokens", "--num_speculative_tokens"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--speculative-config", "-sc", "--speculative_config"),
-        "_StoreAction",
-        None,
-        "JSON",
-        None,
-        "_speculative_config",
-        None,
-        False,
-    ),
-    (
-        ("--mamba-cache-dtype", "--mamba_cache_dtype"),
-        "_StoreAction",
-        "auto",
-        "D",
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--mamba-ssm-cache-dtype", "--mamba_ssm_cache_dtype"),
-        "_StoreAction",
-        "auto",
-        "D",
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--kv-cache-dtype", "--kv_cache_dtype"),
-        "_StoreAction",
-        "auto",
-        "D",
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--kv-cache-memory-bytes", "--kv_cache_memory_bytes"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_human_int",
-        None,
-        False,
-    ),
-    (
-        ("--use-replayssm", "--no-use-replayssm", "--use_replayssm", "--no-use_replayssm"),
-        "BooleanOptionalAction",
-        False,
-        None,
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--replayssm-buffer-len", "--replayssm_buffer_len"),
-        "_StoreAction",
-        16,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-)
-SGLANG_OPTIONS = (
-    (("--config",), "_StoreAction", None, "PATH", CONFIG_HELP, None, None, True),
-    (
-        ("--gpu-arch",),
-        "_StoreAction",
-        "sm90",
-        None,
-        "the GPU the server runs on (default sm90: H100/H200)",
-        None,
-        ("sm80", "sm86", "sm89", "sm90"),
-        False,
-    ),
-    (("--json",), "_StoreTrueAction", False, None, "one JSON object on stdout", None, None, False),
-    (
-        ("--tp-size", "--tp", "--tensor-parallel-size", "--tp_size"),
-        "_StoreAction",
-        1,
-        None,
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--available-memory",),
-        "_StoreAction",
-        None,
-        "SIZE",
-        "per rank, after the weights: what _handle_max_mamba_cache divides",
-        "_size",
-        None,
-        False,
-    ),
-    (
-        ("--max-mamba-cache-size", "--max_mamba_cache_size"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--mamba-full-memory-ratio", "--mamba_full_memory_ratio"),
-        "_StoreAction",
-        0.9,
-        "R",
-        None,
-        "_ratio",
-        None,
-        False,
-    ),
-    (
-        ("--mamba-radix-cache-strategy", "--mamba_radix_cache_strategy"),
-        "_StoreAction",
-        "auto",
-        "auto|no_buffer|extra_buffer|extra_buffer_lazy",
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--disable-radix-cache", "--disable_radix_cache"),
-        "_StoreTrueAction",
-        False,
-        None,
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--max-running-requests", "--max_running_requests"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--speculative-algorithm", "--speculative_algorithm"),
-        "_StoreAction",
-        None,
-        "EAGLE|EAGLE3|NEXTN|MTP",
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--speculative-num-draft-tokens", "--speculative_num_draft_tokens"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--speculative-num-steps", "--speculative_num_steps"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--speculative-eagle-topk", "--speculative_eagle_topk"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--mamba-ssm-dtype", "--mamba_ssm_dtype"),
-        "_StoreAction",
-        None,
-        "D",
-        None,
-        None,
-        None,
-        False,
-    ),
-    (
-        ("--context-length", "--context_length"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-    (
-        ("--max-total-tokens", "--max_total_tokens"),
-        "_StoreAction",
-        None,
-        "N",
-        None,
-        "_integer",
-        None,
-        False,
-    ),
-)
-
-
-@pytest.mark.parametrize(
-    ("add_flags", "expected"), [(vllm_flags, VLLM_OPTIONS), (sglang_flags, SGLANG_OPTIONS)]
-)
-def test_each_option_is_the_servers_spelling_with_its_default(
-    add_flags: Any, expected: tuple[tuple[object, ...], ...]
-) -> None:
-    parser = argparse.ArgumentParser()
-    add_flags(parser)
-    options = tuple(
-        (
-            tuple(action.option_strings),
-            type(action).__name__,
-            action.default,
-            action.metavar,
-            action.help,
-            getattr(action.type, "__name__", None),
-            action.choices and tuple(action.choices),
-            action.required,
-        )
-        for action in parser._actions[1:]
-    )
-    assert options == expected
 
 
 def _refusal(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -2324,27 +2016,20 @@ def test_the_sglang_command_passes_each_flag_on() -> None:
     assert (off.context_length, off.context_length_rule) == (4096, "--context-length")
 
 
-def test_a_refusal_names_the_flag_and_keeps_the_argument_field() -> None:
-    with pytest.raises(ServerArgumentError) as raised:
-        run_sglang(_parsed(sglang_flags, "--config", NEMOTRON))
-    assert raised.value.field == "available_memory"
-    assert str(raised.value).startswith("argument --available-memory: needed: ")
-    with pytest.raises(ServerArgumentError) as vllm_raised:
-        run_vllm(_parsed(vllm_flags, "--config", NEMOTRON, "--kv-cache-memory-bytes", "1G"))
-    assert vllm_raised.value.field == "kv_cache_memory_bytes"
-    with pytest.raises(ServerArgumentError) as both:
-        run_vllm(
-            _parsed(
-                vllm_flags,
-                "--config",
-                NEMOTRON,
-                "--spec-tokens",
-                "1",
-                "-sc",
-                '{"num_speculative_tokens": 1}',
-            )
-        )
-    assert both.value.field == "speculative_config"
+def test_a_refusal_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    def refusal(*argv: str) -> str:
+        assert main(list(argv)) == 2
+        return capsys.readouterr().err
+
+    assert refusal("sglang", "--config", NEMOTRON).startswith(
+        "decode-ring: error: argument --available-memory: needed: "
+    )
+    assert refusal("vllm", "--config", NEMOTRON, "--kv-cache-memory-bytes", "1G").startswith(
+        "decode-ring: error: argument --kv-cache-memory-bytes: "
+    )
+    assert refusal(
+        "vllm", "--config", NEMOTRON, "--spec-tokens", "1", "-sc", '{"num_speculative_tokens": 1}'
+    ).startswith("decode-ring: error: argument --speculative-config: ")
 
 
 @pytest.mark.parametrize(
@@ -3966,13 +3651,13 @@ def test_vllm_replayssm_ring_is_in_the_model_dtype() -> None:
         ),
     ],
 )
-def test_sglang_speculative_refusals_name_their_flag(args: tuple[str, ...], field: str) -> None:
-    with pytest.raises(ServerArgumentError) as raised:
-        run_sglang(
-            _parsed(sglang_flags, "--config", NEMOTRON, "--available-memory", "60GiB", *args)
-        )
-    assert raised.value.field == field
-    assert str(raised.value).startswith(f"argument --{field.replace('_', '-')}: ")
+def test_sglang_speculative_refusals_name_their_flag(
+    args: tuple[str, ...], field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sglang", "--config", NEMOTRON, "--available-memory", "60GiB", *args]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"decode-ring: error: argument --{field.replace('_', '-')}: "
+    )
 
 
 def test_vllm_sizes_in_plain_digits() -> None:

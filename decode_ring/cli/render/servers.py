@@ -1,14 +1,13 @@
 """The text and JSON forms of ``VllmReservation`` and ``SglangReservation``: every term with the
 rule and the citation it comes from, and the server's figure beside the naive B x per-sequence
-figure with the multiplier. Registered with ``decode_ring.render.render`` on import."""
+figure with the multiplier. Registered with ``render`` on import."""
 
 from __future__ import annotations
 
-from ..render import Rendered, render
-from ..units import format_size
-from .common import GPU_ARCHS
-from .sglang import SglangReservation
-from .vllm import VllmReservation
+from ...releases import SGLANG, VLLM
+from ...servers import GPU_ARCHS, SglangReservation, VllmReservation
+from ...units import format_size
+from .base import Rendered, render
 
 __all__: list[str] = []
 
@@ -48,7 +47,7 @@ def _(reservation: VllmReservation) -> Rendered:
         else f"1 + s {spec if not r.use_replayssm else 0}"
     )
     lines = [
-        f"vLLM 0.33.0 reserves for {r.model_type} ({r.family}), per rank, tp rank 1 of "
+        f"{VLLM} reserves for {r.model_type} ({r.family}), per rank, tp rank 1 of "
         f"{r.tensor_parallel_size}",
         _row("assumed GPU", f"{r.gpu_arch}: {r.gpu}"),
         _row(
@@ -142,7 +141,7 @@ def _(reservation: VllmReservation) -> Rendered:
 def _(reservation: SglangReservation) -> Rendered:
     r = reservation
     lines = [
-        f"SGLang 0.5.23 reserves for {r.model_type} ({r.family}, {r.architecture}), per rank, "
+        f"{SGLANG} reserves for {r.model_type} ({r.family}, {r.architecture}), per rank, "
         f"tp rank 1 of {r.tp_size}",
         _row("assumed GPU", f"{r.gpu_arch}: {GPU_ARCHS[r.gpu_arch]}"),
         *(_row("assumed", note) for note in r.assumptions),

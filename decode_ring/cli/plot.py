@@ -1,0 +1,136 @@
+"""``plan --plot``: a plan grid drawn as a heat map with matplotlib (``pip install
+'decode_ring[plot]'``), an optional dependency imported only when a picture is drawn."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Final
+
+from .._selector import DECODE_RING_FIT_LADDER
+from ..plan import Plan, PlanRow
+from ..printable import show
+from ..units import format_size
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["PlotFormatError", "plan_figure", "plot_format", "plot_plan"]
+
+
+class PlotFormatError(ValueError):
+    """``plot_plan`` was given a path whose extension names a format
+    matplotlib cannot write."""
+
+
+REFUSED_COLOUR: Final = "#8c1c13"
+UNSPLIT_COLOUR: Final = "#d9d9d9"
+
+
+def plot_format(path: str) -> str:
+    """The format ``plot_plan`` writes ``path`` in: its extension's (``png``
+    without one). Raises ``PlotFormatError`` for one matplotlib cannot
+    write and ``ImportError`` without matplotlib."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if extension and extension not in formats:
+        raise PlotFormatError(
+            f"matplotlib cannot write {show(extension, limit=40)} files; use one of "
+            f"{', '.join(sorted(formats))}"
+        )
+    return extension or "png"
+
+
+def plot_title(plan: Plan) -> str:
+    """The plot's title: the model and every input behind the grid."""
+    reserve = plan.reserve
+    length = "" if reserve.max_model_len is None else f", max model len {reserve.max_model_len:,}"
+    layout = f" ({plan.layout})" if plan.layout else ""
+    return (
+        f"decode ring depth per rank: {plan.model}{layout}, requested depth {plan.requested}\n"
+        f"free {format_size(plan.free)}, weights {format_size(reserve.weights)} / tp, "
+        f"other {format_size(reserve.other)}{length}"
+    )
+
+
+def plot_plan(plan: Plan, path: str) -> None:
+    """Draws ``plan`` (``plan_figure``) into exactly ``path``, in the format
+    its extension names (PNG without one). Needs matplotlib (``pip install
+    'decode_ring[plot]'``): raises ``ImportError`` without it,
+    ``PlotFormatError`` for a format it cannot write, and ``OSError`` when
+    the file cannot be written."""
+    fmt = plot_format(path)
+    import matplotlib.pyplot as pyplot
+
+    figure = plan_figure(plan)
+    try:
+        with open(path, "wb") as target:
+            figure.savefig(target, format=fmt, dpi=110)
+    finally:
+        pyplot.close(figure)
+
+
+def plan_figure(plan: Plan) -> Figure:
+    """``plan`` as a heat map: one discrete colour per depth, "refused" and
+    "cannot split" in the legend, the inputs in the title, and the table's
+    columns (state and KV cache per sequence beside each row, the largest
+    batch at full depth after it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+    from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
+    from matplotlib.patches import Patch
+
+    ladder = sorted(DECODE_RING_FIT_LADDER)
+    viridis = matplotlib.colormaps["viridis"]
+    depth_colours = [to_hex(viridis(i / (len(ladder) - 1))) for i in range(len(ladder))]
+    colours = ListedColormap([*depth_colours, REFUSED_COLOUR, UNSPLIT_COLOUR])
+    refused, unsplit = len(ladder), len(ladder) + 1
+    norm = BoundaryNorm([i - 0.5 for i in range(len(ladder) + 3)], colours.N)
+    grid = [
+        [refused if cell.depth is None else ladder.index(cell.depth) for cell in row.cells]
+        if row.problem is None
+        else [unsplit] * len(plan.batch_sizes)
+        for row in plan.rows
+    ]
+    figure, axes = pyplot.subplots(
+        figsize=(1.0 * len(plan.batch_sizes) + 5.5, 0.6 * len(plan.rows) + 2.4)
+    )
+    axes.imshow(grid, cmap=colours, norm=norm, aspect="auto")
+    axes.set_xticks(range(len(plan.batch_sizes)), [str(batch) for batch in plan.batch_sizes])
+    axes.set_yticks(range(len(plan.rows)), [row_label(row) for row in plan.rows])
+    axes.set_xlabel("max batch size")
+    for y, row in enumerate(plan.rows):
+        for x, cell in enumerate(row.cells):
+            label = "refused" if cell.depth is None else str(cell.depth)
+            dark = cell.depth is None or ladder.index(cell.depth) < len(ladder) - 2
+            axes.text(x, y, label, ha="center", va="center", color="white" if dark else "black")
+        if row.problem is not None:
+            axes.text((len(plan.batch_sizes) - 1) / 2, y, "cannot split", ha="center", va="center")
+        axes.text(len(plan.batch_sizes) - 0.3, y, f"  {row.full_depth}", va="center")
+    axes.text(
+        len(plan.batch_sizes) - 0.3, -0.75, "  full depth\n  up to batch", va="bottom", fontsize=8
+    )
+    axes.set_title(plot_title(plan), fontsize=9)
+    legend = [
+        Patch(color=colour, label=f"depth {depth}")
+        for depth, colour in zip(ladder, depth_colours, strict=True)
+    ]
+    legend += [
+        Patch(color=REFUSED_COLOUR, label="refused (does not boot)"),
+        Patch(color=UNSPLIT_COLOUR, label="cannot split over tp"),
+    ]
+    figure.legend(handles=legend, loc="center right", fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, 0, 0.86, 1))
+    return figure
+
+
+def row_label(row: PlanRow) -> str:
+    """A row's label: its tensor-parallel size and, as the table shows them,
+    the state and KV cache per sequence on one rank."""
+    if row.per_sequence_bytes is None:
+        return f"tp {row.tp_size}"
+    kv = "" if not row.kv_per_sequence_bytes else f"\nkv {format_size(row.kv_per_sequence_bytes)}"
+    return f"tp {row.tp_size}\nstate {format_size(row.per_sequence_bytes)}{kv}"

@@ -1,0 +1,75 @@
+"""``state`` as JSON and text: every tensor of every kind of recurrent layer, the bytes per
+layer and per sequence, and the ring at a batch."""
+
+from __future__ import annotations
+
+from ..._selector import DECODE_ROLLBACK_RING_SLOTS
+from ...reports import StateReport
+from .base import Rendered, render, sized, source_text
+
+__all__: list[str] = []
+
+
+def layer_ranges(indices: tuple[int, ...]) -> str:
+    """Layer indices with runs compressed: ``0-3,5,7-9``; ``none`` when empty."""
+    runs: list[str] = []
+    start = previous = None
+    for index in (*indices, None):
+        if index is not None and previous is not None and index == previous + 1:
+            previous = index
+            continue
+        if start is not None:
+            runs.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = index
+    return ",".join(runs) or "none"
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(size) for size in shape) + ")" if shape else "-"
+
+
+@render.register
+def _(report: StateReport) -> Rendered:
+    state = report.state
+    json = state.as_dict()
+    json.update(
+        max_batch_size=report.max_batch_size,
+        slot_bytes=report.slot_bytes,
+        full_ring_slots=DECODE_ROLLBACK_RING_SLOTS,
+        full_ring_bytes=report.full_ring_bytes,
+    )
+    lines = [
+        f"ssm state of {state.model_type} ({state.family}) per sequence, tp rank 1 of "
+        f"{state.tp_size}, {state.layout} layout",
+        f"  {'config':<22} {source_text(state.source)}",
+        f"  {'ssm layers':<22} {state.ssm_layers:>11}  {layer_ranges(state.layer_indices)}",
+    ]
+    # Every tensor of every kind of recurrent layer; a kind's own line where there are several.
+    several = len(state.groups) > 1
+    sizes: list[str] = []
+    for group in state.groups:
+        if several:
+            lines.append(
+                f"  {group.kind + ' layers':<22} {len(group.layer_indices):>11}  "
+                f"{layer_ranges(group.layer_indices)}"
+            )
+        for tensor in group.tensors:
+            label = f"{group.kind} {tensor.name}" if several else tensor.name
+            lines.append(
+                f"  {label + ' state':<22} {shape_text(tensor.shape)} {tensor.dtype} "
+                f"({tensor.dtype_rule})"
+            )
+            sizes.append(sized(f"{label} bytes per layer", tensor.bytes))
+    lines += [
+        f"  {'speculative tokens':<22} {state.speculative_tokens:>11}",
+        *sizes,
+        sized("per layer", state.per_layer_bytes),
+        sized("per sequence", state.per_sequence_bytes),
+    ]
+    if report.max_batch_size is not None:
+        lines += [
+            f"  {'max batch size':<22} {report.max_batch_size:>11}",
+            sized("one ring slot", report.slot_bytes),
+            sized(f"full ring ({DECODE_ROLLBACK_RING_SLOTS} slots)", report.full_ring_bytes),
+        ]
+    return Rendered(json, lines)
