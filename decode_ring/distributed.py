@@ -140,6 +140,22 @@ def agree_decode_ring_slots(
     # others learn why from its record instead of timing out.
     deadline = _deadline(timeout) if record[0] != _BAD_TIMEOUT else None
 
+    records = _exchange(record, group, deadline, rank, world, dist, torch)
+    return _verdict(records, local_error)
+
+
+def _exchange(
+    record: list[int],
+    group: Any,
+    deadline: timedelta | None,
+    rank: int,
+    world: int,
+    dist: Any,
+    torch: Any,
+) -> list[list[int]]:
+    """Every rank's record, from one ``all_gather`` that waits at most ``deadline``; raises
+    ``DecodeRingAgreementError`` when the ranks do not all arrive in time or the backend
+    fails."""
     device = _collective_device(dist.get_backend(group), torch)
     mine = torch.tensor(record, dtype=torch.int64, device=device)
     everyone = [torch.empty_like(mine) for _ in range(world)]
@@ -169,8 +185,14 @@ def agree_decode_ring_slots(
             f"connection (backend: {_first_line(error)}). The group is not safe to "
             "reuse: destroy it or exit the process"
         ) from error
-    records = torch.stack(everyone).cpu().tolist()
+    records: list[list[int]] = torch.stack(everyone).cpu().tolist()
+    return records
 
+
+def _verdict(records: list[list[int]], local_error: BaseException | None) -> int:
+    """The depth every rank's records agree on, published here: the pinned depth where every
+    rank pinned the same, else the smallest fitted depth. Raises the same
+    ``DecodeRingAgreementError`` on every rank for an invalid input or differing pins."""
     invalid = _invalid_inputs(records)
     if invalid is not None:
         raise DecodeRingAgreementError(invalid) from local_error

@@ -383,7 +383,7 @@ def server_plan(
     first: SsmState | None = None
     for tp in tp_sizes:
         try:
-            state = ssm_state(config, tp_size=tp)
+            state = ssm_state(config, tp_size=tp, layout=server)
         except TensorParallelSplitError as error:
             rows.append(ServerRow(tp, None, 0, (), str(error), None, {}))
             continue

@@ -20,6 +20,7 @@ from decimal import Decimal, localcontext
 from typing import Final
 
 from ._usize_py import USIZE_MAX
+from .printable import show
 
 _POWERS: Final = {"k": 1, "m": 2, "g": 3, "t": 4}
 UNITS: Final = {
@@ -44,18 +45,18 @@ def parse_size(text: str) -> int:
     match = _SIZE.fullmatch(text.strip(" \t"))
     unit = UNITS.get(match.group(2).lower()) if match else None
     if match is None or unit is None:
-        raise ValueError(f"invalid size {quoted(text)}: write {ACCEPTED_FORMS}")
+        raise ValueError(f"invalid size {show(text, limit=40)}: write {ACCEPTED_FORMS}")
     number = Decimal(match.group(1))
     if match.group(2).lower() in ("", "b") and number != number.to_integral_value():
         raise ValueError(
-            f"invalid size {quoted(text)}: bytes must be whole; "
+            f"invalid size {show(text, limit=40)}: bytes must be whole; "
             f"did you mean {match.group(1)}GiB? Write {ACCEPTED_FORMS}"
         )
     with localcontext() as exact:
         exact.prec = len(match.group(1)) + 20  # room for every digit times the unit
         size = int(number * unit)
     if size > USIZE_MAX:
-        raise ValueError(f"size {quoted(text)} exceeds the {USIZE_MAX} bytes a usize holds")
+        raise ValueError(f"size {show(text, limit=40)} exceeds the {USIZE_MAX} bytes a usize holds")
     return size
 
 
@@ -71,17 +72,10 @@ def parse_memory_size(text: str) -> int:
     if match is not None and match.group(2) == "" and 0 < size < SMALLEST_BARE_MEMORY:
         number = match.group(1)
         raise ValueError(
-            f"{quoted(text)} is {size} bytes: did you mean {number} GiB? A bare number is bytes; "
-            f"write {number}GiB, or {number}B to mean bytes"
+            f"{show(text, limit=40)} is {size} bytes: did you mean {number} GiB? A bare number "
+            f"is bytes; write {number}GiB, or {number}B to mean bytes"
         )
     return size
-
-
-def quoted(text: str, limit: int = 40) -> str:
-    # ascii() keeps an error on one line and printable, whatever the input.
-    if len(text) > limit:
-        return f"{text[:limit]!a}... ({len(text)} characters)"
-    return ascii(text)
 
 
 def format_size(size: int) -> str:

@@ -21,7 +21,8 @@ from decode_ring.preflight import (
     requested_slots,
     slot_bytes,
 )
-from decode_ring.units import ACCEPTED_FORMS, parse_size, quoted
+from decode_ring.printable import show
+from decode_ring.units import ACCEPTED_FORMS, parse_size
 
 MiB = 2**20
 PER_SEQ = 158_859_264
@@ -69,11 +70,16 @@ def test_usize_max_bytes_is_a_size_and_one_more_is_not() -> None:
         parse_size(too_many)
 
 
-def test_quoted_keeps_forty_characters_whole() -> None:
-    assert quoted("a" * 40) == "'" + "a" * 40 + "'"
-    assert quoted("a" * 41) == "'" + "a" * 40 + "'... (41 characters)"
-    assert quoted("b" * 5, limit=4) == "'bbbb'... (5 characters)"
-    assert quoted("\n") == "'\\n'"
+def test_show_keeps_its_limit_of_characters_whole() -> None:
+    assert show("a" * 40, limit=40) == "'" + "a" * 40 + "'"
+    assert show("a" * 41, limit=40) == "'" + "a" * 40 + "'... (41 characters)"
+    assert show("b" * 5, limit=4) == "'bbbb'... (5 characters)"
+    assert show("\n") == "'\\n'"
+    assert show("a" * 65) == "'" + "a" * 64 + "'... (65 characters)"
+    assert show(2**200) == "<201-bit integer>"
+    assert show(2**128 - 1) == str(2**128 - 1)
+    assert show([1]) == "<list>"
+    assert show(1.5) == "1.5"
 
 
 # --- preflight ----------------------------------------------------------------

@@ -26,6 +26,7 @@ from .model import plan_flags, run_plan, run_state, state_flags
 from .output import discard_unwritten_output, one_line, write
 from .parsing import (
     MODEL_ARGUMENT_FLAGS,
+    PLAN_ARGUMENT_FLAGS,
     PROGRAM,
     SEE_TOP_HELP,
     SIZES_EPILOG,
@@ -105,6 +106,7 @@ COMMANDS: Final[dict[str, Command]] = {
         plan_flags,
         run_plan,
         SIZES_EPILOG,
+        argument_flags=PLAN_ARGUMENT_FLAGS,
     ),
     "vllm": server_command(VLLM_COMMAND),
     "sglang": server_command(SGLANG_COMMAND),

@@ -65,6 +65,13 @@ def plan_flags(command: argparse.ArgumentParser) -> None:
     config_flag(command, required=False)
     layout_flags(command)
     ssm_layers_flag(command, required=False)
+    plan_memory_flags(command)
+    plan_grid_flags(command)
+    json_flag(command)
+
+
+def plan_memory_flags(command: argparse.ArgumentParser) -> None:
+    """What each cell's reserve is made of: the state, free memory, weights, other, length."""
     command.add_argument(
         "--per-seq-state",
         type=size,
@@ -92,6 +99,10 @@ def plan_flags(command: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tokens per sequence that the KV cache holds (needed when the model has attention)",
     )
+
+
+def plan_grid_flags(command: argparse.ArgumentParser) -> None:
+    """The grid's axes, whose budget it shows, and its picture."""
     command.add_argument(
         "--tp",
         type=count_list,
@@ -119,7 +130,6 @@ def plan_flags(command: argparse.ArgumentParser) -> None:
         help="also draw the grid into exactly FILE, in its extension's format "
         "(PNG without one; needs matplotlib)",
     )
-    json_flag(command)
 
 
 def plan_reserve(args: argparse.Namespace, reference: ModelReference | None) -> Reserve:

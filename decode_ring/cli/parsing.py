@@ -29,6 +29,13 @@ MODEL_ARGUMENT_FLAGS: Final[Mapping[str, str]] = {
     "speculative_tokens": "--speculative-tokens",
     "max_model_len": "--max-model-len",
 }
+# The servers' arguments ``plan --server`` passes its own flags on as.
+PLAN_ARGUMENT_FLAGS: Final[Mapping[str, str]] = {
+    **MODEL_ARGUMENT_FLAGS,
+    "tensor_parallel_size": "--tp",
+    "num_speculative_tokens": "--speculative-tokens",
+    "context_length": "--max-model-len",
+}
 
 SEE_TOP_HELP: Final = f"Exit statuses and environment variables: {PROGRAM} --help."
 SIZES_EPILOG: Final = (

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._selector import DECODE_RING_FIT_LADDER
 from ..plan import Plan, PlanRow
@@ -80,12 +80,10 @@ def plan_figure(plan: Plan) -> Figure:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as pyplot
-    from matplotlib.colors import BoundaryNorm, ListedColormap, to_hex
-    from matplotlib.patches import Patch
+    from matplotlib.colors import BoundaryNorm, ListedColormap
 
     ladder = sorted(DECODE_RING_FIT_LADDER)
-    viridis = matplotlib.colormaps["viridis"]
-    depth_colours = [to_hex(viridis(i / (len(ladder) - 1))) for i in range(len(ladder))]
+    depth_colours = _depth_colours(len(ladder))
     colours = ListedColormap([*depth_colours, REFUSED_COLOUR, UNSPLIT_COLOUR])
     refused, unsplit = len(ladder), len(ladder) + 1
     norm = BoundaryNorm([i - 0.5 for i in range(len(ladder) + 3)], colours.N)
@@ -102,6 +100,27 @@ def plan_figure(plan: Plan) -> Figure:
     axes.set_xticks(range(len(plan.batch_sizes)), [str(batch) for batch in plan.batch_sizes])
     axes.set_yticks(range(len(plan.rows)), [row_label(row) for row in plan.rows])
     axes.set_xlabel("max batch size")
+    _label_cells(axes, plan, ladder)
+    axes.set_title(plot_title(plan), fontsize=9)
+    figure.legend(
+        handles=_legend(ladder, depth_colours), loc="center right", fontsize=8, frameon=False
+    )
+    figure.tight_layout(rect=(0, 0, 0.86, 1))
+    return figure
+
+
+def _depth_colours(count: int) -> list[str]:
+    """``count`` colours of viridis, one per depth of the ladder, shallowest first."""
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    viridis = matplotlib.colormaps["viridis"]
+    return [to_hex(viridis(i / (count - 1))) for i in range(count)]
+
+
+def _label_cells(axes: Any, plan: Plan, ladder: list[int]) -> None:
+    """Each cell's depth (or "refused"), "cannot split" across an unsplit row, and the largest
+    batch at full depth after each row."""
     for y, row in enumerate(plan.rows):
         for x, cell in enumerate(row.cells):
             label = "refused" if cell.depth is None else str(cell.depth)
@@ -113,18 +132,21 @@ def plan_figure(plan: Plan) -> Figure:
     axes.text(
         len(plan.batch_sizes) - 0.3, -0.75, "  full depth\n  up to batch", va="bottom", fontsize=8
     )
-    axes.set_title(plot_title(plan), fontsize=9)
+
+
+def _legend(ladder: list[int], depth_colours: list[str]) -> list[Any]:
+    """A patch per depth, and the refused and unsplit colours."""
+    from matplotlib.patches import Patch
+
     legend = [
         Patch(color=colour, label=f"depth {depth}")
         for depth, colour in zip(ladder, depth_colours, strict=True)
     ]
-    legend += [
+    return [
+        *legend,
         Patch(color=REFUSED_COLOUR, label="refused (does not boot)"),
         Patch(color=UNSPLIT_COLOUR, label="cannot split over tp"),
     ]
-    figure.legend(handles=legend, loc="center right", fontsize=8, frameon=False)
-    figure.tight_layout(rect=(0, 0, 0.86, 1))
-    return figure
 
 
 def row_label(row: PlanRow) -> str:

@@ -128,7 +128,7 @@ def _refuse_removed(model_type: str, path: str | None) -> None:
     name, version = REMOVED[model_type]
     where = f"{path!a}: " if path is not None else ""
     raise ModelConfigError(
-        f"{where}field 'model_type': vLLM removed {name} in version {version}; SGLang 0.5.23 has "
+        f"{where}field 'model_type': vLLM removed {name} in version {version}; {SGLANG} has "
         f"no {name} ({model_type!a}: vllm/model_executor/models/registry.py:841-895)",
         path=path,
         family=model_type,

@@ -79,11 +79,25 @@ class AttentionLayers:
         qk_rope_head_dim``, not split (vLLM ``MLAAttentionSpec``, :743; SGLang
         ``calculate_mla_kv_cache_dim``); ``latent_rope=False`` drops the RoPE part (SGLang's
         ``use_mla_nope``, configs/model_config.py:1420-1431)."""
+        heads, width = self._per_rank(tp_size, latent_rope)
+        return heads * sum(width) * element_bytes
+
+    def kv_terms(self, tp_size: int, element_bytes: int, *, latent_rope: bool = True) -> str:
+        """``kv_bytes_per_token``'s terms, as a rule line shows them: ``8 KV heads x (128 +
+        128) x 4 layers x 2 B``, or ``MLA (512 + 64) x 7 layers x 2 B``."""
+        heads, (first, second) = self._per_rank(tp_size, latent_rope)
+        layers = f"x {len(self.layer_indices)} layers x {element_bytes} B"
+        if self.mla:
+            return f"MLA ({first} + {second}) {layers}"
+        return f"{heads} KV heads x ({first} + {second}) {layers}"
+
+    def _per_rank(self, tp_size: int, latent_rope: bool) -> tuple[int, tuple[int, int]]:
+        """The KV heads one rank holds and each head's two widths (key and value; MLA's
+        latent and its RoPE part)."""
         if self.mla:
             rank, rope = self.kv_lora_rank or 0, self.qk_rope_head_dim or 0
-            return (rank + (rope if latent_rope else 0)) * element_bytes
-        heads = max(1, self.num_key_value_heads // tp_size)
-        return heads * (self.head_dim + self.v_head_dim) * element_bytes
+            return 1, (rank, rope if latent_rope else 0)
+        return max(1, self.num_key_value_heads // tp_size), (self.head_dim, self.v_head_dim)
 
     def kv_bytes_per_token(
         self,

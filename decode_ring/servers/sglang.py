@@ -321,37 +321,20 @@ def sglang_reservation(
         gpu_arch=gpu_arch,
     )
     model = hybrid_model(
-        config,
-        SGLANG,
-        "sglang",
-        "keeps no state pool",
-        tp_size=launch.tp_size,
-        ssm_dtype=launch.mamba_ssm_dtype,
+        config, SGLANG, "sglang", "keeps no state pool", tp_size=tp_size, ssm_dtype=mamba_ssm_dtype
     )
     architecture = _architecture(model.config.mapping)
     context = _derive_context_length(model.text, launch.context_length)
     strategy = _mamba_radix_cache_resolution(launch, architecture, model.text)
     ratio = _calculate_mamba_ratio(launch, strategy)
     running = _handle_eagle_family(launch)
-    cache = _handle_max_mamba_cache(model, launch, ratio, running)
+    cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running)
     cell = _compute_cell_size(model, architecture)
     tokens = _calculate_pool_sizes(launch, cache, cell, context)
-    requests = _resolve_max_num_reqs(launch, ratio, running, cache, tokens, context)
+    requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
-    return _reservation(
-        model,
-        launch,
-        architecture,
-        context,
-        strategy,
-        ratio,
-        running,
-        cache,
-        cell,
-        tokens,
-        requests,
-        scratch,
-    )
+    steps = (context, strategy, ratio, cache, cell, tokens, requests, scratch)
+    return _reservation(model, launch, architecture, running, _fields(*steps))
 
 
 # --- the steps ------------------------------------------------------------------------------
@@ -456,13 +439,18 @@ def _mamba_radix_cache_resolution(
     return _Strategy(requested, "flag", True)
 
 
-def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> int:
+@dataclass(frozen=True, slots=True)
+class _MambaRatio:
+    ratio: int
+
+
+def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> _MambaRatio:
     """``_calculate_mamba_ratio`` (kv_cache_configurator.py:3062-3088), with
     SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK unset (sglang/srt/environ.py:1637): the state slots one
     request may hold."""
     if launch.disable_radix_cache:
-        return 1
-    return _BASE_RATIO + _TRACKING_SLOTS.get(strategy.mamba_radix_cache_strategy, 0)
+        return _MambaRatio(1)
+    return _MambaRatio(_BASE_RATIO + _TRACKING_SLOTS.get(strategy.mamba_radix_cache_strategy, 0))
 
 
 def _handle_eagle_family(launch: _Launch) -> int | None:
@@ -570,18 +558,7 @@ def _compute_cell_size(model: HybridModel, architecture: str) -> _CellSize:
     per_token = attention.kv_bytes_per_token(
         tp, _KV_ELEMENT_BYTES, latent_rope=rope, indexer=indexer
     )
-    layers = len(attention.layer_indices)
-    if attention.mla:
-        rank, latent_rope = attention.kv_lora_rank or 0, attention.qk_rope_head_dim or 0
-        rule = (
-            f"MLA ({rank} + {latent_rope if rope else 0}) x {layers} layers x {_KV_ELEMENT_BYTES} B"
-        )
-    else:
-        heads = max(1, attention.num_key_value_heads // tp)
-        rule = (
-            f"{heads} KV heads x ({attention.head_dim} + {attention.v_head_dim}) x {layers} "
-            f"layers x {_KV_ELEMENT_BYTES} B"
-        )
+    rule = attention.kv_terms(tp, _KV_ELEMENT_BYTES, latent_rope=rope)
     if indexer is not None:
         rule += f" + DSA indexer {indexer.rule}"
     return _CellSize(per_token, rule)
@@ -715,15 +692,8 @@ def _reservation(
     model: HybridModel,
     launch: _Launch,
     architecture: str,
-    context: _ContextLength,
-    strategy: _Strategy,
-    ratio: int,
     running: int | None,
-    cache: _MambaCache,
-    cell: _CellSize,
-    tokens: _PoolSizes,
-    requests: _RunningRequests,
-    scratch: _SpeculativeScratch,
+    steps: dict[str, Any],
 ) -> SglangReservation:
     """The steps' values as one reservation, with the model, the launch and the assumptions;
     the requests asked to run (else those that run) take ``ratio`` slots each."""
@@ -737,9 +707,10 @@ def _reservation(
             "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV; conv windows "
             "deduplicated (CUDA, linear chain)"
         )
-    if not strategy.overlap_schedule:
+    if not steps["overlap_schedule"]:
         assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
-    asked = running if running is not None else requests.max_running_requests
+    ratio = steps["ratio"]
+    asked = running if running is not None else steps["max_running_requests"]
     given_dtype = launch.mamba_ssm_dtype is not None
     return SglangReservation(
         model_type=state.model_type,
@@ -759,11 +730,10 @@ def _reservation(
         available_memory=launch.available_memory,
         mamba_full_memory_ratio=launch.mamba_full_memory_ratio,
         disable_radix_cache=launch.disable_radix_cache,
-        ratio=ratio,
         requested_requests=asked,
         slots_for_requested=asked * ratio,
         pool_bytes_for_requested=(asked * ratio + 1) * per_req,
         naive_state_bytes=asked * per_req,
         assumptions=tuple(assumptions),
-        **_fields(context, strategy, cache, cell, tokens, requests, scratch),
+        **steps,
     )

@@ -263,10 +263,10 @@ def vllm_reservation(
         VLLM,
         "vllm",
         "reserves no state",
-        tp_size=launch.tensor_parallel_size,
-        conv_dtype=launch.mamba_cache_dtype,
-        ssm_dtype=launch.mamba_ssm_cache_dtype,
-        speculative_tokens=launch.num_speculative_tokens,
+        tp_size=tensor_parallel_size,
+        conv_dtype=mamba_cache_dtype,
+        ssm_dtype=mamba_ssm_cache_dtype,
+        speculative_tokens=num_speculative_tokens,
     )
     caching = _prefix_caching(model, launch)
     _verify_replayssm(model, launch)

@@ -70,8 +70,13 @@ def plan_refusal(plan: Plan) -> str | None:
 
 @render.register
 def _(plan: Plan) -> Rendered:
+    return Rendered(_plan_json(plan), _plan_lines(plan), plan_refusal(plan))
+
+
+def _plan_json(plan: Plan) -> dict[str, Any]:
+    """The plan's inputs, and each row with its cells."""
     reserve = plan.reserve
-    json = {
+    return {
         "model": plan.model,
         "source": plan.source,
         "layout": plan.layout,
@@ -96,6 +101,11 @@ def _(plan: Plan) -> Rendered:
             for row in plan.rows
         ],
     }
+
+
+def _plan_lines(plan: Plan) -> list[str]:
+    """The grid as a table: one row per tensor-parallel size, a depth per batch."""
+    reserve = plan.reserve
     layout = f", {plan.layout} layout" if plan.layout else ""
     lines = [
         f"decode ring depth by tensor-parallel size and batch: {plan.model}{layout}, per rank",
@@ -124,7 +134,7 @@ def _(plan: Plan) -> Rendered:
         f"full depth up to batch: the largest batch at depth {full}; none: no batch is; "
         f"-: {full} is not requested",
     ]
-    return Rendered(json, lines, plan_refusal(plan))
+    return lines
 
 
 SERVER_NAMES: Final = {"vllm": str(VLLM), "sglang": str(SGLANG)}
@@ -147,8 +157,13 @@ def server_plan_refusal(plan: ServerPlan) -> str | None:
 
 @render.register
 def _(plan: ServerPlan) -> Rendered:
+    return Rendered(_server_plan_json(plan), _server_plan_lines(plan), server_plan_refusal(plan))
+
+
+def _server_plan_json(plan: ServerPlan) -> dict[str, Any]:
+    """The plan's inputs, and each row with the server's figures behind it."""
     reserve = plan.reserve
-    json = {
+    return {
         "server": plan.server,
         "model": plan.model,
         "source": plan.source,
@@ -169,6 +184,11 @@ def _(plan: ServerPlan) -> Rendered:
             for row in plan.rows
         ],
     }
+
+
+def _server_plan_lines(plan: ServerPlan) -> list[str]:
+    """The grid as a table: one row per tensor-parallel size, whether each batch fits."""
+    reserve = plan.reserve
     length = f"{reserve.max_model_len:,}" if reserve.max_model_len else "-"
     lines = [
         f"{SERVER_NAMES[plan.server]}: batches of {length}-token sequences by tensor-parallel "
@@ -197,4 +217,4 @@ def _(plan: ServerPlan) -> Rendered:
         f"largest batch: {SERVER_LARGEST[plan.server]}",
         "no ring depth: the decode-rollback ring is the reference server's (--server metrale)",
     ]
-    return Rendered(json, lines, server_plan_refusal(plan))
+    return lines

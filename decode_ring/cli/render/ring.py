@@ -98,18 +98,21 @@ def _(report: FitReport) -> Rendered:
 
 @render.register
 def _(report: Preflight) -> Rendered:
+    return Rendered(_preflight_json(report), _preflight_lines(report), report.fit.refusal)
+
+
+def _preflight_json(report: Preflight) -> dict[str, Any]:
+    """Every term of the fit, its inputs and each rung."""
     fit = report.fit
-    yardstick = fit.yardstick
-    pre_load = isinstance(yardstick, PreLoadFreeMemory)
-    rungs = fit.rungs()
-    json = {
+    pre_load = isinstance(fit.yardstick, PreLoadFreeMemory)
+    return {
         "requested": fit.requested,
         "slots": fit.slots,
         "fits": fit.fits,
         "warning": fit.warning,
         "decision": fit.decision,
         "refused": fit.refusal,
-        "yardstick": yardstick.name,
+        "yardstick": fit.yardstick.name,
         "slot_bytes": fit.slot_bytes,
         "ring_bytes": fit.ring_bytes,
         "beside_bytes": fit.beside,
@@ -133,9 +136,15 @@ def _(report: Preflight) -> Rendered:
                 "total_bytes": rung.total_bytes,
                 "fits": rung.fits,
             }
-            for rung in rungs
+            for rung in fit.rungs()
         ],
     }
+
+
+def _preflight_lines(report: Preflight) -> list[str]:
+    """The fit's terms, the ladder rung by rung, and the outcome."""
+    fit = report.fit
+    yardstick = fit.yardstick
     batch = "-" if fit.max_batch_size is None else str(fit.max_batch_size)
     lines = [
         f"decode ring fit against {yardstick.name}",
@@ -148,8 +157,27 @@ def _(report: Preflight) -> Rendered:
         f"  {'requested depth':<22} {fit.requested:>11}",
         "",
         f"  {'depth':>5}  {'ring':>11}  {'total':>11}  fits",
+        *_rung_lines(report),
     ]
-    for rung in rungs:
+    chosen = "none: the server refuses to boot" if fit.refused else str(fit.slots)
+    lines += [
+        "",
+        f"chosen depth   {chosen}",
+        f"decision       {fit.decision}",
+        f"warning        {fit.warning or '-'}",
+    ]
+    if fit.refused:
+        lines.append(f"refusal        {fit.refusal}")
+    if not fit.fits and not yardstick.refuses_boot:
+        lines.append("note           the KV budget stage decides whether the server boots")
+    return lines
+
+
+def _rung_lines(report: Preflight) -> list[str]:
+    """One line per rung of the ladder, marked where the fit chose or refused it."""
+    fit = report.fit
+    lines = []
+    for rung in fit.rungs():
         marks = []
         if rung.slots > fit.requested:
             marks.append("above the request")
@@ -162,15 +190,4 @@ def _(report: Preflight) -> Rendered:
             f"{format_size(rung.total_bytes):>11}  {'yes' if rung.fits else 'no ':<4} "
             f"{' '.join(marks)}".rstrip()
         )
-    chosen = "none: the server refuses to boot" if fit.refused else str(fit.slots)
-    lines += [
-        "",
-        f"chosen depth   {chosen}",
-        f"decision       {fit.decision}",
-        f"warning        {fit.warning or '-'}",
-    ]
-    if fit.refused:
-        lines.append(f"refusal        {fit.refusal}")
-    if not fit.fits and not yardstick.refuses_boot:
-        lines.append("note           the KV budget stage decides whether the server boots")
-    return Rendered(json, lines, fit.refusal)
+    return lines

@@ -39,14 +39,14 @@ def _side_by_side(title: str, rows: list[tuple[str, int, int]]) -> list[str]:
 @render.register
 def _(reservation: VllmReservation) -> Rendered:
     r = reservation
+    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r)]
+    return Rendered(r.as_dict(), lines)
+
+
+def _vllm_inputs(r: VllmReservation) -> list[str]:
+    """The launch, the GPU and its backends, the assumptions and what the config gives."""
     caching = "on" if r.enable_prefix_caching else "off"
-    spec = r.num_speculative_tokens
-    planned_terms = (
-        f"2 + s {spec if not r.use_replayssm else 0} + checkpoint {r.prefill_checkpoint_blocks}"
-        if r.mamba_cache_mode == "align"
-        else f"1 + s {spec if not r.use_replayssm else 0}"
-    )
-    lines = [
+    return [
         f"{VLLM} reserves for {r.model_type} ({r.family}), per rank, tp rank 1 of "
         f"{r.tensor_parallel_size}",
         _row("assumed GPU", f"{r.gpu_arch}: {r.gpu}"),
@@ -72,6 +72,18 @@ def _(reservation: VllmReservation) -> Rendered:
         _row("ssm dtype", r.ssm_dtype, r.ssm_dtype_rule),
         _row("state layers", str(r.state_layers), "recurrent layers, one MambaSpec each"),
         _row("attention layers", str(r.attention_layers), f"kv cache dtype {r.kv_cache_dtype}"),
+    ]
+
+
+def _vllm_pages(r: VllmReservation) -> list[str]:
+    """The block, the pages, the groups and the blocks per request, each with its rule."""
+    spec = r.num_speculative_tokens if not r.use_replayssm else 0
+    planned_terms = (
+        f"2 + s {spec} + checkpoint {r.prefill_checkpoint_blocks}"
+        if r.mamba_cache_mode == "align"
+        else f"1 + s {spec}"
+    )
+    return [
         _row(
             "block size",
             f"{r.block_size} tokens",
@@ -107,7 +119,12 @@ def _(reservation: VllmReservation) -> Rendered:
             f"held {r.state_blocks_per_request}, planned {r.planned_blocks_per_request}",
             f"held 1 + s; planned {planned_terms} (max_memory_usage_bytes, {_V}:1135-1141)",
         ),
-        "",
+    ]
+
+
+def _vllm_totals(r: VllmReservation) -> list[str]:
+    """The state at ``max_num_seqs`` beside the naive figure, and the pool with a budget."""
+    lines = [
         *_side_by_side(
             f"at max_num_seqs {r.max_num_seqs}",
             [
@@ -134,13 +151,19 @@ def _(reservation: VllmReservation) -> Rendered:
                 "num blocks / blocks per request (vllm/v1/core/kv_cache_utils.py:1061-1093)",
             ),
         ]
-    return Rendered(r.as_dict(), lines)
+    return lines
 
 
 @render.register
 def _(reservation: SglangReservation) -> Rendered:
     r = reservation
-    lines = [
+    lines = [*_sglang_inputs(r), *_sglang_pools(r), "", *_sglang_totals(r)]
+    return Rendered(r.as_dict(), lines)
+
+
+def _sglang_inputs(r: SglangReservation) -> list[str]:
+    """The launch, the GPU, the assumptions, and the state one request holds."""
+    return [
         f"{SGLANG} reserves for {r.model_type} ({r.family}, {r.architecture}), per rank, "
         f"tp rank 1 of {r.tp_size}",
         _row("assumed GPU", f"{r.gpu_arch}: {GPU_ARCHS[r.gpu_arch]}"),
@@ -164,6 +187,12 @@ def _(reservation: SglangReservation) -> Rendered:
             str(r.ratio),
             f"_calculate_mamba_ratio ({_S}:3062-3088)",
         ),
+    ]
+
+
+def _sglang_pools(r: SglangReservation) -> list[str]:
+    """The state pool, the KV pool and the running-request cap, each with its rule."""
+    return [
         _row("available memory", _bytes(r.available_memory), "after the weights, per rank"),
         _row("state slots K", f"{r.slots:,}", f"{r.slots_rule} ({_S}:3229-3409)"),
         _row(
@@ -196,7 +225,12 @@ def _(reservation: SglangReservation) -> Rendered:
             str(r.max_running_requests),
             f"{r.max_running_requests_rule} (resolve_max_num_reqs, {_S}:3119-3172)",
         ),
-        "",
+    ]
+
+
+def _sglang_totals(r: SglangReservation) -> list[str]:
+    """What admitting the requests takes, beside the naive figure."""
+    return [
         *_side_by_side(
             f"at {r.requested_requests} requests",
             [
@@ -207,4 +241,3 @@ def _(reservation: SglangReservation) -> Rendered:
         f"  running {r.requested_requests} takes {r.ratio} slots each, + 1 padding; naive: "
         "requests x per request",
     ]
-    return Rendered(r.as_dict(), lines)

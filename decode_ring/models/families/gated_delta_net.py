@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ...releases import SGLANG
 from ..attention import gqa
 from ..fields import Fields, positions
 from ..kinds import GatedDeltaNet
@@ -63,7 +64,7 @@ def read_gated_delta_net(cfg: Fields, server: str) -> Parsed:
         listed = derived
     elif server == "sglang" or listed is None:
         why = (
-            "SGLang 0.5.23 counts linear layers by it alone (configs/qwen3_next.py:259-268)"
+            f"{SGLANG} counts linear layers by it alone (configs/qwen3_next.py:259-268)"
             if server == "sglang"
             else "needed when there is no layer_types"
         )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ...printable import show
+from ...releases import SGLANG
 from ..attention import gqa
 from ..fields import Fields, positions
 from ..kinds import Mamba1, Mamba2
@@ -77,7 +78,7 @@ def read_mamba2(cfg: Fields, server: str) -> Parsed:
         if server == "sglang" and given is None:
             raise cfg.fail(
                 "intermediate_size",
-                "missing; SGLang 0.5.23 sizes mamba2 by config.intermediate_size "
+                f"missing; {SGLANG} sizes mamba2 by config.intermediate_size "
                 "(configs/mamba2.py:46-48), which transformers' Mamba2Config does not define",
             )
         return Mamba2(
@@ -132,7 +133,7 @@ def read_nemotron_h(cfg: Fields, server: str) -> Parsed:
         heads, head_dim = cfg.int_("mamba_num_heads"), cfg.int_("mamba_head_dim")
         if server == "sglang" and "n_groups" not in cfg.fields:
             # SGLang's NemotronHConfig keeps mamba_n_groups apart and reads self.n_groups (:430).
-            raise cfg.fail("n_groups", "missing; SGLang 0.5.23 reads n_groups, not mamba_n_groups")
+            raise cfg.fail("n_groups", f"missing; {SGLANG} reads n_groups, not mamba_n_groups")
         return Mamba2(
             heads * head_dim,
             cfg.either_int("n_groups", "mamba_n_groups"),
@@ -168,7 +169,7 @@ def _nemotron_kinds(cfg: Fields, server: str) -> str:
         if server == "sglang":
             # SGLang's NemotronHConfig validates the checkpoint vocabulary only (:167-192), so it
             # refuses a list transformers 5 wrote.
-            note = " (SGLang 0.5.23 refuses transformers 5's linear_attention/full_attention)"
+            note = f" ({SGLANG} refuses transformers 5's linear_attention/full_attention)"
             vocabulary = frozenset({"mamba", "attention", "mlp", "moe"})
         else:
             note, vocabulary = "", frozenset(_NEMOTRON_PATTERN)
