@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO
 
-from .models import ConfigSource, ModelConfigError
+from .models import LoadedConfig, ModelConfigError
 from .models.loading import cannot_read, read_json_file, read_json_object
 
 STDIN: Final = "-"
@@ -48,11 +48,11 @@ CONFIG_HELP: Final = (
 
 @dataclass(frozen=True)
 class ModelReference:
-    """What ``--config`` named: ``config`` for ``ssm_state`` (a path, or the
-    mapping read from stdin), ``shown`` as the operator wrote it, and the
-    snapshot directory it lives in, if any."""
+    """What ``--config`` named: ``config``, the config read once (every reader
+    takes it as it is), ``shown`` as the operator wrote it, and the snapshot
+    directory it lives in, if any."""
 
-    config: ConfigSource
+    config: LoadedConfig
     shown: str
     snapshot: Path | None
 
@@ -121,7 +121,7 @@ def resolve_model(text: str, stdin: TextIO | None = None) -> ModelReference:
             raw = stream.read()
         except (OSError, ValueError) as error:
             raise ModelConfigError(f"cannot read the config from stdin: {error}") from None
-        return ModelReference(dict(read_json_object(raw, "stdin")), "(stdin)", None)
+        return ModelReference(LoadedConfig(read_json_object(raw, "stdin"), None), "(stdin)", None)
     path = Path(text)
     try:
         is_dir = path.is_dir()
@@ -131,18 +131,21 @@ def resolve_model(text: str, stdin: TextIO | None = None) -> ModelReference:
     if not exists:
         if _REPO_ID.fullmatch(text) and not text.startswith("."):
             snapshot = hub_snapshot(text)
-            return ModelReference(os.fspath(snapshot), text, snapshot)
+            return _snapshot_reference(snapshot, text)
         raise cannot_read(text, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)))
     if not is_dir:
-        read_json_file(path)  # every reading failure said here, whole
-        return ModelReference(text, text, None)
+        return ModelReference(LoadedConfig(read_json_file(path), os.fspath(path)), text, None)
     if _CACHE_FOLDER.fullmatch(path.resolve().name) and (path / "snapshots").is_dir():
         path = cache_snapshot(path)
+    return _snapshot_reference(path, text)
+
+
+def _snapshot_reference(path: Path, shown: str) -> ModelReference:
+    """The snapshot directory ``path`` and its ``config.json``, read once."""
     config = path / CONFIG_FILE
     if not os.path.lexists(config):
         raise ModelConfigError(f"{os.fspath(path)!a}: directory has no config.json")
-    read_json_file(config)
-    return ModelReference(os.fspath(path), text, path)
+    return ModelReference(LoadedConfig(read_json_file(config), os.fspath(config)), shown, path)
 
 
 def snapshot_weights(snapshot: Path) -> int | None:
