@@ -136,6 +136,11 @@ class _StubMeta(type):
     def __setitem__(cls, item: object, value: object) -> None:
         pass
 
+    def __iter__(cls) -> Iterator[Any]:
+        # Without it, ``in`` and ``for`` would index the class 0, 1, 2, ... through
+        # ``__getitem__`` forever; an instance iterates as empty, and so does the class.
+        return iter(())
+
     def __or__(cls, other: object) -> Any:
         return Stub
 
