@@ -62,7 +62,14 @@ def test_vllm_spellings(capsys: pytest.CaptureFixture[str]) -> None:
     spec = json_of(capsys, *base, "--speculative-config", '{"num_speculative_tokens": 2}')
     assert spec["num_speculative_tokens"] == 2 and spec["block_size"] == 560
     assert json_of(capsys, *base, "--spec-tokens", "2")["state_bytes"] == spec["state_bytes"]
-    assert json_of(capsys, *base, "--num-speculative-tokens", "2")["block_size"] == 560
+    # vLLM 0.33.0 has no --num-speculative-tokens (vllm/engine/arg_utils.py:1866-1873).
+    assert main([*base, "--num-speculative-tokens", "2"]) == 2
+    assert capsys.readouterr().err == (
+        "decode-ring: error: '--num-speculative-tokens' is not a vLLM 0.33.0 flag\n"
+    )
+    # vLLM's --disable-prefix-caching turns it off as --no-enable-prefix-caching does.
+    off = json_of(capsys, "vllm", "--config", QWEN3_NEXT, "--disable-prefix-caching")
+    assert off["enable_prefix_caching"] is False
     underscored = json_of(capsys, *base, "--max_num_seqs", "8", "--tensor_parallel_size=2")
     assert (underscored["max_num_seqs"], underscored["tensor_parallel_size"]) == (8, 2)
     assert json_of(capsys, *base, "--max-model-len", "25.6k")["max_model_len"] == 25_600

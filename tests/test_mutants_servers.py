@@ -1782,7 +1782,7 @@ def _refusal(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 _ALIASES_SEQS = "argument --max-num-seqs/--max_num_seqs"
 _ALIASES_LEN = "argument --max-model-len/--max_model_len"
-_ALIASES_RATIO = "argument --mamba-full-memory-ratio/--mamba_full_memory_ratio"
+_ALIASES_RATIO = "argument --mamba-full-memory-ratio"  # SGLang has no underscore spelling
 _ALIASES_SPEC = "argument --speculative-config/-sc/--speculative_config"
 _ONE = "1" * 24  # the longest number read; 2**63 - 1 has 19 digits
 
@@ -2039,7 +2039,9 @@ def test_a_refusal_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
         ("vllm", ["--no-enable-chunked-prefill"], "vLLM 0.33.0's '--no-enable-chunked-prefill'"),
         ("vllm", ["--no-such-flag"], "'--no-such-flag' is not a vLLM 0.33.0 flag"),
         ("vllm", ["-q_x"], "'-q_x' is not a vLLM 0.33.0 flag"),
-        ("sglang", ["--mem_fraction_static=0.8"], "SGLang 0.5.23's '--mem_fraction_static'"),
+        # SGLang takes no underscore spellings (its parser does not rewrite them, as vLLM's does).
+        ("sglang", ["--mem_fraction_static=0.8"], "'--mem_fraction_static' is not a SGLang 0.5.23"),
+        ("sglang", ["--mem-fraction-static=0.8"], "SGLang 0.5.23's '--mem-fraction-static'"),
         ("sglang", ["stray", "--x"], "unexpected argument 'stray'"),
     ],
 )

@@ -1,8 +1,9 @@
 """The flags of a server's launch line that ``decode-ring vllm`` and ``decode-ring sglang``
 model: one table per server, and the servers' own value grammars.
 
-Each ``ServerFlag`` states, once, a flag's spellings as the server has them (its aliases; the
-servers also take ``--a_b`` for ``--a-b``, and so does the table), the server's grammar for its
+Each ``ServerFlag`` states, once, a flag's spellings as the server has them (its aliases; vLLM
+also takes ``--a_b`` for ``--a-b``, as its ``FlexibleArgumentParser`` rewrites argv, and SGLang
+does not), the server's grammar for its
 value, its default, the API keyword of ``vllm_reservation`` / ``sglang_reservation`` it feeds,
 and whether it changes memory. The argparse options, the flag a refusal names, and the call all
 derive from the table. The package's own flags (``--config``, ``--gpu-arch``, ``--json``,
@@ -124,7 +125,8 @@ def speculative_config(text: str) -> dict[str, Any]:
 class ServerFlag:
     """One modelled flag of a launch line.
 
-    ``flag`` and ``aliases``: its spellings (the server's; underscore forms are added).
+    ``flag`` and ``aliases``: its spellings (the server's). ``negations``: the server's other
+    spellings that turn a negatable flag off (vLLM's ``--disable-prefix-caching``).
     ``read``: the grammar of its value (``None`` for a ``switch``: ``"store_true"``, or
     ``"negatable"`` for a ``--flag`` / ``--no-flag`` pair). ``default``: the server's default.
     ``keyword``: the API keyword it feeds directly (``None``: the command combines it with
@@ -144,17 +146,21 @@ class ServerFlag:
     help: str | None = None
     choices: tuple[str, ...] | None = None
     state_argument: str | None = None
+    negations: tuple[str, ...] = ()
+    argument: str | None = None
 
     @property
     def dest(self) -> str:
         """The namespace attribute argparse stores its value in."""
-        return self.flag[2:].replace("-", "_")
+        return (self.keyword or self.argument or self.flag[2:]).replace("-", "_")
 
-    def spellings(self) -> tuple[str, ...]:
-        """Every spelling the command takes: the flag, its aliases, and (for the server's own)
-        the underscore form."""
+    def spellings(self, *, underscores: bool) -> tuple[str, ...]:
+        """Every spelling the command takes: the flag, its aliases, and, for a server that takes
+        them (``underscores``), the underscore form of the server's own flag."""
         underscored = "--" + self.flag[2:].replace("-", "_")
-        extra = () if self.package or underscored == self.flag else (underscored,)
+        extra = (
+            () if self.package or not underscores or underscored == self.flag else (underscored,)
+        )
         return (self.flag, *self.aliases, *extra)
 
 
@@ -196,15 +202,18 @@ VLLM_FLAGS: Final = (
         "--enable-prefix-caching",
         "enable_prefix_caching",
         switch="negatable",
+        negations=("--disable-prefix-caching",),
         help="default: on for a hybrid model, off for an attention-free one",
     ),
+    # vLLM's spelling of speculative_config.num_speculative_tokens (vllm/engine/arg_utils.py:
+    # 1866-1873); it has no --num-speculative-tokens.
     ServerFlag(
-        "--num-speculative-tokens",
+        "--spec-tokens",
         None,
         server_int,
-        aliases=("--spec-tokens",),
         metavar="N",
         state_argument="speculative_tokens",
+        argument="num_speculative_tokens",
     ),
     ServerFlag("--speculative-config", None, speculative_config, aliases=("-sc",), metavar="JSON"),
     ServerFlag(
@@ -234,6 +243,7 @@ VLLM_FLAGS: Final = (
 SGLANG_FLAGS: Final = (
     _GPU_ARCH,
     _JSON,
+    # SGLang takes --tp as an unambiguous prefix of --tp-size (argparse's allow_abbrev).
     ServerFlag(
         "--tp-size", "tp_size", server_int, default=1, aliases=("--tp", "--tensor-parallel-size")
     ),
@@ -276,8 +286,11 @@ SGLANG_FLAGS: Final = (
 )
 
 
-def add_flags(command: argparse.ArgumentParser, table: Sequence[ServerFlag]) -> None:
-    """The argparse options of every flag of ``table``."""
+def add_flags(
+    command: argparse.ArgumentParser, table: Sequence[ServerFlag], *, underscores: bool
+) -> None:
+    """The argparse options of every flag of ``table`` (with the underscore spellings of the
+    server's own flags where the server takes them)."""
     for spec in table:
         options: dict[str, Any] = {"dest": spec.dest, "default": spec.default}
         if spec.switch == "negatable":
@@ -286,7 +299,11 @@ def add_flags(command: argparse.ArgumentParser, table: Sequence[ServerFlag]) -> 
             options["action"] = "store_true"
         else:
             options.update(type=spec.read, metavar=spec.metavar, choices=spec.choices)
-        command.add_argument(*spec.spellings(), help=spec.help, **options)
+        command.add_argument(*spec.spellings(underscores=underscores), help=spec.help, **options)
+        if spec.negations:
+            command.add_argument(
+                *spec.negations, dest=spec.dest, action="store_false", help=argparse.SUPPRESS
+            )
 
 
 def keywords(table: Sequence[ServerFlag], args: argparse.Namespace) -> dict[str, Any]:
@@ -297,6 +314,6 @@ def keywords(table: Sequence[ServerFlag], args: argparse.Namespace) -> dict[str,
 def argument_flags(table: Sequence[ServerFlag]) -> Mapping[str, str]:
     """Each API argument (a keyword, or the argument a combined flag makes) and the flag that
     names it in a refusal."""
-    names = {spec.keyword or spec.dest: spec.flag for spec in table}
+    names = {spec.dest: spec.flag for spec in table}
     names.update((spec.state_argument, spec.flag) for spec in table if spec.state_argument)
     return names

@@ -18,8 +18,7 @@ from ..releases import SGLANG, VLLM, Release
 from ..servers import sglang_reservation, vllm_reservation
 from ..snapshots import CONFIG_HELP, resolve_model
 from ..units import ACCEPTED_FORMS
-from .known_flags import SGLANG_FLAGS as SGLANG_KNOWN
-from .known_flags import VLLM_FLAGS as VLLM_KNOWN
+from .known_flags import known_flags
 from .parsing import UsageError
 from .server_flags import (
     SGLANG_FLAGS,
@@ -36,13 +35,14 @@ __all__ = ["SGLANG_COMMAND", "VLLM_COMMAND", "ServerCommand"]
 
 @dataclass(frozen=True, slots=True)
 class ServerCommand:
-    """One server's command: its release, its flag table, the server's whole flag list, how
-    its combined flags become API keywords (with notes for the assumptions), and the API call."""
+    """One server's command: its release, its flag table, whether the server takes ``--a_b``
+    for ``--a-b``, how its combined flags become API keywords (with notes for the
+    assumptions), and the API call."""
 
     name: str
     release: Release
     table: tuple[ServerFlag, ...]
-    known: frozenset[str]
+    underscores: bool
     combine: Callable[[argparse.Namespace], tuple[dict[str, Any], list[str]]]
     reserve: Callable[..., Any]
     epilog: str
@@ -55,7 +55,7 @@ class ServerCommand:
     def flags(self, command: argparse.ArgumentParser) -> None:
         """``--config`` and the table's flags."""
         command.add_argument("--config", required=True, metavar="PATH", help=CONFIG_HELP)
-        add_flags(command, self.table)
+        add_flags(command, self.table, underscores=self.underscores)
 
     def run(self, args: argparse.Namespace) -> Any:
         """The reservation for the flags, the combined flags' notes among its assumptions."""
@@ -70,10 +70,8 @@ class ServerCommand:
         that is not modelled, or as a flag the server does not have."""
         first = extras[0]
         name = first.split("=", 1)[0]
-        normal = name.replace("_", "-") if name.startswith("--") else name
-        if normal.startswith("--no-") and "--" + normal[5:] in self.known:
-            normal = "--" + normal[5:]
-        if normal in self.known:
+        normal = name.replace("_", "-") if name.startswith("--") and self.underscores else name
+        if normal in known_flags(self.release):
             return (
                 f"{self.release}'s {show(name, limit=40)} is not modelled by decode-ring "
                 f"{self.name}; drop it"
@@ -142,7 +140,7 @@ VLLM_COMMAND: Final = ServerCommand(
     "vllm",
     VLLM,
     VLLM_FLAGS,
-    VLLM_KNOWN,
+    True,
     _vllm_speculative,
     vllm_reservation,
     f"Flags are {VLLM}'s own; any other vLLM flag is refused as not modelled. N for "
@@ -153,7 +151,7 @@ SGLANG_COMMAND: Final = ServerCommand(
     "sglang",
     SGLANG,
     SGLANG_FLAGS,
-    SGLANG_KNOWN,
+    False,
     _sglang_speculative,
     sglang_reservation,
     f"Flags are {SGLANG}'s own, plus --available-memory; any other SGLang flag is refused "
