@@ -1,6 +1,5 @@
-"""``decode-ring vllm`` and ``decode-ring sglang``: the servers' flags, their text and JSON, and
-one line on stderr with status 2 for anything they do not take. Expected figures are those
-tests/test_servers.py pins from the servers' own code."""
+"""What the server commands share with every command: argparse's refusal elsewhere, and the model
+read as every command reads it. (Moving to the command line's behaviour files.)"""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ from decode_ring.cli import main
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
-QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
-GIB = 2**30
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -30,145 +27,6 @@ def json_of(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]
     result = json.loads(out)
     assert isinstance(result, dict)
     return result
-
-
-def test_vllm_text_shows_each_term_with_its_rule_and_the_multiplier(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    status, out, err = run(capsys, "vllm", "--config", NEMOTRON)
-    assert (status, err) == (0, "")
-    assert out.startswith("vLLM 0.33.0 reserves for nemotron_h (nemotron_h), per rank")
-    assert "sm90: H100 / H200" in out
-    assert "attention FLASH_ATTN" in out
-    assert "1312 tokens" in out and "vllm/platforms/interface.py:940-1137" in out
-    assert "(5,373,952 B)" in out and "(21,495,808 B)" in out
-    assert "planned at startup       107.62 GiB        34.22 GiB  3.145x" in out
-    assert "held at decode            35.88 GiB        34.22 GiB  1.048x" in out
-
-
-def test_vllm_json_is_the_reservation(capsys: pytest.CaptureFixture[str]) -> None:
-    result = json_of(
-        capsys, "vllm", "--config", NEMOTRON, "--kv-cache-memory-bytes", "80G", "-tp", "1"
-    )
-    assert result["kv_cache_memory_bytes"] == 80 * GIB  # vLLM's G is 2**30
-    assert result["num_blocks"] == 3996
-    assert result["max_concurrency"] == 33.02479338842975
-    assert result["planned_state_bytes"] == 115_561_463_808
-    assert result["gpu_arch"] == "sm90"
-
-
-def test_vllm_spellings(capsys: pytest.CaptureFixture[str]) -> None:
-    base = ("vllm", "--config", QWEN3_NEXT, "--no-enable-prefix-caching")
-    spec = json_of(capsys, *base, "--speculative-config", '{"num_speculative_tokens": 2}')
-    assert spec["num_speculative_tokens"] == 2 and spec["block_size"] == 560
-    assert json_of(capsys, *base, "--spec-tokens", "2")["state_bytes"] == spec["state_bytes"]
-    assert json_of(capsys, *base, "--num-speculative-tokens", "2")["block_size"] == 560
-    underscored = json_of(capsys, *base, "--max_num_seqs", "8", "--tensor_parallel_size=2")
-    assert (underscored["max_num_seqs"], underscored["tensor_parallel_size"]) == (8, 2)
-    assert json_of(capsys, *base, "--max-model-len", "25.6k")["max_model_len"] == 25_600
-    assert json_of(capsys, *base, "--max-model-len", "32K")["max_model_len"] == 32_768
-    method = json_of(
-        capsys,
-        *base,
-        "--speculative-config",
-        '{"method": "mtp", "num_speculative_tokens": 1}',
-    )
-    assert any("'mtp'" in note for note in method["assumptions"])  # type: ignore[attr-defined]
-
-
-def test_sglang_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ("sglang", "--config", NEMOTRON, "--available-memory", "60GiB")
-    status, out, err = run(capsys, *args, "--max-running-requests", "256")
-    assert (status, err) == (0, "")
-    assert out.startswith(
-        "SGLang 0.5.23 reserves for nemotron_h (nemotron_h, NemotronHForCausalLM)"
-    )
-    assert "state slots K          211" in out
-    assert "1280 slots               171.26 GiB        34.22 GiB  5.004x" in out
-    result = json_of(capsys, *args, "--tp", "1")
-    assert (result["slots"], result["max_running_requests"]) == (211, 42)
-    assert result["kv_cache_bytes"] == 33_992_245_248
-
-
-def test_sglang_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    result = json_of(
-        capsys,
-        "sglang",
-        "--config",
-        QWEN3_NEXT,
-        "--available-memory",
-        "60GiB",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-num-steps",
-        "3",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-draft-tokens",
-        "4",
-    )
-    assert (result["slots"], result["max_running_requests"]) == (216, 43)
-    assert result["speculative_scratch_bytes"] == (
-        36 * 44 * 4 * 32 * 128 * 128 * 4 + 36 * 44 * 8192 * 6 * 2
-    )
-
-
-@pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        (
-            ("vllm", "--gpu-memory-utilization", "0.9"),
-            "vLLM 0.33.0's '--gpu-memory-utilization' is not modelled by decode-ring vllm",
-        ),
-        (("vllm", "--no-enable-chunked-prefill"), "'--no-enable-chunked-prefill' is not modelled"),
-        (("vllm", "--mamba-block-size=64"), "'--mamba-block-size' is not modelled"),
-        (("vllm", "--max-num-seq", "8"), "'--max-num-seq' is not a vLLM 0.33.0 flag"),
-        (("vllm", "extra"), "unexpected argument 'extra'"),
-        (("sglang", "--mem-fraction-static", "0.8"), "SGLang 0.5.23's '--mem-fraction-static'"),
-        (("sglang", "--tp-sizes", "2"), "'--tp-sizes' is not a SGLang 0.5.23 flag"),
-        (("vllm", "--max-num-seqs", "-1"), "argument --max-num-seqs"),
-        (("vllm", "--max-num-seqs", "x"), "not a non-negative integer"),
-        (("vllm", "--max-model-len", "1.5G"), "decimals are not allowed"),
-        (("vllm", "--max-model-len", "auto"), "auto-fit"),
-        (("vllm", "--mamba-cache-dtype", "fp32"), "argument --mamba-cache-dtype: unknown value"),
-        (("vllm", "--kv-cache-dtype", "nvfp4_ds_mla"), "argument --kv-cache-dtype"),
-        (("vllm", "-tp", "3"), "tp_size 3 does not divide"),
-        (("vllm", "--kv-cache-memory-bytes", "1G"), "argument --kv-cache-memory-bytes"),
-        (("vllm", "--use-replayssm", "--spec-tokens", "1"), "argument --use-replayssm"),
-        (("vllm", "--speculative-config", "[1]"), "must be a JSON object"),
-        (("vllm", "--speculative-config", '{"draft_tensor_parallel_size": 1}'), "not modelled"),
-        (
-            ("vllm", "--spec-tokens", "1", "--speculative-config", '{"num_speculative_tokens": 2}'),
-            "mutually exclusive",
-        ),
-        (("vllm", "--gpu-arch", "sm100"), "invalid choice"),
-        (("sglang",), "argument --available-memory: needed"),
-        (("sglang", "--available-memory", "100MiB"), "holds no state slot"),
-        (("sglang", "--available-memory", "1GiB"), "2 state slots at 5 per request serve no"),
-        (("sglang", "--available-memory", "1.5"), "bytes must be whole"),
-        (("sglang", "--max-mamba-cache-size", "0"), "argument --max-mamba-cache-size"),
-        (("sglang", "--mamba-full-memory-ratio", "nan"), "finite number above 0"),
-        (("sglang", "--mamba-ssm-dtype", "fp32", "--max-mamba-cache-size", "9"), "mamba-ssm-dtype"),
-        (("sglang", "--speculative-num-draft-tokens", "4"), "needs --speculative-algorithm"),
-        (
-            ("sglang", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "2"),
-            "topk 1",
-        ),
-        (("sglang", "--speculative-algorithm", "EAGLE"), "--speculative-num-draft-tokens: needed"),
-        (("sglang", "--speculative-algorithm", "NGRAM"), "not modelled"),
-        (("sglang", "--mamba-radix-cache-strategy", "lazy", "--max-mamba-cache-size", "9"), "lazy"),
-    ],
-)
-def test_what_a_command_does_not_take_is_one_line_and_status_2(
-    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], expected: str
-) -> None:
-    status, out, err = run(capsys, args[0], "--config", NEMOTRON, *args[1:])
-    assert status == 2
-    assert out == ""
-    assert err.startswith("decode-ring: error: ")
-    assert err.count("\n") == 1
-    assert expected in err
-    assert "Traceback" not in err
 
 
 def test_other_commands_keep_argparse_refusal(capsys: pytest.CaptureFixture[str]) -> None:
