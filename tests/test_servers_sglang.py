@@ -905,7 +905,8 @@ _ALIASES_RATIO = "argument --mamba-full-memory-ratio/--mamba_full_memory_ratio"
         ),
         (
             ("--mem_fraction_static=0.8",),
-            "SGLang 0.5.23's '--mem_fraction_static' is not modelled by decode-ring sglang; drop it",
+            "SGLang 0.5.23's '--mem_fraction_static' is not modelled by decode-ring sglang; "
+            "drop it",
         ),
         (("stray", "--x"), "unexpected argument 'stray'"),
         (
