@@ -8,6 +8,7 @@ import importlib
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -172,6 +173,11 @@ def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     assert err.startswith("decode-ring: error: ") and err.endswith("\n")
     assert err.count("\n") == 1
     return err[len("decode-ring: error: ") : -1]
+
+
+def whole(text: str) -> str:
+    """A ``pytest.raises(match=...)`` pattern that matches exactly ``text``."""
+    return f"^{re.escape(text)}$"
 
 
 def squeeze(text: str) -> str:
