@@ -7,6 +7,7 @@ import gc
 import importlib
 import itertools
 import json
+import math
 import os
 import re
 import subprocess
@@ -233,3 +234,228 @@ def nemotron_with(**fields: object) -> dict[str, Any]:
     config.pop("max_position_embeddings", None)
     config.update(fields)
     return config
+
+
+# --- the models' tests ---------------------------------------------------------------------------
+
+# vLLM's rule for the SSM state's dtype when it follows the conv state, with its citation.
+FOLLOWS_CONV = (
+    "as conv state (vLLM: mamba_ssm_cache_dtype auto, "
+    "vllm/model_executor/layers/mamba/mamba_utils.py:98-111)"
+)
+
+
+def config(name: str) -> dict[str, Any]:
+    """The fixture ``tests/configs/NAME``, read."""
+    loaded: dict[str, Any] = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+    return loaded
+
+
+def written(name: str) -> dict[str, Any]:
+    """The written config ``tests/configs/written/NAME``, read."""
+    loaded: dict[str, Any] = json.loads((WRITTEN / name).read_text(encoding="utf-8"))
+    return loaded
+
+
+def exported(model_type: str, **fields: Any) -> dict[str, Any]:
+    """transformers' own ``AutoConfig.for_model(model_type, **fields).to_dict()``; the test
+    skips where transformers cannot be imported."""
+    transformers = pytest.importorskip("transformers")
+    made: dict[str, Any] = transformers.AutoConfig.for_model(model_type, **fields).to_dict()
+    return made
+
+
+def bailing(**fields: Any) -> dict[str, Any]:
+    """transformers' default BailingHybrid: 42 layers in groups of 6, 32 heads of 64, K 4, MLA;
+    with no_kda_lora true, which vLLM's BailingMoeV3 KDA layer requires."""
+    return exported("bailing_hybrid", **fields) | {"no_kda_lora": True}
+
+
+def tensors(state: Any) -> list[tuple[str, str, tuple[int, ...], str, int]]:
+    """Every state tensor of ``state``: its kind, name, shape, dtype and bytes."""
+    return [
+        (group.kind, tensor.name, tensor.shape, tensor.dtype, tensor.bytes)
+        for group in state.groups
+        for tensor in group.tensors
+    ]
+
+
+def refusal(config: Any, **arguments: Any) -> str:
+    """The message of the ``ModelConfigError`` that ``ssm_state(config, **arguments)`` raises."""
+    from decode_ring.models import ModelConfigError, ssm_state
+
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(config, **arguments)
+    return str(caught.value)
+
+
+def refused(config: Any, message: str, **arguments: Any) -> Any:
+    """The ``ModelConfigError`` that ``ssm_state(config, **arguments)`` raises, whose message is
+    exactly ``message``."""
+    from decode_ring.models import ModelConfigError, ssm_state
+
+    with pytest.raises(ModelConfigError, match=whole(message)) as caught:
+        ssm_state(config, **arguments)
+    return caught.value
+
+
+def fields_of(error: Any) -> tuple[str | None, str | None, str | None]:
+    """What a models refusal names: the file, the family and the field."""
+    return error.path, error.family, error.field
+
+
+# Small hand-made configs of each kind, whose refusals and edges the tests spell out.
+SMALL_MAMBA2: dict[str, Any] = {
+    "model_type": "mamba2",
+    "num_heads": 8,
+    "head_dim": 16,
+    "expand": 2,
+    "hidden_size": 64,
+    "n_groups": 1,
+    "state_size": 16,
+    "conv_kernel": 4,
+    "num_hidden_layers": 2,
+}
+SMALL_JAMBA: dict[str, Any] = {
+    "model_type": "jamba",
+    "attn_layer_period": 2,
+    "attn_layer_offset": 0,
+    "mamba_expand": 2,
+    "hidden_size": 3,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 1,
+}
+SMALL_NEMOTRON: dict[str, Any] = {
+    "model_type": "nemotron_h",
+    "mamba_num_heads": 3,
+    "mamba_head_dim": 16,
+    "n_groups": 1,
+    "ssm_state_size": 16,
+    "conv_kernel": 4,
+    "hybrid_override_pattern": "M*M",
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+}
+SMALL_FALCON: dict[str, Any] = {
+    "model_type": "falcon_h1",
+    "mamba_d_ssm": None,
+    "mamba_expand": 2,
+    "hidden_size": 64,
+    "mamba_n_heads": 8,
+    "mamba_d_head": "auto",
+    "mamba_n_groups": 3,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+}
+SMALL_ZAMBA2: dict[str, Any] = {
+    "model_type": "zamba2",
+    "mamba_expand": 2,
+    "hidden_size": 64,
+    "n_mamba_heads": 8,
+    "mamba_ngroups": 3,
+    "mamba_d_state": 16,
+    "mamba_d_conv": 4,
+    "layers_block_type": ["mamba", "hybrid"],
+    "num_attention_heads": 4,
+}
+SMALL_QWEN3_NEXT: dict[str, Any] = {
+    "model_type": "qwen3_next",
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "linear_key_head_dim": 8,
+    "linear_value_head_dim": 8,
+    "linear_conv_kernel_dim": 4,
+    "num_hidden_layers": 4,
+    "full_attention_interval": 4,
+    "num_attention_heads": 4,
+    "hidden_size": 64,
+}
+SMALL_KIMI: dict[str, Any] = {
+    "model_type": "kimi_linear",
+    "num_hidden_layers": 3,
+    "num_attention_heads": 4,
+    "kv_lora_rank": 8,
+    "qk_rope_head_dim": 2,
+    "linear_attn_config": {
+        "kda_layers": [1, 3],
+        "full_attn_layers": [2],
+        "num_heads": 2,
+        "head_dim": 4,
+        "short_conv_kernel_size": 3,
+    },
+    "dtype": "float16",
+}
+SMALL_LIGHTNING: dict[str, Any] = {
+    "model_type": "bailing_hybrid",
+    "num_hidden_layers": 2,
+    "layer_group_size": 2,
+    "num_attention_heads": 2,
+    "head_dim": 4,
+}
+
+# Hostile values for the fields of a config, for the models' fuzzers: any JSON, and the edges.
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-3, max_value=300)
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.builds(pow, st.just(10), st.just(5000))  # past the digits str() takes
+    | st.floats(allow_nan=True)
+    | st.sampled_from(["mamba", "attention", "linear_attention", "hybrid", "M-*E", "auto", "bf16"])
+    | st.text(max_size=8)
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def assert_one_line(error: Exception) -> None:
+    """A refusal is one line of ASCII."""
+    assert "\n" not in str(error) and str(error).isascii()
+
+
+def assert_consistent(state: Any) -> None:
+    """What any state ``ssm_state`` returns holds: its totals add up, its shapes are
+    non-negative integers, its bytes are their products, and it serialises to JSON."""
+    sizes = {"bfloat16": 2, "float16": 2, "float32": 4}
+    assert state.ssm_layers == len(state.layer_indices) >= 0
+    assert state.layer_indices == tuple(
+        sorted(index for group in state.groups for index in group.layer_indices)
+    )
+    assert state.per_sequence_bytes == sum(group.bytes for group in state.groups)
+    for group in state.groups:
+        assert group.layer_indices and group.bytes == group.per_layer_bytes * len(
+            group.layer_indices
+        )
+        assert group.per_layer_bytes == sum(tensor.bytes for tensor in group.tensors)
+        for tensor in group.tensors:
+            assert all(isinstance(size, int) and size >= 0 for size in tensor.shape)
+            assert tensor.bytes == math.prod(tensor.shape) * sizes[tensor.dtype]
+    if state.conv_shape:
+        assert state.per_layer_bytes == state.conv_bytes + state.ssm_bytes
+        assert state.conv_bytes == math.prod(state.conv_shape) * sizes[state.conv_dtype]
+    assert state.conv_dtype in sizes and state.ssm_dtype in sizes
+    json.dumps(state.as_dict())
+
+
+# Every field the fixtures hold, and the spellings they do not: what the models' fuzzers change.
+FIELD_NAMES = sorted(
+    {key for path in CONFIGS.glob("*.json") for key in config(path.name)}
+    | {
+        "layers_block_type",
+        "mamba_n_groups",
+        "mamba_d_conv",
+        "mamba_ssm_dtype",
+        "dtype",
+        "text_config",
+    }
+)

@@ -16,18 +16,7 @@ import json
 
 import pytest
 
-from .support import (
-    FREE,
-    PER_SEQ,
-    RESERVE,
-    SLOT,
-    FakeCell,
-    GiB,
-    MiB,
-    run,
-    run_json,
-    usage_error,
-)
+from .support import FREE, PER_SEQ, RESERVE, SLOT, FakeCell, GiB, MiB, run, run_json, usage_error
 
 NEMOTRON = "tests/configs/nemotron-nano-9b-v2.json"
 NEMOTRON_CONV = 3 * (128 * 80 + 2 * 8 * 128) * 2

@@ -11,13 +11,12 @@ float32 SSM state of 128 heads x 80 x 128. The README's whole text of ``state`` 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from decode_ring.models import ssm_state
 
-from .support import CONFIGS, WRITTEN, GiB, run, run_json, usage_error
+from .support import CONFIGS, SMALL_KIMI, SMALL_MAMBA2, WRITTEN, GiB, run, run_json, usage_error
 
 NEMOTRON = "tests/configs/nemotron-nano-9b-v2.json"
 NEMOTRON_CONV = 3 * (128 * 80 + 2 * 8 * 128) * 2
@@ -121,43 +120,15 @@ def test_a_dtype_flag_is_named_as_typed(capsys: pytest.CaptureFixture[str]) -> N
 
 
 # A model that mixes kinds of recurrent layer: no family does, so no config can give one to the
-# command; the text is rendered from a state made of two models' groups.
-MAMBA2: dict[str, Any] = {
-    "model_type": "mamba2",
-    "num_heads": 8,
-    "head_dim": 16,
-    "expand": 2,
-    "hidden_size": 64,
-    "n_groups": 1,
-    "state_size": 16,
-    "conv_kernel": 4,
-    "num_hidden_layers": 2,
-}
-KIMI: dict[str, Any] = {
-    "model_type": "kimi_linear",
-    "num_hidden_layers": 3,
-    "num_attention_heads": 4,
-    "kv_lora_rank": 8,
-    "qk_rope_head_dim": 2,
-    "linear_attn_config": {
-        "kda_layers": [1, 3],
-        "full_attn_layers": [2],
-        "num_heads": 2,
-        "head_dim": 4,
-        "short_conv_kernel_size": 3,
-    },
-    "dtype": "float16",
-}
-
-
+# command; the text is rendered from a state made of two small models' groups.
 def test_the_text_of_a_model_that_mixes_kinds() -> None:
     import dataclasses
 
     from decode_ring.render import render
     from decode_ring.sizing import StateReport
 
-    mamba = ssm_state(MAMBA2)
-    kda = ssm_state(KIMI)
+    mamba = ssm_state(SMALL_MAMBA2)
+    kda = ssm_state(SMALL_KIMI)
     mixed = dataclasses.replace(
         mamba, groups=(mamba.groups[0], kda.groups[0]), per_layer_bytes=None
     )
