@@ -501,7 +501,7 @@ def test_sglang_refusals_are_these_lines() -> None:
     )
     with pytest.raises(ServerArgumentError) as no_slot:
         sglang_reservation(NEMOTRON, available_memory=100 * 2**20)
-    # 143,548,416 B a request (test_servers.py): 100 MiB holds none.
+    # 143,548,416 B a request (above): 100 MiB holds none.
     assert str(no_slot.value) == (
         "argument available_memory: 104857600 B holds no state slot of 143548416 B (with one "
         "padding slot); SGLang refuses to start"
@@ -573,7 +573,7 @@ def test_sglang_refusals_name_the_argument(arguments: dict[str, Any], line: str)
 
 def test_sglang_smallest_values() -> None:
     # One running request, a context of one token: SGLang takes both (the estimate is then
-    # clamped to 4096, and the cap is the pool's 211 // 5 = 42, test_servers.py).
+    # clamped to 4096, and the cap is the pool's 211 // 5 = 42, above).
     assert (
         sglang_reservation(
             NEMOTRON, available_memory=60 * GiB, max_running_requests=1

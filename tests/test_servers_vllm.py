@@ -674,7 +674,7 @@ def test_vllm_refuses_a_head_flash_attention_does_not_take(head_dim: int) -> Non
 def test_vllm_replayssm_ring_is_in_the_model_dtype() -> None:
     # append_replayssm_ring (mamba_utils.py:92-95, :213-246): the x and B caches take the
     # activation (model) dtype, bfloat16 here, whatever --mamba-cache-dtype says: 368,640 B a
-    # layer at 16 (test_servers.py). A float32 conv state (12288, 3) and the float32 SSM state
+    # layer at 16 (above). A float32 conv state (12288, 3) and the float32 SSM state
     # (128, 80, 128) make the rest of the page.
     r = vllm_reservation(NEMOTRON, use_replayssm=True, mamba_cache_dtype="float32")
     assert r.state_page_bytes == 12288 * 3 * 4 + 128 * 80 * 128 * 4 + 368_640
