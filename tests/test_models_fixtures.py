@@ -30,7 +30,9 @@ from .support import (
     assert_consistent,
     assert_one_line,
     config,
+    run,
     run_json,
+    usage_error,
 )
 
 # Each covered fixture's state at tp 1: layers, then per layout (conv shape, ssm shape, conv
@@ -88,7 +90,7 @@ FAMILY_OF: dict[str, str] = {
 
 
 #: Families with no whole public config found (tests/configs/PROVENANCE.md): each is read from
-#: transformers 5.23's own to_dict() in tests/test_models_families.py instead.
+#: transformers 5.23's own to_dict() in tests/test_models_<kind>.py instead.
 #: alice_ai and gigachat3_5 (no transformers class) are read from configs written out from the
 #: fields the wheels read (tests/configs/written).
 NO_FIXTURE: frozenset[str] = frozenset(
@@ -637,8 +639,6 @@ def test_as_dict_is_json_ready_and_the_state_is_frozen() -> None:
 def test_state_runs_on_every_fixture(
     capsys: pytest.CaptureFixture[str], name: str, layout: str
 ) -> None:
-    from .support import run, usage_error
-
     layers, by_layout = EXPECTED[name]
     args = ("state", "--config", str(CONFIGS / name), "--layout", layout)
     expected = by_layout[layout]
