@@ -829,13 +829,17 @@ def test_the_help_shows_each_flag_as_sglang_names_it(
         "[--speculative-num-steps N] [--speculative-eagle-topk N] [--mamba-ssm-dtype D] "
         "[--context-length N] [--max-total-tokens N] "
     )
+    # Each help text whole, between its flag and the next flag (which Python 3.13 lists as
+    # "--a, --b N" and earlier versions as "--a N, --b N").
     for fragment in (
         "--config PATH the model: a config.json, a snapshot directory, a models--ORG--NAME cache "
         "folder, ORG/NAME from the local Hugging Face cache (pip install 'decode_ring[hub]'), or "
-        "- for stdin",
-        "the GPU the server runs on (default sm90: H100/H200)",
-        "--json one JSON object on stdout",
-        "--available-memory SIZE per rank, after the weights: what _handle_max_mamba_cache divides",
+        "- for stdin --gpu-arch ",
+        "--gpu-arch {sm80,sm86,sm89,sm90} the GPU the server runs on (default sm90: H100/H200) "
+        "--json ",
+        "--json one JSON object on stdout --tp-size",
+        "--available-memory SIZE per rank, after the weights: what _handle_max_mamba_cache divides "
+        "--max-mamba-cache-size",
     ):
         assert fragment in text
     assert text.endswith(

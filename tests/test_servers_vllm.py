@@ -977,13 +977,17 @@ def test_the_help_shows_each_flag_as_vllm_names_it(
         "[--kv-cache-memory-bytes N] [--use-replayssm | --no-use-replayssm | --use_replayssm | "
         "--no-use_replayssm] [--replayssm-buffer-len N] "
     )
+    # Each help text whole, between its flag and the next flag (which Python 3.13 lists as
+    # "--a, --b N" and earlier versions as "--a N, --b N").
     for fragment in (
         "--config PATH the model: a config.json, a snapshot directory, a models--ORG--NAME cache "
         "folder, ORG/NAME from the local Hugging Face cache (pip install 'decode_ring[hub]'), or "
-        "- for stdin",
-        "the GPU the server runs on (default sm90: H100/H200)",
-        "--json one JSON object on stdout",
-        "default: on for a hybrid model, off for an attention-free one",
+        "- for stdin --gpu-arch ",
+        "--gpu-arch {sm80,sm86,sm89,sm90} the GPU the server runs on (default sm90: H100/H200) "
+        "--json ",
+        "--json one JSON object on stdout --tensor-parallel-size",
+        "--no-enable_prefix_caching default: on for a hybrid model, off for an attention-free one "
+        "--num-speculative-tokens",
     ):
         assert fragment in text
     assert text.endswith(
