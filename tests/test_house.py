@@ -366,7 +366,8 @@ def test_the_design_table_names_files_that_exist() -> None:
     design = readme_section("## Design")
     named = re.findall(r"`((?:decode_ring|tests|benchmarks|tools|\.ci)/[^`\s]*)`", design)
     assert len(named) >= 20
-    missing = [name for name in named if not (ROOT / name.rstrip("/")).exists()]
+    # A pattern such as tests/test_cli_<command>.py names a kind of file, not one file.
+    missing = [n for n in named if "<" not in n and not (ROOT / n.rstrip("/")).exists()]
     assert missing == []
 
 

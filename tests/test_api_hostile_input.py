@@ -1,4 +1,5 @@
-"""Every public function under arbitrary Python objects, fuzzed on both cores.
+"""The API's promise under hostile input: every public function under arbitrary Python objects,
+fuzzed on both cores.
 
 A call returns, or raises one of the exception types the README documents for
 bad input (``TypeError``, ``OverflowError``, ``ValueError``; and

@@ -1,4 +1,4 @@
-"""The command line under hostile use, fuzzed on both cores.
+"""The command line's promise under hostile input, fuzzed on both cores.
 
 Random argument lists drawn from the commands' flags and from hostile values,
 with random values for the ``METRALE_*`` variables. Every run must end with
