@@ -210,7 +210,7 @@ def test_a_snapshot_without_an_index_needs_weights(
         ('{"metadata": {"total_size": -1}}', "field 'metadata.total_size'"),
         ('{"metadata": {"total_size": "1"}}', "field 'metadata.total_size'"),
         ('{"metadata": {}}', "field 'metadata.total_size'"),
-        ("[1]", "JSON is list, not an object"),
+        ("[1]", "JSON is an array, not an object"),
         ('{"metadata": ', "malformed JSON: Expecting value at line 1 column 14"),
     ],
 )

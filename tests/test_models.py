@@ -1516,7 +1516,7 @@ def test_file_errors(tmp_path: Path) -> None:
     listed.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(listed)
-    assert str(caught.value) == f"{os.fspath(listed)!a}: JSON is list, not an object"
+    assert str(caught.value) == f"{os.fspath(listed)!a}: JSON is an array, not an object"
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe{")
     with pytest.raises(ModelConfigError, match="cannot read"):

@@ -307,7 +307,7 @@ def test_file_errors_carry_the_path(tmp_path: Path) -> None:
     assert error.path == str(deep)
     array = tmp_path / "array.json"
     array.write_text("[]")
-    error = refused(array, f"{str(array)!a}: JSON is list, not an object")
+    error = refused(array, f"{str(array)!a}: JSON is an array, not an object")
     assert error.path == str(array)
 
 
