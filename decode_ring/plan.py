@@ -98,7 +98,8 @@ class PlanRow:
     sequence and its share of the weights (or why the model cannot be split
     so), a cell per batch, and the largest batch that keeps the full depth
     (``full_depth``: that batch, ``any``, ``none`` when no batch does, ``-``
-    when the requested depth is not the full depth)."""
+    when the requested depth is not the full depth; ``largest_full_depth_batch``
+    is ``None`` but for a batch)."""
 
     tp_size: int
     state: SsmState | None
@@ -143,17 +144,18 @@ def largest_full_depth_batch(
     """The largest batch whose reserve (``fixed`` plus the batch times the
     live state and the KV cache) and full ring fit ``free``, and how the
     plan shows it: the batch, ``any`` (nothing grows with the batch),
-    ``none`` (no batch fits) or ``-`` (the requested depth is not full)."""
+    ``none`` (no batch fits: no batch, not a batch of 0 sequences) or ``-``
+    (the requested depth is not full)."""
     if requested != DECODE_ROLLBACK_RING_SLOTS:
         return None, "-"
     room = free - fixed
     grows = (DECODE_ROLLBACK_RING_SLOTS + 1) * per_sequence + kv
     if room < 0:
-        return 0, "none"
+        return None, "none"
     if grows == 0:
         return None, "any"
     batch = room // grows
-    return batch, str(batch) if batch else "none"
+    return (batch, str(batch)) if batch else (None, "none")
 
 
 def plan_row(

@@ -1098,10 +1098,13 @@ def test_plain_transformer_has_no_state() -> None:
 
 
 def test_exact_integer_arithmetic_for_huge_fields() -> None:
-    mamba = config("mamba-2.8b-hf.json") | {"state_size": 2**63 - 1}
+    mamba = config("mamba-2.8b-hf.json") | {"state_size": 2**40}
     state = ssm_state(mamba, layout="metrale")
-    assert state.ssm_bytes == 5120 * (2**63 - 1) * 4
-    assert state.per_sequence_bytes == 64 * (4 * 5120 * 4 + 5120 * (2**63 - 1) * 4)
+    assert state.ssm_bytes == 5120 * 2**40 * 4
+    assert state.per_sequence_bytes == 64 * (4 * 5120 * 4 + 5120 * 2**40 * 4)
+    # Issue 28: a byte count past 64 bits is refused, not carried.
+    with pytest.raises(OverflowError, match=r"per_sequence_bytes would be \d+, beyond the"):
+        ssm_state(mamba | {"state_size": 2**63 - 1}, layout="metrale")
     with pytest.raises(ModelConfigError, match=r"'state_size': must be at most 2\*\*63 - 1, got"):
         ssm_state(mamba | {"state_size": 2**63})
 

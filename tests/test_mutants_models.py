@@ -806,15 +806,19 @@ def test_numbers_are_bounded() -> None:
         "jet_nemotron config: field 'efficient_attention_config.jet.expand_v': missing",
         layout="sglang",
     )
-    assert ssm_state(
-        {
-            **jet,
-            "efficient_attention_config": {
-                "jet": {**jet["efficient_attention_config"]["jet"], "expand_v": 2**63 - 1}
+    wide = {**jet["efficient_attention_config"]["jet"], "expand_v": 2**40}
+    wide_state = ssm_state({**jet, "efficient_attention_config": {"jet": wide}}, layout="metrale")
+    assert wide_state.ssm_shape[1] == 4 * 2**40
+    with pytest.raises(OverflowError):  # issue 28: bytes past 64 bits are refused
+        ssm_state(
+            {
+                **jet,
+                "efficient_attention_config": {
+                    "jet": {**jet["efficient_attention_config"]["jet"], "expand_v": 2**63 - 1}
+                },
             },
-        },
-        layout="metrale",
-    ).ssm_shape[1] == 4 * (2**63 - 1)
+            layout="metrale",
+        )
 
 
 def test_wrappers_and_removed_families() -> None:

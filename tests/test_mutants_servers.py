@@ -3809,7 +3809,8 @@ def test_vllm_reads_the_legacy_rope_type_and_ignores_what_is_not_a_mapping() -> 
         ),
         (
             {"mamba_full_memory_ratio": -0.5},
-            "argument mamba_full_memory_ratio: must be a finite number above 0, got -0.5",
+            "argument mamba_full_memory_ratio: must be a finite number above 0 and at most "
+            "1,000,000, got -0.5",
         ),
         (
             {"available_memory": 0},

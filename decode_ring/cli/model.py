@@ -24,6 +24,7 @@ from .parsing import (
     UsageError,
     config_flag,
     count_list,
+    file_path,
     flag,
     given,
     json_flag,
@@ -126,6 +127,7 @@ def plan_grid_flags(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--plot",
+        type=file_path,
         metavar="FILE",
         help="also draw the grid into exactly FILE, in its extension's format "
         "(PNG without one; needs matplotlib)",

@@ -128,11 +128,24 @@ def positive_count(text: str) -> int:
 
 def layer_count(text: str) -> int:
     """A count of SSM layers, within the one limit the models apply to any
-    layer count."""
+    layer count, however many digits it has."""
+    digits = text.removeprefix("+")
+    if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) > len(str(MAX_LAYERS)):
+        value_text = show(digits.lstrip("0"), limit=40)[1:-1]
+        raise argparse.ArgumentTypeError(
+            f"{value_text} layers is implausible (at most {MAX_LAYERS:,})"
+        )
     value = count(text)
     if value > MAX_LAYERS:
         raise argparse.ArgumentTypeError(f"{value} layers is implausible (at most {MAX_LAYERS:,})")
     return value
+
+
+def file_path(text: str) -> str:
+    """A file to write: any path but the empty one (``--config ''`` is refused alike)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path; give the file to draw into")
+    return text
 
 
 def count_list(text: str) -> tuple[int, ...]:
