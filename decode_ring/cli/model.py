@@ -23,10 +23,10 @@ from .parsing import (
     PlotWriteError,
     UsageError,
     config_flag,
-    count_list,
     file_path,
     flag,
     given,
+    grid_axis,
     json_flag,
     layout_flags,
     model_reference,
@@ -106,14 +106,14 @@ def plan_grid_flags(command: argparse.ArgumentParser) -> None:
     """The grid's axes, whose budget it shows, and its picture."""
     command.add_argument(
         "--tp",
-        type=count_list,
+        type=grid_axis("tp_sizes"),
         default=DEFAULT_TP_SIZES,
         metavar="N,N,...",
         help="tensor-parallel sizes (default 1,2,4,8)",
     )
     command.add_argument(
         "--max-batch-size",
-        type=count_list,
+        type=grid_axis("batch_sizes"),
         default=DEFAULT_BATCH_SIZES,
         metavar="B,B,...",
         help="batch sizes (default 8,16,32,64,128,256,512)",

@@ -5,12 +5,13 @@ ring flag), the flags several commands take, and reading ``--config`` once."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NoReturn
 
 from .._facade import parse_decode_ring_slots, rust_usize_from_str
 from .._usize_py import USIZE_MAX
 from ..models import LAYOUTS, MAX_LAYERS, SsmState
+from ..plan import grid_refusal
 from ..preflight import DecodeRingConflict, pin_decode_ring_slots
 from ..printable import show
 from ..reports import state_report
@@ -153,6 +154,19 @@ def count_list(text: str) -> tuple[int, ...]:
     if len(set(values)) != len(values):
         raise argparse.ArgumentTypeError(f"a value repeats in {show(text, limit=40)}")
     return values
+
+
+def grid_axis(axis: str) -> Callable[[str], tuple[int, ...]]:
+    """The value type of a plan's axis (``tp_sizes`` or ``batch_sizes``): a ``count_list`` of
+    at most ``MAX_GRID_SIDE`` values, counted before any is read."""
+
+    def axis_values(text: str) -> tuple[int, ...]:
+        refusal = grid_refusal(axis, text.count(",") + 1)
+        if refusal is not None:
+            raise argparse.ArgumentTypeError(refusal)
+        return count_list(text)
+
+    return axis_values
 
 
 def size(text: str) -> int:
