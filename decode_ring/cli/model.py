@@ -17,7 +17,7 @@ from ..plan import (
 )
 from ..reports import state_report
 from ..snapshots import ModelReference, snapshot_weights
-from .output import one_line, write
+from .output import one_line, say
 from .parsing import (
     PROGRAM,
     PlotWriteError,
@@ -221,4 +221,4 @@ def draw(grid: Plan, path: str) -> None:
         raise UsageError(f"--plot {path!a}: {error}") from None
     except OSError as error:
         raise PlotWriteError(f"cannot write {path!a}: {error.strerror or error}") from None
-    write(sys.stderr, f"{PROGRAM}: wrote {one_line(path)}")
+    say(sys.stderr, f"{PROGRAM}: wrote {one_line(path)}")

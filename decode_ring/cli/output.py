@@ -8,11 +8,10 @@ import errno
 import os
 import secrets
 import stat
-import sys
 from collections.abc import Callable
 from typing import BinaryIO, TextIO
 
-__all__ = ["discard_unwritten_output", "one_line", "write", "write_atomically"]
+__all__ = ["discard_unwritten_output", "one_line", "say", "write", "write_atomically"]
 
 
 def one_line(text: str) -> str:
@@ -21,17 +20,40 @@ def one_line(text: str) -> str:
     return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
-def write(stream: TextIO, text: str) -> None:
-    """Writes ``text`` and a newline, escaping what the stream cannot encode."""
+def write(stream: TextIO | None, text: str, end: str = "\n") -> None:
+    """Writes ``text`` and ``end``, escaping what the stream cannot encode, and flushes. A
+    closed stream (``None``: the descriptor was closed when the process started) raises
+    ``OSError`` (EBADF), as writing to a closed descriptor does."""
+    if stream is None:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
     encoding = getattr(stream, "encoding", None) or "utf-8"
-    stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+    stream.write((text + end).encode(encoding, "backslashreplace").decode(encoding))
     stream.flush()
 
 
-def discard_unwritten_output() -> None:
-    """Points stdout at nothing: the interpreter flushes it again at exit, and
-    a second failure would end the command with a traceback and status 120."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+def say(stream: TextIO | None, text: str) -> None:
+    """``write`` on an error path: a stream that cannot take it (closed, full, a pipe closed
+    early) is pointed at nothing (``discard_unwritten_output``) and the line is lost, so that
+    the exit status stays the one of the error being said."""
+    try:
+        write(stream, text)
+    except (OSError, ValueError):  # ValueError: a stream closed in this process
+        discard_unwritten_output(stream)
+
+
+def discard_unwritten_output(stream: TextIO | None) -> None:
+    """Points ``stream``'s descriptor at nothing: the interpreter flushes it again at exit, and
+    a second failure would end the command with a traceback and status 120. A stream without
+    a descriptor (closed, or in memory) is left as it is."""
+    try:
+        descriptor = stream.fileno()  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError):
+        return
+    nothing = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(nothing, descriptor)
+    finally:
+        os.close(nothing)
 
 
 def write_atomically(path: str, write_to: Callable[[BinaryIO], None]) -> None:

@@ -5,8 +5,12 @@ ring flag), the flags several commands take, and reading ``--config`` once."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from .._facade import parse_decode_ring_slots, rust_usize_from_str
 from .._usize_py import USIZE_MAX
@@ -17,6 +21,7 @@ from ..printable import show
 from ..reports import state_report
 from ..snapshots import CONFIG_HELP, ModelReference, resolve_model
 from ..units import ACCEPTED_FORMS, parse_memory_size
+from .output import write
 
 PROGRAM: Final = "decode-ring"
 GIVEN: Final = "given_flags"  # the namespace attribute that records the flags given
@@ -93,6 +98,13 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse's own swallows a write that fails, and writes to stderr when stdout is
+        # closed: --help and --version to a full disk would exit 0, having said nothing. Its
+        # callers here (help, usage, version) print to stdout; a failure raises OSError.
+        if message:
+            write(sys.stdout if file is None else file, message, end="")  # type: ignore[arg-type]
 
 
 def given(args: argparse.Namespace, *names: str) -> list[str]:
