@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 
 CORE_MODULES = {"cython": "decode_ring._core", "python": "decode_ring._core_py"}
+# Why a torch test skips. Not 'decode_ring[torch]', which resolves to the CUDA build on this
+# kind of machine: about 3 GB of wheels (the README says so).
+TORCH_MISSING = "torch not installed: pip install torch==2.13.0 (the CPU build)"
 
 
 def compiled_core_may_be_missing() -> bool:
