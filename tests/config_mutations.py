@@ -2,9 +2,9 @@
 
 Every fixture (``tests/configs/``, its ``written/`` configs and the snapshot's ``config.json``),
 every leaf field (nested mappings walked into, a list taken whole), and one change of it: set
-huge, zero, negative, a float, a string, null, or removed. ``commands`` are the command lines
-that read a config: ``state`` in each layout, ``fit`` and ``plan`` (the ring, and under each
-server), ``vllm`` and ``sglang`` at a budget.
+huge, large, zero, negative, a float, infinite, NaN, a string, null, or removed. ``commands``
+are the command lines that read a config: ``state`` in each layout, ``fit`` and ``plan`` (the
+ring, and under each server), ``vllm`` and ``sglang`` at a budget.
 
 The in-process fuzzer (``tests/test_fuzz_cli_in_process.py``) draws from these; the exhaustive
 sweep (``tools/sweep-config-fields``) runs every one.
@@ -23,12 +23,17 @@ CONFIGS = ROOT / "tests" / "configs"
 SNAPSHOT_CONFIG = ROOT / "tests" / "snapshots" / "qwen3.5-18b-reap-a3b-coding" / "config.json"
 
 MISSING = object()
-# One change of a field: what it is set to (MISSING: removed).
+# One change of a field: what it is set to (MISSING: removed). "large" passes every field's
+# own bound (2**63 - 1) and makes products past 64 bits; the non-finite floats are what a
+# config.json may write (Infinity, NaN).
 CHANGES: dict[str, object] = {
     "huge": 2**64,
+    "large": 2**62,
     "zero": 0,
     "negative": -1,
     "float": 1.5,
+    "infinite": float("inf"),
+    "nan": float("nan"),
     "string": "x",
     "null": None,
     "missing": MISSING,

@@ -123,7 +123,8 @@ def plan_figure(plan: Plan) -> Figure:
     axes.pcolormesh(columns, rows, grid, cmap=colours, norm=norm, antialiased=False)
     axes.invert_yaxis()
     axes.set_xticks(range(len(plan.batch_sizes)), [str(batch) for batch in plan.batch_sizes])
-    axes.set_yticks(range(len(plan.rows)), [row_label(row) for row in plan.rows])
+    labelled = len(plan.rows) * len(plan.batch_sizes) <= LABELLED_CELLS
+    axes.set_yticks(range(len(plan.rows)), [row_label(row, labelled) for row in plan.rows])
     axes.set_xlabel("max batch size")
     _label_cells(axes, plan, ladder)
     axes.set_title(plot_title(plan), fontsize=9)
@@ -177,10 +178,10 @@ def _legend(ladder: list[int], depth_colours: list[str]) -> list[Any]:
     ]
 
 
-def row_label(row: PlanRow) -> str:
-    """A row's label: its tensor-parallel size and, as the table shows them,
-    the state and KV cache per sequence on one rank."""
-    if row.per_sequence_bytes is None:
+def row_label(row: PlanRow, sizes: bool = True) -> str:
+    """A row's label: its tensor-parallel size and, as the table shows them (where ``sizes``:
+    a grid of cells labelled), the state and KV cache per sequence on one rank."""
+    if row.per_sequence_bytes is None or not sizes:
         return f"tp {row.tp_size}"
     kv = "" if not row.kv_per_sequence_bytes else f"\nkv {format_size(row.kv_per_sequence_bytes)}"
     return f"tp {row.tp_size}\nstate {format_size(row.per_sequence_bytes)}{kv}"
