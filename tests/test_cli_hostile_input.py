@@ -320,3 +320,23 @@ def test_a_layer_count_has_one_limit_said_one_way(cli: InProcessCli, layers: str
     assert usage_error(cli, "decide", "--ssm-layers", layers) == (
         f"argument --ssm-layers: {layers} layers is implausible (at most 100,000)"
     )
+
+
+# --- bad input changes no state --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fit", "--ssm-decode-ring-slots", "4", "--config", "/dev/zero", "--max-batch-size", "8"],
+        ["fit", "--ssm-decode-ring-slots", "4", "--example", "--max-batch-size", str(2**64)],
+        ["fit", "--ssm-decode-ring-slots", "4", "--example", "--per-seq-state", "16EiB"],
+        ["decide", "--ssm-decode-ring-slots", "4", "--config", "/dev/zero"],
+        ["decide", "--ssm-decode-ring-slots", "4", "--ssm-layers", "9" * 30],
+    ],
+)
+def test_refused_input_publishes_no_depth(cli: InProcessCli, argv: list[str]) -> None:
+    outcome = cli.run(argv)
+    check_outcome(argv, outcome)
+    assert outcome.status == 2
+    assert cli.cell.writes == []  # the pinned 4 was never published
