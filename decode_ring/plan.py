@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._selector import DECODE_ROLLBACK_RING_SLOTS
-from ._usize_py import saturating_add, saturating_mul
 from .models import (
     DTYPE_BYTES,
     ConfigSource,
@@ -22,13 +21,15 @@ from .models import (
     load_config,
     ssm_state,
 )
-from .models.errors import refuse_argument
+from .models.errors import check_within_64_bits, refuse_argument
 from .preflight import PreLoadFreeMemory, RingFit, RingSlot, fit_ring, requested_slots
 from .servers import sglang_reservation, vllm_reservation
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",
     "DEFAULT_TP_SIZES",
+    "GRID_AXES",
+    "MAX_GRID_SIDE",
     "PLAN_SERVERS",
     "Plan",
     "PlanCell",
@@ -36,6 +37,7 @@ __all__ = [
     "Reserve",
     "ServerPlan",
     "ServerRow",
+    "check_grid",
     "divided_evenly",
     "plan",
     "server_plan",
@@ -43,6 +45,29 @@ __all__ = [
 
 DEFAULT_TP_SIZES: Final = (1, 2, 4, 8)
 DEFAULT_BATCH_SIZES: Final = (8, 16, 32, 64, 128, 256, 512)
+# The bound of a plan: at most this many tensor-parallel sizes and batch sizes (4,096 cells),
+# which a run plans, prints and draws in under 2 s and 200 MB (the README).
+MAX_GRID_SIDE: Final = 64
+GRID_AXES: Final = {"tp_sizes": "tensor-parallel sizes", "batch_sizes": "batch sizes"}
+
+
+def grid_refusal(axis: str, count: int) -> str | None:
+    """Why ``count`` values on the grid's ``axis`` (a key of ``GRID_AXES``) are too many, or
+    ``None``."""
+    if count <= MAX_GRID_SIDE:
+        return None
+    return (
+        f"at most {MAX_GRID_SIDE} {GRID_AXES[axis]} (a plan is at most {MAX_GRID_SIDE} x "
+        f"{MAX_GRID_SIDE} cells), got {count}"
+    )
+
+
+def check_grid(tp_sizes: Sequence[int], batch_sizes: Sequence[int]) -> None:
+    """Refuses a grid past ``MAX_GRID_SIDE`` a side (``ModelConfigError`` naming the axis)."""
+    for axis, sizes in (("tp_sizes", tp_sizes), ("batch_sizes", batch_sizes)):
+        refusal = grid_refusal(axis, len(sizes))
+        if refusal is not None:
+            raise refuse_argument(axis, refusal)
 
 
 def divided_evenly(total: int, tp_size: int) -> int:
@@ -98,7 +123,8 @@ class PlanRow:
     sequence and its share of the weights (or why the model cannot be split
     so), a cell per batch, and the largest batch that keeps the full depth
     (``full_depth``: that batch, ``any``, ``none`` when no batch does, ``-``
-    when the requested depth is not the full depth)."""
+    when the requested depth is not the full depth; ``largest_full_depth_batch``
+    is ``None`` but for a batch)."""
 
     tp_size: int
     state: SsmState | None
@@ -143,17 +169,18 @@ def largest_full_depth_batch(
     """The largest batch whose reserve (``fixed`` plus the batch times the
     live state and the KV cache) and full ring fit ``free``, and how the
     plan shows it: the batch, ``any`` (nothing grows with the batch),
-    ``none`` (no batch fits) or ``-`` (the requested depth is not full)."""
+    ``none`` (no batch fits: no batch, not a batch of 0 sequences) or ``-``
+    (the requested depth is not full)."""
     if requested != DECODE_ROLLBACK_RING_SLOTS:
         return None, "-"
     room = free - fixed
     grows = (DECODE_ROLLBACK_RING_SLOTS + 1) * per_sequence + kv
     if room < 0:
-        return 0, "none"
+        return None, "none"
     if grows == 0:
         return None, "any"
     batch = room // grows
-    return batch, str(batch) if batch else "none"
+    return (batch, str(batch)) if batch else (None, "none")
 
 
 def plan_row(
@@ -169,12 +196,20 @@ def plan_row(
     """One tensor-parallel size's row: a cell per batch, each with its own
     reserve, and the largest batch at full depth."""
     weights = divided_evenly(reserve.weights, tp)
-    fixed = saturating_add(weights, reserve.other)
+    fixed = weights + reserve.other
     cells = []
     for batch in batch_sizes:
-        state_bytes = saturating_mul(batch, per_sequence)
-        kv_bytes = saturating_mul(batch, kv)
-        beside = saturating_add(fixed, saturating_add(state_bytes, kv_bytes))
+        # Exact sums, each within 64 bits: a saturated sum would fit a free memory of
+        # USIZE_MAX that it exceeds.
+        state_bytes, kv_bytes = batch * per_sequence, batch * kv
+        beside = fixed + state_bytes + kv_bytes
+        terms = {
+            "state_bytes": state_bytes,
+            "kv_bytes": kv_bytes,
+            "reserve_without_ring_bytes": beside,
+            "total_bytes": beside + requested * state_bytes,
+        }
+        check_within_64_bits(terms, f"plan at tp {tp}, batch {batch}")
         fit = fit_ring(requested, RingSlot(batch, per_sequence), PreLoadFreeMemory(beside, free))
         cells.append(PlanCell(batch, weights, reserve.other, state_bytes, kv_bytes, fit))
     largest, shown = largest_full_depth_batch(requested, fixed, per_sequence, kv, free)
@@ -221,7 +256,9 @@ def plan(
     A tensor-parallel size the model cannot be split over gives a row with
     its ``problem`` and no cells; any other bad config raises
     ``ModelConfigError``. The requested depth comes from the environment as
-    the server's (``requested_slots``)."""
+    the server's (``requested_slots``). A grid past ``MAX_GRID_SIDE`` a side raises
+    ``ModelConfigError``; a reserve or a ring past 64 bits, ``OverflowError``."""
+    check_grid(tp_sizes, batch_sizes)
     loaded = None if config is None else load_config(config)
     rows = []
     first: SsmState | None = None
@@ -374,6 +411,7 @@ def server_plan(
     ``batch_sizes`` fit. Raises ``ModelConfigError`` as the servers' sizing
     does, but for a budget too small to start, which is a row that fits no
     batch."""
+    check_grid(tp_sizes, batch_sizes)
     if reserve.max_model_len is None:
         raise refuse_argument(
             "max_model_len", f"under {server}, a plan fits sequences of this many tokens: give it"

@@ -22,6 +22,9 @@ import pytest
 from hypothesis import strategies as st
 
 CORE_MODULES = {"cython": "decode_ring._core", "python": "decode_ring._core_py"}
+# Why a torch test skips. Not 'decode_ring[torch]', which resolves to the CUDA build on this
+# kind of machine: about 3 GB of wheels (the README says so).
+TORCH_MISSING = "torch not installed: pip install torch==2.13.0 (the CPU build)"
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "tests" / "configs"
@@ -219,12 +222,13 @@ def answer_or_refusal(call: Callable[..., Any], config: Path, values: dict[str, 
         answer = call(config, **values)
         event("answered")
         return answer
-    except (ModelConfigError, TypeError) as error:
-        refusal = error
-    assert isinstance(refusal, ValueError | TypeError)
+    except (ModelConfigError, TypeError, OverflowError) as error:
+        refusal = error  # OverflowError: a count past 64 bits (issue 28), named
+    assert isinstance(refusal, ValueError | TypeError | OverflowError)
     message = str(refusal)
     assert "\n" not in message
-    assert "argument " in message or "field " in message or "config" in message, message
+    named = ("argument ", "field ", "config", "beyond the 18446744073709551615")
+    assert any(word in message for word in named), message
     return None
 
 

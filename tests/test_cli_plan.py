@@ -189,7 +189,7 @@ def test_full_depth_up_to_batch_is_none_when_no_batch_fits(
     status, out = run_json(capsys, *args, "--max-model-len", "8192", "--tp", "1,8")
     assert status == 0  # tp 8 holds 2 GiB of weights: some cell boots
     assert [row["full_depth"] for row in out["rows"]] == ["none", "48"]
-    assert out["rows"][0]["largest_full_depth_batch"] == 0
+    assert out["rows"][0]["largest_full_depth_batch"] is None  # no batch is not 0 sequences
     # 8 GiB beside 2 GiB of weights; 9 states and the KV cache per sequence, on 1 of 8 ranks.
     assert 8 * GiB // ((9 * STATE + KV_PER_TOKEN * 8192) // 8) == 48
     status, text, _ = run(capsys, *args, "--max-model-len", "8192", "--tp", "1")
@@ -328,7 +328,7 @@ def test_a_snapshot_without_an_index_needs_weights(
         ('{"metadata": {"total_size": -1}}', "field 'metadata.total_size'"),
         ('{"metadata": {"total_size": "1"}}', "field 'metadata.total_size'"),
         ('{"metadata": {}}', "field 'metadata.total_size'"),
-        ("[1]", "JSON is list, not an object"),
+        ("[1]", "JSON is an array, not an object"),
         ('{"metadata": ', "malformed JSON: Expecting value at line 1 column 14"),
     ],
 )

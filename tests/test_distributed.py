@@ -26,7 +26,9 @@ from typing import IO, Any
 
 import pytest
 
-pytest.importorskip("torch", reason="torch not installed: pip install 'decode_ring[torch]'")
+from .support import TORCH_MISSING
+
+pytest.importorskip("torch", reason=TORCH_MISSING)
 if not hasattr(os, "fork"):
     pytest.skip("the rank launcher forks: no os.fork here", allow_module_level=True)
 

@@ -251,8 +251,9 @@ FLOORS = {
     "plan": 6,
     "cli": 7,
 }
-# Imported inside a function on purpose: optional extras, and the core the selector chooses.
-DEFERRED = {"matplotlib", "torch", "huggingface_hub", "_core", "_core_py"}
+# Imported inside a function on purpose: optional extras, the core the selector chooses, and
+# the command line's commands (``cli.main`` loads them, so that Ctrl-C then exits quietly).
+DEFERRED = {"matplotlib", "torch", "huggingface_hub", "_core", "_core_py", "app"}
 
 
 def top_module(path: Path) -> str:

@@ -276,7 +276,7 @@ def test_file_errors(tmp_path: Path) -> None:
     listed.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(listed)
-    assert str(caught.value) == f"{os.fspath(listed)!a}: JSON is list, not an object"
+    assert str(caught.value) == f"{os.fspath(listed)!a}: JSON is an array, not an object"
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe{")
     with pytest.raises(ModelConfigError, match="cannot read"):
@@ -313,7 +313,7 @@ def test_file_errors_carry_the_path(tmp_path: Path) -> None:
     assert error.path == str(deep)
     array = tmp_path / "array.json"
     array.write_text("[]")
-    error = refused(array, f"{str(array)!a}: JSON is list, not an object")
+    error = refused(array, f"{str(array)!a}: JSON is an array, not an object")
     assert error.path == str(array)
 
 

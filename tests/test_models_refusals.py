@@ -232,10 +232,13 @@ def test_bad_arguments(arguments: dict[str, Any], error: type[Exception], messag
 
 
 def test_exact_integer_arithmetic_for_huge_fields() -> None:
-    mamba = config("mamba-2.8b-hf.json") | {"state_size": 2**63 - 1}
+    mamba = config("mamba-2.8b-hf.json") | {"state_size": 2**40}
     state = ssm_state(mamba, layout="metrale")
-    assert state.ssm_bytes == 5120 * (2**63 - 1) * 4
-    assert state.per_sequence_bytes == 64 * (4 * 5120 * 4 + 5120 * (2**63 - 1) * 4)
+    assert state.ssm_bytes == 5120 * 2**40 * 4
+    assert state.per_sequence_bytes == 64 * (4 * 5120 * 4 + 5120 * 2**40 * 4)
+    # Issue 28: a byte count past 64 bits is refused, not carried.
+    with pytest.raises(OverflowError, match=r"per_sequence_bytes would be \d+, beyond the"):
+        ssm_state(mamba | {"state_size": 2**63 - 1}, layout="metrale")
     with pytest.raises(ModelConfigError, match=r"'state_size': must be at most 2\*\*63 - 1, got"):
         ssm_state(mamba | {"state_size": 2**63})
 
@@ -469,15 +472,19 @@ def test_numbers_are_bounded() -> None:
         "jet_nemotron config: field 'efficient_attention_config.jet.expand_v': missing",
         layout="sglang",
     )
-    assert ssm_state(
-        {
-            **jet,
-            "efficient_attention_config": {
-                "jet": {**jet["efficient_attention_config"]["jet"], "expand_v": 2**63 - 1}
+    wide = {**jet["efficient_attention_config"]["jet"], "expand_v": 2**40}
+    wide_state = ssm_state({**jet, "efficient_attention_config": {"jet": wide}}, layout="metrale")
+    assert wide_state.ssm_shape[1] == 4 * 2**40
+    with pytest.raises(OverflowError):  # issue 28: bytes past 64 bits are refused
+        ssm_state(
+            {
+                **jet,
+                "efficient_attention_config": {
+                    "jet": {**jet["efficient_attention_config"]["jet"], "expand_v": 2**63 - 1}
+                },
             },
-        },
-        layout="metrale",
-    ).ssm_shape[1] == 4 * (2**63 - 1)
+            layout="metrale",
+        )
 
 
 def test_optional_and_listed_fields_are_named_in_their_refusal() -> None:

@@ -555,7 +555,8 @@ def test_sglang_needs_the_architecture(architectures: object) -> None:
         ),
         (
             {"mamba_full_memory_ratio": -0.5},
-            "argument mamba_full_memory_ratio: must be a finite number above 0, got -0.5",
+            "argument mamba_full_memory_ratio: must be a finite number above 0 and at most "
+            "1,000,000, got -0.5",
         ),
         (
             {"available_memory": 0},

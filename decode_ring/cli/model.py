@@ -17,15 +17,16 @@ from ..plan import (
 )
 from ..reports import state_report
 from ..snapshots import ModelReference, snapshot_weights
-from .output import one_line, write
+from .output import one_line, say
 from .parsing import (
     PROGRAM,
     PlotWriteError,
     UsageError,
     config_flag,
-    count_list,
+    file_path,
     flag,
     given,
+    grid_axis,
     json_flag,
     layout_flags,
     model_reference,
@@ -105,14 +106,14 @@ def plan_grid_flags(command: argparse.ArgumentParser) -> None:
     """The grid's axes, whose budget it shows, and its picture."""
     command.add_argument(
         "--tp",
-        type=count_list,
+        type=grid_axis("tp_sizes"),
         default=DEFAULT_TP_SIZES,
         metavar="N,N,...",
         help="tensor-parallel sizes (default 1,2,4,8)",
     )
     command.add_argument(
         "--max-batch-size",
-        type=count_list,
+        type=grid_axis("batch_sizes"),
         default=DEFAULT_BATCH_SIZES,
         metavar="B,B,...",
         help="batch sizes (default 8,16,32,64,128,256,512)",
@@ -126,6 +127,7 @@ def plan_grid_flags(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--plot",
+        type=file_path,
         metavar="FILE",
         help="also draw the grid into exactly FILE, in its extension's format "
         "(PNG without one; needs matplotlib)",
@@ -219,4 +221,4 @@ def draw(grid: Plan, path: str) -> None:
         raise UsageError(f"--plot {path!a}: {error}") from None
     except OSError as error:
         raise PlotWriteError(f"cannot write {path!a}: {error.strerror or error}") from None
-    write(sys.stderr, f"{PROGRAM}: wrote {one_line(path)}")
+    say(sys.stderr, f"{PROGRAM}: wrote {one_line(path)}")

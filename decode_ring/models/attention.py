@@ -33,7 +33,7 @@ def gqa(
         return None
     heads = cfg.int_("num_attention_heads")
     kv_heads = cfg.opt_int("num_key_value_heads")
-    head_dim = cfg.opt_int(head_dim_field, minimum=0) or cfg.int_("hidden_size") // heads
+    head_dim = cfg.opt_int(head_dim_field, minimum=0) or _head_size(cfg, heads, head_dim_field)
     return AttentionLayers(
         layer_indices=layers,
         num_attention_heads=heads,
@@ -45,6 +45,19 @@ def gqa(
         qk_rope_head_dim=None,
         model_dtype=vllm_model_dtype(cfg)[0],
     )
+
+
+def _head_size(cfg: Fields, heads: int, head_dim_field: str) -> int:
+    """``hidden_size // num_attention_heads``, vLLM's head size without a ``head_dim``; refused
+    when it is 0 (more heads than the hidden size has), which no attention page holds."""
+    hidden = cfg.int_("hidden_size")
+    if hidden < heads:
+        raise cfg.fail(
+            "hidden_size",
+            f"{show(hidden)} // num_attention_heads {show(heads)} is a head size of 0; "
+            f"give {head_dim_field}",
+        )
+    return hidden // heads
 
 
 def mla(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from ..models import (
     REGISTRY,
@@ -20,13 +20,14 @@ from ..models import (
     ssm_state,
     text_config,
 )
-from ..models.errors import refuse_argument
+from ..models.errors import check_within_64_bits, refuse_argument
 from ..printable import show, type_name
 from ..releases import Release
 
 __all__ = [
     "GPU_ARCHS",
     "MAX_COUNT",
+    "MAX_RATIO",
     "HybridModel",
     "ServerArgumentError",
     "check_choice",
@@ -36,10 +37,15 @@ __all__ = [
     "check_ratio",
     "fail",
     "hybrid_model",
+    "scaled_context_length",
+    "within_64_bits",
 ]
 
 # Tensor sizes are int64 in both servers; a larger count describes no launch.
 MAX_COUNT: Final = 2**63 - 1
+# The largest --mamba-full-memory-ratio: SGLang's float arithmetic (r / (1 + r) of the budget)
+# stays finite below it for any budget, and its share is then 0.999999 of the budget.
+MAX_RATIO: Final = 1_000_000.0
 
 # The GPU architectures a launch may name, with the compute capability's major version.
 GPU_ARCHS: Final[Mapping[str, str]] = {
@@ -100,13 +106,62 @@ def check_choice(name: str, value: object, choices: Mapping[str, Any] | tuple[st
 
 
 def check_ratio(name: str, value: object) -> float:
-    """``value`` as a finite float above 0 (an ``int`` is accepted, a ``bool`` is not)."""
+    """``value`` as a finite float above 0 and at most ``MAX_RATIO`` (an ``int`` is accepted, a
+    ``bool`` is not)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"argument {name}: must be a float, not {type_name(value)}")
-    ratio = float(value)
-    if not math.isfinite(ratio) or ratio <= 0:
-        raise fail(name, f"must be a finite number above 0, got {show(value)}")
+    # An int past float's range is as infinite as a ratio.
+    ratio = float(value) if not isinstance(value, int) or value.bit_length() < 1024 else math.inf
+    if not math.isfinite(ratio) or not 0 < ratio <= MAX_RATIO:
+        raise fail(
+            name,
+            f"must be a finite number above 0 and at most {MAX_RATIO:,.0f}, got {show(ratio)}",
+        )
     return ratio
+
+
+def scaled_context_length(key: str, value: object, factor: object) -> int:
+    """A context length as SGLang reads it from the config field ``key`` and a RoPE scaling
+    ``factor`` (``int(factor * value)``; a factor that is no number is not applied). Raises
+    ``ModelConfigError`` naming the field for a value that is not an integer, or that (with its
+    factor) makes no count of tokens from 1 to ``MAX_COUNT``: SGLang divides by it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelConfigError(f"field {key!r}: {show(value)} is not an integer", field=key)
+    tokens = "a count of tokens from 1 to 2**63 - 1"
+    if not 1 <= value <= MAX_COUNT:
+        raise ModelConfigError(f"field {key!r}: {show(value)} is not {tokens}", field=key)
+    if isinstance(factor, bool) or not isinstance(factor, int | float):
+        return value
+    field = "rope_scaling.factor"
+    if factor <= 0 or (isinstance(factor, float) and not math.isfinite(factor)):
+        raise ModelConfigError(
+            f"field {field!r}: {show(factor)} is not a finite factor above 0", field=field
+        )
+    try:
+        scaled: int | None = int(factor * value)
+    except OverflowError:  # a float product past float's range
+        scaled = None
+    if scaled is None or not 1 <= scaled <= MAX_COUNT:
+        shown = "more than 2**1024" if scaled is None else show(scaled)
+        raise ModelConfigError(
+            f"field {field!r}: {value} x {show(factor)} is {shown} tokens, not {tokens}",
+            field=field,
+        )
+    return scaled
+
+
+class _Result(Protocol):
+    def as_dict(self) -> dict[str, object]: ...
+
+
+R = TypeVar("R", bound=_Result)
+
+
+def within_64_bits(result: R) -> R:
+    """``result`` when every count it carries fits 64 bits; ``OverflowError`` naming the first
+    that does not (a launch whose figures no GPU holds, ``block_size=2**62``)."""
+    check_within_64_bits(result.as_dict())
+    return result
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,8 @@ from .common import (
     check_ratio,
     fail,
     hybrid_model,
+    scaled_context_length,
+    within_64_bits,
 )
 
 __all__ = [
@@ -334,7 +336,7 @@ def sglang_reservation(
     requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
     steps = (context, strategy, ratio, cache, cell, tokens, requests, scratch)
-    return _reservation(model, launch, architecture, running, _fields(*steps))
+    return within_64_bits(_reservation(model, launch, architecture, running, _fields(*steps)))
 
 
 # --- the steps ------------------------------------------------------------------------------
@@ -375,9 +377,7 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
     for key in _CONTEXT_LENGTH_KEYS:
         value = text.get(key)
         if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ModelConfigError(f"field {key!r}: {value!r} is not an integer", field=key)
-            derived = int(factor * value) if isinstance(factor, int | float) else value
+            derived = scaled_context_length(key, value, factor)
             rule = f"config {key}" + (f" x RoPE factor {factor}" if factor != 1 else "")
             break
     if given is None:

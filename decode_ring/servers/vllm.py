@@ -59,6 +59,7 @@ from .common import (
     check_optional_count,
     fail,
     hybrid_model,
+    within_64_bits,
 )
 
 __all__ = [
@@ -277,7 +278,9 @@ def vllm_reservation(
     groups = _kv_cache_groups(model, specs, block)
     blocks = _blocks_per_request(model, launch, caching, specs, groups, block, length)
     pool = _kv_cache_pool(launch, groups, blocks, length)
-    return _reservation(model, launch, caching, length, backends, block, groups, blocks, pool)
+    return within_64_bits(
+        _reservation(model, launch, caching, length, backends, block, groups, blocks, pool)
+    )
 
 
 # --- the steps ------------------------------------------------------------------------------
