@@ -148,7 +148,7 @@ def test_sglang_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
             ("vllm", "--spec-tokens", "1", "--speculative-config", '{"num_speculative_tokens": 2}'),
             "mutually exclusive",
         ),
-        (("vllm", "--gpu-arch", "sm100"), "invalid choice"),
+        (("vllm", "--gpu-arch", "sm75"), "invalid choice"),
         (("sglang",), "argument --available-memory: needed"),
         (("sglang", "--available-memory", "100MiB"), "holds no state slot"),
         (("sglang", "--available-memory", "1GiB"), "2 state slots at 5 per request serve no"),

@@ -235,6 +235,7 @@ def test_each_reservation_reads_as_the_servers_steps(module: str, pipeline: str)
 FLOORS = {
     "printable": 0,
     "releases": 0,
+    "gpus": 1,
     "_usize_py": 0,
     "_core_py": 1,
     "_core": 1,
@@ -252,7 +253,7 @@ FLOORS = {
     "cli": 7,
 }
 # Imported inside a function on purpose: optional extras, and the core the selector chooses.
-DEFERRED = {"matplotlib", "torch", "huggingface_hub", "_core", "_core_py"}
+DEFERRED = {"matplotlib", "torch", "huggingface_hub", "_core", "_core_py", "pynvml", "yaml"}
 
 
 def top_module(path: Path) -> str:

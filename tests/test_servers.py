@@ -326,11 +326,7 @@ def test_metrale_is_the_live_state_and_the_ring() -> None:
         (lambda: vllm_reservation(NEMOTRON, num_speculative_tokens=-2), "num_speculative_tokens"),
         (lambda: vllm_reservation(NEMOTRON, mamba_cache_dtype="fp33"), "mamba_cache_dtype"),
         (lambda: vllm_reservation(NEMOTRON, kv_cache_dtype="fp8_e5m2"), "kv_cache_dtype"),
-        (
-            lambda: vllm_reservation(NEMOTRON, kv_cache_dtype="fp8", gpu_arch="sm80"),
-            "kv_cache_dtype",
-        ),
-        (lambda: vllm_reservation(NEMOTRON, gpu_arch="sm100"), "gpu_arch"),
+        (lambda: vllm_reservation(NEMOTRON, gpu_arch="sm75"), "gpu_arch"),
         (lambda: vllm_reservation(NEMOTRON, kv_cache_memory_bytes=GIB), "kv_cache_memory_bytes"),
         (lambda: vllm_reservation(QWEN3_NEXT, use_replayssm=True), "use_replayssm"),
         (lambda: sglang_reservation(NEMOTRON, available_memory=GIB), "available_memory"),

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..gpus import GPU_ARCHS, capability_major
 from ..models import (
     REGISTRY,
     ConfigSource,
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_COUNT",
     "HybridModel",
     "ServerArgumentError",
+    "capability_major",
     "check_choice",
     "check_count",
     "check_flag",
@@ -40,19 +42,6 @@ __all__ = [
 
 # Tensor sizes are int64 in both servers; a larger count describes no launch.
 MAX_COUNT: Final = 2**63 - 1
-
-# The GPU architectures a launch may name, with the compute capability's major version.
-GPU_ARCHS: Final[Mapping[str, str]] = {
-    "sm80": "A100 (compute capability 8.0)",
-    "sm86": "A10 / RTX 30 (compute capability 8.6)",
-    "sm89": "L40S / RTX 40 (compute capability 8.9)",
-    "sm90": "H100 / H200 (compute capability 9.0)",
-}
-
-
-def capability_major(gpu_arch: str) -> int:
-    """The compute capability's major version of a ``GPU_ARCHS`` key (``sm90``: 9)."""
-    return int(gpu_arch[2:-1])
 
 
 class ServerArgumentError(ModelConfigError):

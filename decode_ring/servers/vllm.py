@@ -71,8 +71,7 @@ __all__ = [
 # vllm/config/cache.py:175 (MambaDType).
 MAMBA_DTYPES: Final = ("auto", "float32", "float16", "bfloat16")
 # The CacheDType values (vllm/config/cache.py:44-60) modelled here, with their bytes; None:
-# the model dtype. FlashAttention takes fp8 only as FA3, i.e. on SM90
-# (vllm/v1/attention/backends/flash_attn.py:288-296).
+# the model dtype. Which backend takes fp8 on which GPU: ``_refusal``.
 KV_CACHE_DTYPES: Final[Mapping[str, int | None]] = {
     "auto": None,
     "float16": 2,
@@ -120,6 +119,7 @@ class VllmReservation:
     gpu: str
     attention_backend: str | None
     gdn_prefill_backend: str | None
+    attention_backend_rule: str
     kv_cache_dtype: str
     conv_dtype: str
     conv_dtype_rule: str
@@ -409,42 +409,86 @@ def _rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 class _Backends:
     attention_backend: str | None
     gdn_prefill_backend: str | None
+    attention_backend_rule: str
+
+
+# _get_backend_priorities (vllm/platforms/cuda.py:84-178) for a causal GQA/MHA model: FlashInfer
+# first on SM10x, FlashAttention first elsewhere; the first whose checks pass is used
+# (:377-470). FLEX_ATTENTION and TURBOQUANT follow, not modelled.
+_ATTENTION_PRIORITIES: Final[Mapping[int, tuple[str, ...]]] = {
+    10: ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN"),
+}
+_DEFAULT_PRIORITIES: Final = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
+# FlashInfer's head sizes (flashinfer.py:690-693) and compute capabilities 8.0 to 12.1
+# (:695-704).
+_FLASHINFER_HEADS: Final = (64, 128, 256, 512)
+_FLASHINFER_MAX_CAPABILITY: Final = 121
+# The GDN layer's FlashInfer prefill off SM90 needs this key head size (and CUDA 13, which this
+# wheel is built for): _resolve_gdn_prefill_backend (gdn/qwen_gdn_linear_attn.py:148-270).
+_FLASHINFER_GDN_HEAD_K: Final = 128
 
 
 def _attention_backends(model: HybridModel, launch: _Launch) -> _Backends:
-    """The attention backend vLLM picks by default (``_get_backend_priorities``,
-    vllm/platforms/cuda.py:84-178): FlashAttention first off Blackwell, FlashAttention-MLA on
-    SM90 and Triton-MLA before it; ``None`` without attention layers. The gated delta net's
-    prefill (``_resolve_gdn_prefill_backend``): FlashInfer on SM90, else Triton; ``None``
-    without such layers."""
+    """The attention backend vLLM picks by default: the first of ``_get_backend_priorities``
+    (vllm/platforms/cuda.py:84-178) whose checks pass (``_refusal``); for MLA, FlashAttention-MLA
+    on SM90, FlashInfer-MLA on SM10x, Triton-MLA elsewhere (the first that passes its
+    capability check, cuda.py:96-156); ``None`` without attention layers. The gated delta net's
+    prefill (``_resolve_gdn_prefill_backend``, gdn/qwen_gdn_linear_attn.py:148-270): FlashInfer
+    on SM90, and on SM10x/SM12x when the text config's ``linear_key_head_dim`` is 128; else
+    Triton; ``None`` without such layers."""
     attention, arch, kv_dtype = model.state.attention, launch.gpu_arch, launch.kv_cache_dtype
-    gdn = "flashinfer" if arch == "sm90" else "triton"
+    major = capability_major(arch)
+    flashinfer_gdn = major == 9 or (
+        major in (10, 12) and model.text.get("linear_key_head_dim") == _FLASHINFER_GDN_HEAD_K
+    )
     prefills_gdn = any(
         KINDS[group.kind].vllm_checkpoint is Checkpoint.FLASHINFER_GDN
         for group in model.state.groups
     )
-    gdn_backend = gdn if prefills_gdn else None
+    gdn_backend = ("flashinfer" if flashinfer_gdn else "triton") if prefills_gdn else None
     if attention is None:
-        return _Backends(None, gdn_backend)
+        return _Backends(None, gdn_backend, "no attention layer")
     if attention.mla:
         if kv_dtype not in ("auto", "bfloat16", "float16"):
             raise fail("kv_cache_dtype", f"{kv_dtype} with MLA is not modelled")
-        return _Backends("FLASH_ATTN_MLA" if arch == "sm90" else "TRITON_MLA", gdn_backend)
-    head = attention.head_dim
-    if head % 8 or head > 256:
-        # flash_attn.py:424-433: vLLM would fall back to another backend.
-        raise ModelConfigError(
-            f"head_dim {head}: FlashAttention takes multiples of 8 up to 256; vLLM's fallback "
-            "backend is not modelled",
-            field="head_dim",
-        )
-    if KV_CACHE_DTYPES[kv_dtype] == 1 and arch != "sm90":
-        raise fail(
-            "kv_cache_dtype",
-            f"{kv_dtype} needs FlashAttention 3 (SM90); vLLM's fallback backend on "
-            f"{arch} is not modelled",
-        )
-    return _Backends("FLASH_ATTN", gdn_backend)
+        # FlashAttention-MLA needs FA3 (SM90); FlashMLA and FlashInfer-MLA SM90/SM10x.
+        mla = {9: "FLASH_ATTN_MLA", 10: "FLASHINFER_MLA"}.get(major, "TRITON_MLA")
+        return _Backends(mla, gdn_backend, f"vLLM's first MLA backend on {arch}")
+    priorities = _ATTENTION_PRIORITIES.get(major, _DEFAULT_PRIORITIES)
+    passed: list[str] = []
+    for backend in priorities:
+        refusal = _refusal(backend, attention.head_dim, KV_CACHE_DTYPES[kv_dtype] == 1, arch)
+        if refusal is None:
+            rule = f"first of {', '.join(priorities)} on {arch}"
+            return _Backends(backend, gdn_backend, "; ".join([*passed, rule]))
+        passed.append(f"{backend} refused: {refusal}")
+    raise ModelConfigError(
+        f"no attention backend vLLM tries takes this launch on {arch}: {'; '.join(passed)}",
+        field="head_dim",
+    )
+
+
+def _refusal(backend: str, head: int, fp8: bool, arch: str) -> str | None:
+    """Why ``backend`` refuses a head size, an fp8 KV cache or the GPU, as its checks say; None
+    when it takes them. FlashAttention: heads a multiple of 8 up to 256 (flash_attn.py:424-435),
+    an fp8 KV cache only as FA3 on SM90 or FA4 on SM10x (``flash_attn_supports_kv_cache_dtype``,
+    fa_utils.py:282-313). FlashInfer: its head sizes, capability 8.0 to 12.1 (flashinfer.py:
+    690-704), fp8 taken. Triton: heads of 32 or more (triton_attn.py:379-380), an fp8 KV cache
+    from SM89 (:511-524)."""
+    capability = int(arch[2:])
+    if backend == "FLASH_ATTN":
+        if head % 8 or head > 256:
+            return f"head size {head}"
+        if fp8 and capability_major(arch) not in (9, 10):
+            return "an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x)"
+        return None
+    if backend == "FLASHINFER":
+        if head not in _FLASHINFER_HEADS:
+            return f"head size {head}"
+        return None if capability <= _FLASHINFER_MAX_CAPABILITY else f"capability {arch}"
+    if head < 32:
+        return f"head size {head}"
+    return "an fp8 KV cache needs SM89 or later" if fp8 and capability < 89 else None
 
 
 @dataclass(frozen=True, slots=True)
