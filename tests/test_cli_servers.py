@@ -124,14 +124,18 @@ def test_sglang_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
     ("args", "expected"),
     [
         (
-            ("vllm", "--gpu-memory-utilization", "0.9"),
-            "vLLM 0.33.0's '--gpu-memory-utilization' is not modelled by decode-ring vllm",
+            ("vllm", "--attention-backend", "FLASHINFER"),
+            "vLLM 0.33.0 flags that change memory in a way decode-ring vllm does not model: "
+            "--attention-backend",
         ),
-        (("vllm", "--no-enable-chunked-prefill"), "'--no-enable-chunked-prefill' is not modelled"),
-        (("vllm", "--mamba-block-size=64"), "'--mamba-block-size' is not modelled"),
-        (("vllm", "--max-num-seq", "8"), "'--max-num-seq' is not a vLLM 0.33.0 flag"),
+        (("vllm", "--no-enable-chunked-prefill"), "does not model: --enable-chunked-prefill"),
+        (("vllm", "--mamba-block-size=64"), "does not model: --mamba-block-size"),
+        # vLLM takes a prefix of one flag as that flag (allow_abbrev): --max-num-se is
+        # --max-num-seqs, and --max-num is ambiguous.
+        (("vllm", "--max-num-sez", "8"), "'--max-num-sez' is not a vLLM 0.33.0 flag"),
+        (("vllm", "--max-num", "8"), "ambiguous option: '--max-num' could match"),
         (("vllm", "extra"), "unexpected argument 'extra'"),
-        (("sglang", "--mem-fraction-static", "0.8"), "SGLang 0.5.23's '--mem-fraction-static'"),
+        (("sglang", "--attention-backend", "triton"), "does not model: --attention-backend"),
         (("sglang", "--tp-sizes", "2"), "'--tp-sizes' is not a SGLang 0.5.23 flag"),
         (("vllm", "--max-num-seqs", "-1"), "argument --max-num-seqs"),
         (("vllm", "--max-num-seqs", "x"), "not a non-negative integer"),
@@ -206,8 +210,9 @@ def test_the_server_commands_read_the_model_as_every_command_does(
     assert from_cache["source"] == str(folder / "snapshots" / "abc123" / "config.json")
     from_file = json_of(capsys, server, "--config", NEMOTRON, *budget)
     for result in (from_stdin, from_cache):
-        assert {k: v for k, v in result.items() if k != "source"} == {
-            k: v for k, v in from_file.items() if k != "source"
+        # The launch line's "model" says how the model was named (issue 25).
+        assert {k: v for k, v in result.items() if k not in ("source", "launch")} == {
+            k: v for k, v in from_file.items() if k not in ("source", "launch")
         }
     # what cannot be read is one line and status 2
     monkeypatch.setattr("sys.stdin", io.StringIO("{"))

@@ -36,7 +36,7 @@ from .parsing import (
 )
 from .render import render
 from .ring import decide_flags, fit_flags, run_decide, run_fit
-from .servers import SGLANG_COMMAND, VLLM_COMMAND, ServerCommand
+from .servers import LAUNCH_SERVE, LAUNCH_TOKENS, SGLANG_COMMAND, VLLM_COMMAND, ServerCommand
 
 __all__ = ["COMMANDS", "EXIT_IO_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "main"]
 
@@ -85,6 +85,11 @@ class Command:
     argument_flags: Mapping[str, str] = field(default_factory=lambda: MODEL_ARGUMENT_FLAGS)
 
 
+SERVER_COMMANDS: Final[Mapping[str, ServerCommand]] = {
+    command.name: command for command in (VLLM_COMMAND, SGLANG_COMMAND)
+}
+
+
 def server_command(command: ServerCommand) -> Command:
     """The entry of a server's command."""
     return Command(
@@ -92,7 +97,7 @@ def server_command(command: ServerCommand) -> Command:
         command.flags,
         command.run,
         f"{command.epilog} {SEE_TOP_HELP}",
-        command.refuse_unknown,
+        None,
         command.argument_flags,
     )
 
@@ -132,7 +137,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line's flags; a flag that no command takes, or no command,
     is a ``UsageError`` (a server command names the server's flags it does
     not model)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    line: tuple[list[str], bool] | None = None
+    if argv and argv[0] in SERVER_COMMANDS:
+        package, tokens, serve = SERVER_COMMANDS[argv[0]].split(argv[1:])
+        argv, line = [argv[0], *package], (tokens, serve)
     args, extras = build_parser().parse_known_args(argv)
+    if line is not None:
+        setattr(args, LAUNCH_TOKENS, line[0])
+        setattr(args, LAUNCH_SERVE, line[1])
     if extras:
         unknown = COMMANDS[args.command].unknown if args.command else None
         raise UsageError(

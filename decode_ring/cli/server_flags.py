@@ -29,6 +29,7 @@ from typing import Any, Final
 from ..printable import show
 from ..servers import GPU_ARCHS
 from ..servers.sglang import MAMBA_RADIX_CACHE_STRATEGIES
+from ..snapshots import CONFIG_HELP
 from .parsing import size
 
 __all__ = [
@@ -132,7 +133,8 @@ class ServerFlag:
     ``keyword``: the API keyword it feeds directly (``None``: the command combines it with
     other flags, as the server does). ``memory``: whether it changes what the server reserves.
     ``package``: the package's own flag, not the server's. ``state_argument``: the argument of
-    ``ssm_state`` the reservation passes it on as, which a refusal of the state names."""
+    ``ssm_state`` the reservation passes it on as, which a refusal of the state names. ``many``:
+    the server's flag takes several values (``nargs='+'``)."""
 
     flag: str
     keyword: str | None
@@ -148,6 +150,7 @@ class ServerFlag:
     state_argument: str | None = None
     negations: tuple[str, ...] = ()
     argument: str | None = None
+    many: bool = False
 
     @property
     def dest(self) -> str:
@@ -164,6 +167,25 @@ class ServerFlag:
         return (self.flag, *self.aliases, *extra)
 
 
+_CONFIG: Final = ServerFlag(
+    "--config",
+    None,
+    str,
+    package=True,
+    memory=False,
+    metavar="MODEL",
+    help="the model the earlier way, before the launch line: " + CONFIG_HELP,
+)
+_ALLOW_UNMODELLED: Final = ServerFlag(
+    "--allow-unmodelled",
+    None,
+    switch="store_true",
+    default=False,
+    package=True,
+    memory=False,
+    help="answer a launch line with flags that change memory in ways not modelled, ignoring "
+    "them (and naming them)",
+)
 _GPU_ARCH: Final = ServerFlag(
     "--gpu-arch",
     "gpu_arch",
@@ -184,6 +206,8 @@ _JSON: Final = ServerFlag(
 )
 
 VLLM_FLAGS: Final = (
+    _CONFIG,
+    _ALLOW_UNMODELLED,
     _GPU_ARCH,
     _JSON,
     ServerFlag(
@@ -241,6 +265,8 @@ VLLM_FLAGS: Final = (
 )
 
 SGLANG_FLAGS: Final = (
+    _CONFIG,
+    _ALLOW_UNMODELLED,
     _GPU_ARCH,
     _JSON,
     # SGLang takes --tp as an unambiguous prefix of --tp-size (argparse's allow_abbrev).

@@ -1,9 +1,13 @@
-"""``decode-ring vllm`` and ``decode-ring sglang``: the flags of a server's launch line, in the
-server's own spellings (``server_flags``), and what the server reserves for them.
+"""``decode-ring vllm`` and ``decode-ring sglang``: a server's launch line as a script has it, and
+what the server reserves for it.
 
-A flag of the server's that the table does not model is refused in one line that says it is the
-server's (not modelled) or nobody's (``refuse_unknown``, against the server's whole flag list,
-``known_flags``). The speculative flags combine as the servers combine them.
+The package's own flags (``server_flags``, rows marked ``package``) come first; the server's line
+follows (``launch``): ``serve MODEL ...``, ``--model-path MODEL ...``, or ``--`` and the whole
+command. Each server flag is read as the server reads it and found in the release's class table:
+the modelled ones feed the reservation through their row of the table, the ones with no effect
+on memory are listed, and the ones that change memory in a way not modelled are refused together
+in one line (``--allow-unmodelled`` answers without them, and names them). With the model given
+the earlier way, ``--config MODEL``, the package's flags may come anywhere in the line.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from typing import Any, Final
 from ..printable import show
 from ..releases import SGLANG, VLLM, Release
 from ..servers import sglang_reservation, vllm_reservation
-from ..snapshots import CONFIG_HELP, resolve_model
+from ..snapshots import resolve_model
 from ..units import ACCEPTED_FORMS
-from .known_flags import known_flags
+from .launch import Given, LaunchLine, grammar, read_launch, strip_program
 from .parsing import UsageError
 from .server_flags import (
     SGLANG_FLAGS,
@@ -30,19 +34,47 @@ from .server_flags import (
     keywords,
 )
 
-__all__ = ["SGLANG_COMMAND", "VLLM_COMMAND", "ServerCommand"]
+__all__ = ["SGLANG_COMMAND", "VLLM_COMMAND", "LaunchAnswer", "ServerCommand"]
+
+# Where a namespace keeps the server's part of the command line, and the form it came in.
+LAUNCH_TOKENS: Final = "launch_tokens"
+LAUNCH_SERVE: Final = "launch_serve"
+
+
+@dataclass(frozen=True)
+class LaunchAnswer:
+    """A reservation with what the launch line said beside it: the model as the line named it,
+    the flags with no effect on memory, the flags not modelled that ``--allow-unmodelled``
+    ignored, the flags given more than once (the last value taken), and the server's own
+    warnings about the line."""
+
+    reservation: Any
+    server: str
+    model: str
+    no_effect: tuple[str, ...]
+    ignored: tuple[str, ...]
+    repeated: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        """What the line said, for JSON."""
+        return {
+            "model": self.model,
+            "no_effect": list(self.no_effect),
+            "ignored_unmodelled": list(self.ignored),
+            "repeated": list(self.repeated),
+            "warnings": list(self.warnings),
+        }
 
 
 @dataclass(frozen=True, slots=True)
 class ServerCommand:
-    """One server's command: its release, its flag table, whether the server takes ``--a_b``
-    for ``--a-b``, how its combined flags become API keywords (with notes for the
-    assumptions), and the API call."""
+    """One server's command: its release, its flag table, how its combined flags become API
+    keywords (with notes for the assumptions), the API call, and its help's epilog."""
 
     name: str
     release: Release
     table: tuple[ServerFlag, ...]
-    underscores: bool
     combine: Callable[[argparse.Namespace], tuple[dict[str, Any], list[str]]]
     reserve: Callable[..., Any]
     epilog: str
@@ -52,39 +84,206 @@ class ServerCommand:
         """Each API argument and the flag that names it in a refusal."""
         return argument_flags(self.table)
 
+    @property
+    def package(self) -> tuple[ServerFlag, ...]:
+        """The package's own flags."""
+        return tuple(spec for spec in self.table if spec.package)
+
     def flags(self, command: argparse.ArgumentParser) -> None:
-        """``--config`` and the table's flags."""
-        command.add_argument("--config", required=True, metavar="PATH", help=CONFIG_HELP)
-        add_flags(command, self.table, underscores=self.underscores)
+        """The package's flags, which argparse reads; the server's line is read apart."""
+        add_flags(command, self.package, underscores=False)
 
-    def run(self, args: argparse.Namespace) -> Any:
-        """The reservation for the flags, the combined flags' notes among its assumptions."""
-        combined, notes = self.combine(args)
-        reservation = self.reserve(
-            resolve_model(args.config).config, **keywords(self.table, args), **combined
+    def split(self, tokens: Sequence[str]) -> tuple[list[str], list[str], bool]:
+        """The package's flags, the server's line and whether it is ``vllm serve``'s: the
+        package's flags lead; ``serve``, ``--`` or the first other word starts the server's
+        line. A line with no ``serve`` or ``--`` that names no model of its own (the model given
+        the earlier way, by the package's ``--config``) may have the package's flags anywhere,
+        ``--config`` included."""
+        takes = {
+            spelling: spec.switch is None
+            for spec in self.package
+            for spelling in spec.spellings(underscores=False)
+        }
+        package, index = _leading(tokens, takes)
+        rest = list(tokens[index:])
+        if rest[:1] == ["--"]:
+            line, serve = strip_program(self.release, rest[1:])
+            return package, line, serve
+        if rest[:1] == ["serve"] and self.release == VLLM:
+            return package, rest[1:], True
+        if self._names_model(rest) or any(_server_config(rest, i) for i in range(len(rest))):
+            return package, rest, False
+        more, line = _scattered(rest, takes)
+        return package + more, line, False
+
+    def _names_model(self, words: Sequence[str]) -> bool:
+        """Whether a line names its own model with a flag (``--model-path``, ``--model``, or a
+        prefix the server reads as one)."""
+        flags = grammar(self.release)
+        for word in words:
+            if word.startswith("--"):
+                try:
+                    entry = flags.entry(word.split("=", 1)[0].replace("_", "-"))
+                except UsageError:
+                    continue
+                if entry is not None and entry.dest in ("model", "model_path"):
+                    return True
+        return False
+
+    def run(self, args: argparse.Namespace) -> LaunchAnswer:
+        """The reservation for the launch line, the combined flags' notes among its
+        assumptions, with what the line said."""
+        launch = read_launch(
+            grammar(self.release),
+            getattr(args, LAUNCH_TOKENS, ()),
+            serve=getattr(args, LAUNCH_SERVE, False),
         )
-        return replace(reservation, assumptions=(*reservation.assumptions, *notes))
+        ignored = self._refuse_unmodelled(launch, args.allow_unmodelled)
+        model = self._model(launch, args)
+        server = self.server_namespace(launch)
+        combined, notes = self.combine(server)
+        options = {**keywords(self.package, args), **keywords(self.server_rows, server)}
+        reservation = self.reserve(resolve_model(model).config, **options, **combined)
+        reservation = replace(reservation, assumptions=(*reservation.assumptions, *notes))
+        return LaunchAnswer(
+            reservation,
+            self.release.server,
+            model,
+            tuple(launch.by_class("no_effect")),
+            ignored,
+            launch.repeated,
+            launch.warnings,
+        )
 
-    def refuse_unknown(self, extras: Sequence[str]) -> str:
-        """One line for flags the command did not take: the first, named, as the server's flag
-        that is not modelled, or as a flag the server does not have."""
-        first = extras[0]
-        name = first.split("=", 1)[0]
-        normal = name.replace("_", "-") if name.startswith("--") and self.underscores else name
-        if normal in known_flags(self.release):
-            return (
-                f"{self.release}'s {show(name, limit=40)} is not modelled by decode-ring "
-                f"{self.name}; drop it"
+    @property
+    def server_rows(self) -> tuple[ServerFlag, ...]:
+        """The server's modelled flags."""
+        return tuple(spec for spec in self.table if not spec.package)
+
+    def server_namespace(self, launch: LaunchLine) -> argparse.Namespace:
+        """Each modelled flag's value, read with its row's grammar (its default when the line
+        does not give it)."""
+        values = {spec.dest: spec.default for spec in self.server_rows}
+        given = {one.entry.flag: one for one in launch.values.values()}
+        for spec in self.server_rows:
+            one = given.get(spec.flag) or next(
+                (given[alias] for alias in spec.aliases if alias in given), None
             )
-        if not name.startswith("-"):
-            return f"unexpected argument {show(first, limit=40)}"
-        return f"{show(name, limit=40)} is not a {self.release} flag"
+            if one is not None:
+                values[spec.dest] = _read(spec, one)
+        return argparse.Namespace(**values)
+
+    def _refuse_unmodelled(self, launch: LaunchLine, allow: bool) -> tuple[str, ...]:
+        """The flags not modelled that change memory: refused in one line naming them all, or,
+        with ``--allow-unmodelled``, returned to be named as ignored."""
+        unmodelled = launch.by_class("unmodelled")
+        if unmodelled and not allow:
+            reasons = "; ".join(f"{flag} ({launch_reason(launch, flag)})" for flag in unmodelled)
+            raise UsageError(
+                f"{self.release} flags that change memory in a way decode-ring {self.name} does "
+                f"not model: {reasons}; drop {'it' if len(unmodelled) == 1 else 'them'}, or "
+                "pass --allow-unmodelled to answer without "
+                + ("it" if len(unmodelled) == 1 else "them")
+            )
+        return tuple(unmodelled)
+
+    def _model(self, launch: LaunchLine, args: argparse.Namespace) -> str:
+        """The model: the line's, or the package's ``--config``; one of them."""
+        if launch.model is not None and args.config is not None:
+            raise UsageError(
+                f"the model is given twice: --config {show(args.config, limit=40)} and the "
+                f"launch line's {show(launch.model, limit=40)}; give one"
+            )
+        model = launch.model if launch.model is not None else args.config
+        if model is None:
+            where = "serve MODEL" if self.release == VLLM else "--model-path MODEL"
+            raise UsageError(
+                f"no model: give the launch line's {where} (or --config MODEL before it)"
+            )
+        return str(model)
+
+
+def launch_reason(launch: LaunchLine, flag: str) -> str:
+    """The class table's reason for ``flag``."""
+    return next(one.entry.reason for one in launch.values.values() if one.entry.flag == flag)
+
+
+def _leading(tokens: Sequence[str], takes: Mapping[str, bool]) -> tuple[list[str], int]:
+    """The package's flags at the head of ``tokens`` (with their values), and where they end."""
+    package: list[str] = []
+    index = 0
+    while index < len(tokens):
+        word = tokens[index]
+        name = word.split("=", 1)[0]
+        if name in ("-h", "--help"):
+            package.append(word)
+        elif name in takes and not _server_config(tokens, index):
+            package.append(word)
+            if takes[name] and "=" not in word and index + 1 < len(tokens):
+                index += 1
+                package.append(tokens[index])
+        else:
+            break
+        index += 1
+    return package, index
+
+
+def _server_config(tokens: Sequence[str], index: int) -> bool:
+    """Whether ``tokens[index]`` is the server's ``--config FILE.yaml`` (a YAML of flags, which
+    starts the server's line), not the package's ``--config MODEL`` (a model is never YAML)."""
+    word = tokens[index]
+    if word.split("=", 1)[0] != "--config":
+        return False
+    value = word.split("=", 1)[1] if "=" in word else "".join(tokens[index + 1 : index + 2])
+    return value.lower().endswith((".yaml", ".yml"))
+
+
+def _scattered(tokens: Sequence[str], takes: Mapping[str, bool]) -> tuple[list[str], list[str]]:
+    """The package's flags anywhere in ``tokens`` (the line of a model given by ``--config``),
+    and the rest, in order."""
+    package: list[str] = []
+    rest: list[str] = []
+    index = 0
+    while index < len(tokens):
+        word = tokens[index]
+        name = word.split("=", 1)[0]
+        if name in takes:
+            package.append(word)
+            if takes[name] and "=" not in word and index + 1 < len(tokens):
+                index += 1
+                package.append(tokens[index])
+        else:
+            rest.append(word)
+        index += 1
+    return package, rest
+
+
+def _read(spec: ServerFlag, given: Given) -> Any:
+    """A modelled flag's value, read with its row's grammar; a bad value is a ``UsageError``
+    naming the flag as the line spelled it."""
+    value = given.value
+    name = f"argument {given.spelling}"
+    if spec.switch is not None:
+        return bool(value)
+    if not spec.many and isinstance(value, list):
+        value = value[-1]
+    if spec.many and isinstance(value, str):
+        value = [value]
+    try:
+        read = spec.read(value) if spec.read is not None else value
+    except (argparse.ArgumentTypeError, ValueError) as error:
+        raise UsageError(f"{name}: {error}") from None
+    if spec.choices is not None and read not in spec.choices:
+        raise UsageError(
+            f"{name}: invalid choice: {show(read, limit=40)} (choose from "
+            f"{', '.join(spec.choices)})"
+        )
+    return read
 
 
 def _vllm_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """The draft tokens from ``--num-speculative-tokens`` or ``--speculative-config``, which
-    vLLM refuses together (vllm/engine/arg_utils.py:2108-2121), and what the config's other keys
-    say."""
+    """The draft tokens from ``--spec-tokens`` or ``--speculative-config``, which vLLM refuses
+    together (vllm/engine/arg_utils.py:2108-2121), and what the config's other keys say."""
     config = args.speculative_config
     if config is None:
         return {"num_speculative_tokens": args.num_speculative_tokens or 0}, []
@@ -136,24 +335,30 @@ def _sglang_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[
     return {"speculative_num_draft_tokens": draft}, notes
 
 
+_FORMS: Final = (
+    "The launch line follows the package's flags, as the script has it: 'serve MODEL [flags]', "
+    "'-- python -m vllm.entrypoints.openai.api_server --model MODEL [flags]' or '-- vllm serve "
+    "MODEL [flags]'. Every vLLM flag is read as vLLM reads it (underscores, prefixes, a flag "
+    "given twice takes the last value, --config FILE.yaml, dotted JSON keys)."
+)
+
 VLLM_COMMAND: Final = ServerCommand(
     "vllm",
     VLLM,
     VLLM_FLAGS,
-    True,
     _vllm_speculative,
     vllm_reservation,
-    f"Flags are {VLLM}'s own; any other vLLM flag is refused as not modelled. N for "
-    "--max-model-len and --kv-cache-memory-bytes: an integer, or with k/m/g/t (powers of 1000) "
-    "or K/M/G/T (powers of 1024), as vLLM reads them.",
+    f"{_FORMS} N for --max-model-len and --kv-cache-memory-bytes: an integer, or with k/m/g/t "
+    "(powers of 1000) or K/M/G/T (powers of 1024), as vLLM reads them.",
 )
 SGLANG_COMMAND: Final = ServerCommand(
     "sglang",
     SGLANG,
     SGLANG_FLAGS,
-    False,
     _sglang_speculative,
     sglang_reservation,
-    f"Flags are {SGLANG}'s own, plus --available-memory; any other SGLang flag is refused "
-    f"as not modelled. SIZE: {ACCEPTED_FORMS}.",
+    "The launch line follows the package's flags, as the script has it: '--model-path MODEL "
+    "[flags]' or '-- python -m sglang.launch_server --model-path MODEL [flags]'. Every SGLang "
+    f"flag is read as SGLang reads it (prefixes, no underscores, the last value). SIZE: "
+    f"{ACCEPTED_FORMS}.",
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...releases import SGLANG, VLLM
 from ...servers import GPU_ARCHS, SglangReservation, VllmReservation
 from ...units import format_size
+from ..servers import LaunchAnswer
 from .base import Rendered, render
 
 __all__: list[str] = []
@@ -241,3 +242,25 @@ def _sglang_totals(r: SglangReservation) -> list[str]:
         f"  running {r.requested_requests} takes {r.ratio} slots each, + 1 padding; naive: "
         "requests x per request",
     ]
+
+
+@render.register
+def _(answer: LaunchAnswer) -> Rendered:
+    inner = render(answer.reservation)
+    server = answer.server
+    lines = inner.lines[:1]
+    if answer.no_effect:
+        lines.append(_row("no effect on memory", ", ".join(answer.no_effect)))
+    if answer.ignored:
+        lines.append(
+            _row("ignored, not modelled", ", ".join(answer.ignored) + " (--allow-unmodelled)")
+        )
+    if answer.repeated:
+        lines.append(
+            _row(
+                "given more than once",
+                ", ".join(answer.repeated) + f": the last value, as {server}'s parser takes it",
+            )
+        )
+    lines += inner.lines[1:]
+    return Rendered({**inner.json, "launch": answer.as_dict()}, lines, inner.refusal)
