@@ -147,7 +147,10 @@ def test_sglang_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
         (("vllm", "--kv-cache-memory-bytes", "1G"), "argument --kv-cache-memory-bytes"),
         (("vllm", "--use-replayssm", "--spec-tokens", "1"), "argument --use-replayssm"),
         (("vllm", "--speculative-config", "[1]"), "must be a JSON object"),
-        (("vllm", "--speculative-config", '{"draft_tensor_parallel_size": 1}'), "not modelled"),
+        (
+            ("vllm", "--speculative-config", '{"draft_tensor_parallel_size": 1}'),
+            "does not model: --speculative-config.draft_tensor_parallel_size",
+        ),
         (
             ("vllm", "--spec-tokens", "1", "--speculative-config", '{"num_speculative_tokens": 2}'),
             "mutually exclusive",

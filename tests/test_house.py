@@ -245,6 +245,7 @@ FLOORS = {
     "models": 1,
     "preflight": 4,
     "snapshots": 2,
+    "checkpoints": 2,
     "workers": 5,
     "distributed": 5,
     "servers": 5,

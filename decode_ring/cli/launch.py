@@ -98,6 +98,7 @@ class ServerGrammar:
     allow_abbrev: bool
     flexible: bool
     defaults: Mapping[str, Any]
+    json_keys: Mapping[str, Mapping[str, tuple[str, str]]]
 
     def entry(self, spelling: str) -> FlagEntry | None:
         """The flag ``spelling`` names: exactly, or as the one long flag it begins."""
@@ -152,6 +153,10 @@ def grammar(release: Release) -> ServerGrammar:
         bool(flags["allow_abbrev"]),
         flexible,
         table.get("defaults", {}),
+        {
+            flag: {key: (klass, reason) for key, (klass, reason) in keys.items()}
+            for flag, keys in table.get("json_keys", {}).items()
+        },
     )
 
 
@@ -179,6 +184,7 @@ class LaunchLine:
     warnings: tuple[str, ...]
     config_file: str | None
     defaults: Mapping[str, Any]
+    json_keys: Mapping[str, Mapping[str, tuple[str, str]]]
 
     def klass(self, given: Given) -> str:
         """The class of a flag as given: its table's, but ``no_effect`` for a flag the package
@@ -192,8 +198,52 @@ class LaunchLine:
         return "no_effect" if entry.klass == "unmodelled" and at_default else entry.klass
 
     def by_class(self, klass: str) -> list[str]:
-        """The flags of one class that the line gives (the last value of each), in order."""
-        return [one.entry.flag for one in self.values.values() if self.klass(one) == klass]
+        """The flags of one class that the line gives (the last value of each), in order; for
+        a JSON flag whose keys the table classifies, its keys of that class (``--flag.key``)."""
+        found = []
+        for one in self.values.values():
+            keys = self.json_keys.get(one.entry.flag)
+            if keys is None:
+                if self.klass(one) == klass:
+                    found.append(one.entry.flag)
+                continue
+            found += [
+                f"{one.entry.flag}.{key}" for key in self.json_value(one) if keys[key][0] == klass
+            ]
+        return found
+
+    def json_value(self, given: Given) -> dict[str, Any]:
+        """A JSON flag's object, its keys checked against the table: a key the server's config
+        class does not have is refused, as the server refuses it."""
+        name = f"argument {given.entry.flag}"
+        try:
+            value = json.loads(given.value)
+        except (ValueError, TypeError, RecursionError):
+            raise UsageError(f"{name}: not JSON: {show(given.value, limit=40)}") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"{name}: must be a JSON object: {show(given.value, limit=40)}")
+        keys = self.json_keys[given.entry.flag]
+        for key in value:
+            if key not in keys:
+                raise UsageError(
+                    f"{name}: {show(str(key), limit=40)} is not a key of {self.release}'s "
+                    f"{given.entry.flag}"
+                )
+        return value
+
+    def modelled_json(self, given: Given) -> str:
+        """A JSON flag's value with only its modelled keys, as the command reads it."""
+        keys = self.json_keys[given.entry.flag]
+        return json.dumps(
+            {key: v for key, v in self.json_value(given).items() if keys[key][0] == "modelled"}
+        )
+
+    def reason(self, flag: str) -> str:
+        """The table's reason for a flag (or a JSON flag's key, ``--flag.key``)."""
+        name, _, key = flag.partition(".")
+        if key:
+            return self.json_keys[name][key][1]
+        return next(one.entry.reason for one in self.values.values() if one.entry.flag == flag)
 
 
 # --- the split ---------------------------------------------------------------------------------
@@ -270,6 +320,7 @@ def read_launch(
         tuple(warnings),
         config_file,
         grammar.defaults,
+        grammar.json_keys,
     )
 
 

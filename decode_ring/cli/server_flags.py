@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..gpus import GPUS
 from ..printable import show
 from ..servers import GPU_ARCHS
 from ..servers.sglang import MAMBA_RADIX_CACHE_STRATEGIES
@@ -96,6 +97,37 @@ def server_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {show(text, limit=40)}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number above 0: {show(text, limit=40)}")
+    return value
+
+
+def server_fraction(text: str) -> float:
+    """A float as the server reads it (``float``); its range is the reservation's to check, with
+    the server's message."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {show(text, limit=40)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {show(text, limit=40)}")
+    return value
+
+
+def server_number(text: str) -> float:
+    """A non-negative number (vLLM's ``--cpu-offload-gb``, ``ge=0``)."""
+    value = server_fraction(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {show(text, limit=40)}")
+    return value
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object, as vLLM and SGLang read their dict flags (``json.loads``)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise argparse.ArgumentTypeError(f"not JSON: {show(text, limit=40)}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object: {show(text, limit=40)}")
     return value
 
 
@@ -190,10 +222,42 @@ _GPU_ARCH: Final = ServerFlag(
     "--gpu-arch",
     "gpu_arch",
     read=str,
-    default="sm90",
     package=True,
     choices=tuple(GPU_ARCHS),
-    help="the GPU the server runs on (default sm90: H100/H200)",
+    help="the GPU's architecture, over --gpu's (default sm90: H100/H200, without --gpu)",
+)
+_GPU: Final = ServerFlag(
+    "--gpu",
+    "gpu",
+    read=str,
+    package=True,
+    metavar="NAME",
+    help="the GPU: one of " + ", ".join(GPUS) + ", the name nvidia-smi prints, or auto (NVML)",
+)
+_GPU_MEMORY: Final = ServerFlag(
+    "--gpu-memory",
+    "gpu_memory_bytes",
+    read=size,
+    package=True,
+    metavar="SIZE",
+    help="the GPU's total memory, for a GPU the table lacks (or over the table's)",
+)
+
+
+def _estimate(flag: str, keyword: str, what: str) -> ServerFlag:
+    return ServerFlag(
+        flag, keyword, read=size, package=True, metavar="SIZE", help=f"{what}, per rank"
+    )
+
+
+_WEIGHTS_MEMORY: Final = _estimate(
+    "--weights-memory", "weights_bytes", "the weights instead of the snapshot's safetensors'"
+)
+_VLLM_ESTIMATES: Final = (
+    _WEIGHTS_MEMORY,
+    _estimate("--activation-memory", "activation_bytes", "the peak activation, not estimated"),
+    _estimate("--cuda-graph-memory", "cuda_graph_bytes", "the CUDA graphs, not estimated"),
+    _estimate("--non-torch-memory", "non_torch_bytes", "non-torch memory, not estimated"),
 )
 _JSON: Final = ServerFlag(
     "--json",
@@ -208,7 +272,10 @@ _JSON: Final = ServerFlag(
 VLLM_FLAGS: Final = (
     _CONFIG,
     _ALLOW_UNMODELLED,
+    _GPU,
+    _GPU_MEMORY,
     _GPU_ARCH,
+    *_VLLM_ESTIMATES,
     _JSON,
     ServerFlag(
         "--tensor-parallel-size",
@@ -262,6 +329,24 @@ VLLM_FLAGS: Final = (
     ServerFlag(
         "--replayssm-buffer-len", "replayssm_buffer_len", server_int, default=16, metavar="N"
     ),
+    ServerFlag(
+        "--gpu-memory-utilization",
+        "gpu_memory_utilization",
+        server_fraction,
+        default=0.92,
+        aliases=("--device-memory-utilization",),
+    ),
+    ServerFlag("--dtype", "dtype", str, default="auto"),
+    ServerFlag("--quantization", "quantization", str, aliases=("-q",)),
+    ServerFlag("--max-num-batched-tokens", "max_num_batched_tokens", human_readable_int),
+    ServerFlag("--enforce-eager", "enforce_eager", switch="negatable", default=False),
+    ServerFlag("--cpu-offload-gb", "cpu_offload_gb", server_number, default=0),
+    ServerFlag("--hf-overrides", "hf_overrides", json_object),
+    ServerFlag("--compilation-config", None, json_object, aliases=("-cc",)),
+    ServerFlag("--cudagraph-capture-sizes", None, server_int, many=True),
+    ServerFlag("--max-cudagraph-capture-size", None, server_int),
+    ServerFlag("--spec-method", None, str),
+    ServerFlag("--spec-model", None, str),
 )
 
 SGLANG_FLAGS: Final = (

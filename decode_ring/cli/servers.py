@@ -169,6 +169,8 @@ class ServerCommand:
             one = given.get(spec.flag) or next(
                 (given[alias] for alias in spec.aliases if alias in given), None
             )
+            if one is not None and one.entry.flag in launch.json_keys:
+                one = replace(one, value=launch.modelled_json(one))
             if one is not None:
                 values[spec.dest] = _read(spec, one)
         return argparse.Namespace(**values)
@@ -178,7 +180,7 @@ class ServerCommand:
         with ``--allow-unmodelled``, returned to be named as ignored."""
         unmodelled = launch.by_class("unmodelled")
         if unmodelled and not allow:
-            reasons = "; ".join(f"{flag} ({launch_reason(launch, flag)})" for flag in unmodelled)
+            reasons = "; ".join(f"{flag} ({launch.reason(flag)})" for flag in unmodelled)
             raise UsageError(
                 f"{self.release} flags that change memory in a way decode-ring {self.name} does "
                 f"not model: {reasons}; drop {'it' if len(unmodelled) == 1 else 'them'}, or "
@@ -201,11 +203,6 @@ class ServerCommand:
                 f"no model: give the launch line's {where} (or --config MODEL before it)"
             )
         return str(model)
-
-
-def launch_reason(launch: LaunchLine, flag: str) -> str:
-    """The class table's reason for ``flag``."""
-    return next(one.entry.reason for one in launch.values.values() if one.entry.flag == flag)
 
 
 def _leading(tokens: Sequence[str], takes: Mapping[str, bool]) -> tuple[list[str], int]:
@@ -282,23 +279,52 @@ def _read(spec: ServerFlag, given: Given) -> Any:
 
 
 def _vllm_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """The draft tokens from ``--spec-tokens`` or ``--speculative-config``, which vLLM refuses
-    together (vllm/engine/arg_utils.py:2108-2121), and what the config's other keys say."""
-    config = args.speculative_config
-    if config is None:
-        return {"num_speculative_tokens": args.num_speculative_tokens or 0}, []
-    if args.num_speculative_tokens is not None and "num_speculative_tokens" in config:
-        raise UsageError(
-            "argument --speculative-config: --spec-tokens and --speculative-config"
-            "['num_speculative_tokens'] are mutually exclusive (vLLM)"
-        )
-    tokens = config.get("num_speculative_tokens", args.num_speculative_tokens or 0)
+    """The draft tokens and the drafter from ``--spec-tokens``, ``--spec-method``,
+    ``--spec-model`` or ``--speculative-config``, which vLLM refuses together
+    (vllm/engine/arg_utils.py:2108-2121); and the CUDA graphs from ``--compilation-config``,
+    ``--cudagraph-capture-sizes`` and ``--max-cudagraph-capture-size``."""
+    config = args.speculative_config or {}
+    shorthands = {
+        "num_speculative_tokens": args.num_speculative_tokens,
+        "method": args.spec_method,
+        "model": args.spec_model,
+    }
+    for key, value in shorthands.items():
+        if value is not None and key in config:
+            short = {"num_speculative_tokens": "--spec-tokens"}.get(key, f"--spec-{key}")
+            raise UsageError(
+                f"argument --speculative-config: {short} and --speculative-config"
+                f"[{key!r}] are mutually exclusive (vLLM)"
+            )
+    merged = {**{k: v for k, v in shorthands.items() if v is not None}, **config}
     notes = [
-        f"speculative {key} {config[key]!a}: its drafter's own KV layers are not counted"
+        f"speculative {key} {merged[key]!a}: its drafter's own KV layers are not counted"
         for key in ("method", "model")
-        if key in config
+        if key in merged
     ]
-    return {"num_speculative_tokens": tokens}, notes
+    graphs = _compilation(args)
+    return {
+        "num_speculative_tokens": merged.get("num_speculative_tokens", 0),
+        "speculative_method": merged.get("method"),
+        **graphs,
+    }, notes
+
+
+def _compilation(args: argparse.Namespace) -> dict[str, Any]:
+    """The CUDA graphs a launch asks for: ``--compilation-config``'s keys, which the flags
+    ``--cudagraph-capture-sizes`` and ``--max-cudagraph-capture-size`` stand for (vLLM takes the
+    shorthand over the key, vllm/engine/arg_utils.py)."""
+    config = args.compilation_config or {}
+    sizes = args.cudagraph_capture_sizes or config.get("cudagraph_capture_sizes")
+    largest = args.max_cudagraph_capture_size or config.get("max_cudagraph_capture_size")
+    mode = config.get("cudagraph_mode")
+    if mode is not None and not isinstance(mode, str):
+        raise UsageError("argument --compilation-config: cudagraph_mode must be a mode's name")
+    return {
+        "cudagraph_mode": mode.upper() if isinstance(mode, str) else None,
+        "cudagraph_capture_sizes": tuple(sizes) if sizes else None,
+        "max_cudagraph_capture_size": largest,
+    }
 
 
 def _sglang_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:

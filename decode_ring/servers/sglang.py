@@ -288,7 +288,7 @@ def sglang_reservation(
     mamba_ssm_dtype: str | None = None,
     context_length: int | None = None,
     max_total_tokens: int | None = None,
-    gpu_arch: str = "sm90",
+    gpu_arch: str | None = None,
 ) -> SglangReservation:
     """What SGLang 0.5.23 reserves for the recurrent state of the model ``config`` describes, on
     one of ``tp_size`` ranks, launched with these flags (SGLang's names and defaults).
@@ -318,7 +318,7 @@ def sglang_reservation(
         mamba_ssm_dtype=mamba_ssm_dtype,
         context_length=context_length,
         max_total_tokens=max_total_tokens,
-        gpu_arch=gpu_arch,
+        gpu_arch=gpu_arch or "sm90",
     )
     model = hybrid_model(
         config, SGLANG, "sglang", "keeps no state pool", tp_size=tp_size, ssm_dtype=mamba_ssm_dtype

@@ -43,23 +43,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Final
 
+from ..checkpoints import read_checkpoint
 from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError
 from ..models.kinds import Checkpoint
 from ..releases import VLLM
 from .common import (
     GPU_ARCHS,
+    Device,
     HybridModel,
     capability_major,
     check_choice,
     check_count,
     check_flag,
     check_optional_count,
+    check_ratio,
+    device,
     fail,
+    gib,
     hybrid_model,
+    overridden,
 )
+from .weights import quantization_method, weights_per_rank
 
 __all__ = [
     "KV_CACHE_DTYPES",
@@ -108,6 +116,7 @@ class VllmReservation:
     source: str | None
     tensor_parallel_size: int
     max_num_seqs: int
+    max_num_batched_tokens: int | None
     max_model_len: int
     max_model_len_rule: str
     enable_prefix_caching: bool
@@ -117,6 +126,10 @@ class VllmReservation:
     use_replayssm: bool
     gpu_arch: str
     gpu: str
+    gpu_name: str | None
+    gpu_memory_bytes: int | None
+    gpu_memory_rule: str | None
+    enforce_eager: bool
     attention_backend: str | None
     gdn_prefill_backend: str | None
     attention_backend_rule: str
@@ -147,6 +160,20 @@ class VllmReservation:
     num_blocks: int | None
     blocks_per_request_at_max_model_len: int
     max_concurrency: float | None
+    weights_bytes: int | None
+    weights_rule: str
+    quantization: str | None
+    gpu_memory_utilization: float
+    requested_memory_bytes: int | None
+    peak_activation_bytes: int | None
+    peak_activation_rule: str
+    cuda_graph_bytes: int | None
+    cuda_graph_rule: str
+    cuda_graph_sizes: int
+    non_torch_bytes: int | None
+    non_torch_rule: str
+    available_kv_cache_memory: int | None
+    kv_cache_memory_rule: str
     assumptions: tuple[str, ...]
 
     @property
@@ -182,7 +209,10 @@ def _fields(*steps: object) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class _Launch:
     """The launch's flags, checked as vLLM's argument parsing and config classes check them
-    (``ServerArgumentError`` for a value vLLM refuses or this module does not model)."""
+    (``ServerArgumentError`` for a value vLLM refuses or this module does not model), with the
+    GPU they name (``gpu``) and the defaults that hang on it (``gpu_arch``, ``max_num_seqs``,
+    ``_device_defaults``); ``max_num_batched_tokens`` hangs on the model too, and is ``None``
+    until ``_scheduler_defaults`` resolves it."""
 
     tensor_parallel_size: int
     max_num_seqs: int
@@ -197,6 +227,23 @@ class _Launch:
     use_replayssm: bool
     replayssm_buffer_len: int
     gpu_arch: str
+    gpu: Device | None
+    gpu_memory_bytes: int | None
+    gpu_memory_utilization: float
+    dtype: str
+    quantization: str | None
+    max_num_batched_tokens: int | None
+    enforce_eager: bool
+    cudagraph_mode: str | None
+    cudagraph_capture_sizes: tuple[int, ...] | None
+    max_cudagraph_capture_size: int | None
+    cpu_offload_gb: float
+    hf_overrides: Mapping[str, Any] | None
+    speculative_method: str | None
+    weights_bytes: int | None
+    activation_bytes: int | None
+    cuda_graph_bytes: int | None
+    non_torch_bytes: int | None
 
     def __post_init__(self) -> None:
         check_count("tensor_parallel_size", self.tensor_parallel_size, 1)
@@ -215,13 +262,53 @@ class _Launch:
         check_choice("kv_cache_dtype", self.kv_cache_dtype, tuple(KV_CACHE_DTYPES))
         if self.enable_prefix_caching is not None:
             check_flag("enable_prefix_caching", self.enable_prefix_caching)
+        self._check_budget()
+
+    def _check_budget(self) -> None:
+        """The budget's flags, as ``CacheConfig`` (vllm/config/cache.py:215, ``gt=0, le=1``),
+        ``ModelConfig`` and ``CompilationConfig`` check them."""
+        utilization = check_ratio("gpu_memory_utilization", self.gpu_memory_utilization)
+        if utilization > 1:
+            raise fail(
+                "gpu_memory_utilization",
+                f"1 validation error for CacheConfig: Input should be less than or equal to 1 "
+                f"(input_value={utilization!r}): vLLM refuses it",
+            )
+        check_choice("dtype", self.dtype, _DTYPES)
+        check_optional_count("max_num_batched_tokens", self.max_num_batched_tokens, 1)
+        check_flag("enforce_eager", self.enforce_eager)
+        if self.cudagraph_mode is not None:
+            check_choice("cudagraph_mode", self.cudagraph_mode, _CUDAGRAPH_MODES)
+        for size in self.cudagraph_capture_sizes or ():
+            check_count("cudagraph_capture_sizes", size, 1)
+        check_optional_count("max_cudagraph_capture_size", self.max_cudagraph_capture_size, 1)
+        offload = self.cpu_offload_gb
+        if isinstance(offload, bool) or not isinstance(offload, int | float):
+            raise TypeError("argument cpu_offload_gb: must be a number")
+        if not self.cpu_offload_gb >= 0:
+            raise fail("cpu_offload_gb", f"must be 0 or more, got {self.cpu_offload_gb!r}")
+        for name in ("weights_bytes", "activation_bytes", "cuda_graph_bytes", "non_torch_bytes"):
+            check_optional_count(name, getattr(self, name), 0)
+
+
+# --dtype (vllm/engine/arg_utils.py: ModelConfig.dtype's choices) that the models' dtype rule
+# reads; float32 is not modelled (vLLM's auto reads a float32 config as bfloat16).
+_DTYPES: Final = ("auto", "bfloat16", "float16", "half")
+# CUDAGraphMode names (vllm/config/compilation.py).
+_CUDAGRAPH_MODES: Final = (
+    "NONE",
+    "PIECEWISE",
+    "FULL",
+    "FULL_DECODE_ONLY",
+    "FULL_AND_PIECEWISE",
+)
 
 
 def vllm_reservation(
     config: ConfigSource,
     *,
     tensor_parallel_size: int = 1,
-    max_num_seqs: int = 256,
+    max_num_seqs: int | None = None,
     max_model_len: int | None = None,
     block_size: int | None = None,
     enable_prefix_caching: bool | None = None,
@@ -232,34 +319,46 @@ def vllm_reservation(
     kv_cache_memory_bytes: int | None = None,
     use_replayssm: bool = False,
     replayssm_buffer_len: int = 16,
-    gpu_arch: str = "sm90",
+    gpu_arch: str | None = None,
+    gpu: object = None,
+    gpu_memory_bytes: int | None = None,
+    gpu_memory_utilization: float = 0.92,
+    dtype: str = "auto",
+    quantization: str | None = None,
+    max_num_batched_tokens: int | None = None,
+    enforce_eager: bool = False,
+    cudagraph_mode: str | None = None,
+    cudagraph_capture_sizes: tuple[int, ...] | None = None,
+    max_cudagraph_capture_size: int | None = None,
+    cpu_offload_gb: float = 0,
+    hf_overrides: Mapping[str, Any] | None = None,
+    speculative_method: str | None = None,
+    weights_bytes: int | None = None,
+    activation_bytes: int | None = None,
+    cuda_graph_bytes: int | None = None,
+    non_torch_bytes: int | None = None,
 ) -> VllmReservation:
     """What vLLM 0.33.0 reserves for the recurrent state of the model ``config`` describes, on
     one of ``tensor_parallel_size`` ranks, launched with these flags (their vLLM names and
-    defaults; ``enable_prefix_caching=None`` is vLLM's default: on for a hybrid model, off for
-    an attention-free one) on a GPU of ``gpu_arch`` (one of ``GPU_ARCHS``).
+    defaults: ``gpu_memory_utilization`` 0.92, ``max_num_seqs`` and ``max_num_batched_tokens``
+    by the GPU's memory, ``enable_prefix_caching=None`` on for a hybrid model) on ``gpu`` (a
+    ``decode_ring.gpus`` key or ``nvidia-smi`` name; ``gpu_memory_bytes`` its total, or any
+    GPU's) or, without one, a GPU of ``gpu_arch`` (default sm90) with no budget.
+
+    With a GPU, the KV budget is vLLM's: ``ceil(total x utilization)`` less the weights (the
+    snapshot's safetensors, or ``weights_bytes`` per rank), the peak activation, non-torch
+    memory and CUDA graphs (estimates, or the ``*_bytes`` given); ``kv_cache_memory_bytes``
+    skips all of that, as vLLM skips profiling.
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value vLLM
-    refuses or this function does not model, ``ModelConfigError`` /
-    ``TensorParallelSplitError`` as ``ssm_state`` does and for attention heads the TP cannot
-    split, and ``TypeError`` for an argument of the wrong type."""
-    launch = _Launch(
-        tensor_parallel_size=tensor_parallel_size,
-        max_num_seqs=max_num_seqs,
-        max_model_len=max_model_len,
-        block_size=block_size,
-        enable_prefix_caching=enable_prefix_caching,
-        num_speculative_tokens=num_speculative_tokens,
-        mamba_cache_dtype=mamba_cache_dtype,
-        mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-        kv_cache_dtype=kv_cache_dtype,
-        kv_cache_memory_bytes=kv_cache_memory_bytes,
-        use_replayssm=use_replayssm,
-        replayssm_buffer_len=replayssm_buffer_len,
-        gpu_arch=gpu_arch,
-    )
+    refuses, a launch it would not boot (``server_refusal`` holds vLLM's own words) or what
+    this function does not model, ``ModelConfigError`` / ``TensorParallelSplitError`` as
+    ``ssm_state`` does and for attention heads the TP cannot split, and ``TypeError`` for an
+    argument of the wrong type."""
+    launch = _Launch(**_device_defaults({k: v for k, v in locals().items() if k != "config"}))
+    gpu_device = launch.gpu
     model = hybrid_model(
-        config,
+        _configured(config, launch),
         VLLM,
         "vllm",
         "reserves no state",
@@ -271,16 +370,288 @@ def vllm_reservation(
     caching = _prefix_caching(model, launch)
     _verify_replayssm(model, launch)
     length = _max_model_len(model.text, launch.max_model_len)
+    launch = _scheduler_defaults(launch, gpu_device, length)
     backends = _attention_backends(model, launch)
     specs = _mamba_specs(model, launch, caching, backends)
     block = _align_hybrid_block_size(model, launch, caching, specs)
     groups = _kv_cache_groups(model, specs, block)
     blocks = _blocks_per_request(model, launch, caching, specs, groups, block, length)
-    pool = _kv_cache_pool(launch, groups, blocks, length)
-    return _reservation(model, launch, caching, length, backends, block, groups, blocks, pool)
+    weights = _load_model(model, launch)
+    memory = _determine_available_memory(model, launch, gpu_device, weights)
+    pool = _kv_cache_pool(launch, memory, groups, blocks, length)
+    steps = (caching, length, backends, block, groups, blocks, pool, weights, memory)
+    return _reservation(model, launch, gpu_device, _fields(*steps))
 
 
 # --- the steps ------------------------------------------------------------------------------
+
+
+# --- the GPU, the model and the defaults that hang on them ------------------------------------
+
+_GIB: Final = 1 << 30
+# get_batch_defaults (vllm/engine/arg_utils.py:2939-3000), for `vllm serve`
+# (UsageContext.OPENAI_API_SERVER): (max_num_seqs, max_num_batched_tokens) by the GPU's NVML
+# total; the middle tier not for an A100 or a GB10. Without a GPU, vLLM's fallback tier.
+_LARGE_GPU: Final = (160 * _GIB, 1024, 16384)
+_HOPPER_CLASS_GPU: Final = (70 * _GIB, 1024, 8192)
+_SMALL_GPU: Final = (0, 256, 2048)
+
+
+def _device_defaults(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The launch's arguments with the GPU they name (``gpu`` and ``gpu_memory_bytes``), its
+    architecture (``gpu_arch`` overrides it; sm90 without a GPU) and vLLM's ``max_num_seqs``
+    for its memory."""
+    gpu = device(arguments["gpu"], arguments["gpu_memory_bytes"])
+    given = arguments["gpu_arch"]
+    if given is not None and not isinstance(given, str):
+        raise TypeError("argument gpu_arch: must be a str")
+    arch = given or (gpu.gpu_arch if gpu is not None else None) or "sm90"
+    seqs = arguments["max_num_seqs"]
+    if seqs is None:
+        seqs = _batch_tier(gpu, arch)[1]
+    return {**arguments, "gpu": gpu, "gpu_arch": arch, "max_num_seqs": seqs}
+
+
+def _batch_tier(gpu: Device | None, arch: str) -> tuple[int, int, int]:
+    """vLLM's batch defaults' tier for ``gpu`` (get_batch_defaults)."""
+    if gpu is None:
+        return _SMALL_GPU
+    if gpu.memory_bytes >= _LARGE_GPU[0]:
+        return _LARGE_GPU
+    name = (gpu.name or "").lower()
+    if gpu.memory_bytes >= _HOPPER_CLASS_GPU[0] and "a100" not in name and arch != "sm121":
+        return _HOPPER_CLASS_GPU
+    return _SMALL_GPU
+
+
+def _configured(config: ConfigSource, launch: _Launch) -> ConfigSource:
+    """The config as vLLM reads it: ``--hf-overrides`` applied, and ``--dtype`` as the model's
+    dtype (``ModelConfig.dtype``), which the models' dtype rule then reads."""
+    overrides = dict(launch.hf_overrides or {})
+    if launch.dtype != "auto":
+        overrides["dtype"] = "float16" if launch.dtype == "half" else launch.dtype
+    return overridden(config, overrides) if overrides else config
+
+
+def _scheduler_defaults(launch: _Launch, gpu: Device | None, length: _MaxModelLen) -> _Launch:
+    """``max_num_batched_tokens``: the flag, else the GPU tier's, at most ``max_num_seqs x
+    max_model_len`` (``_set_default_max_num_seqs_and_batched_tokens_args``,
+    vllm/engine/arg_utils.py:3151-3230; chunked prefill on, as for a generative model)."""
+    if launch.max_num_batched_tokens is not None:
+        return launch
+    tokens = _batch_tier(gpu, launch.gpu_arch)[2]
+    tokens = min(launch.max_num_seqs * length.max_model_len, tokens)
+    return replace(launch, max_num_batched_tokens=tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadedModel:
+    weights_bytes: int | None
+    weights_rule: str
+    quantization: str | None
+
+
+def _load_model(model: HybridModel, launch: _Launch) -> _LoadedModel:
+    """The weights one rank loads (``load_model``, vllm/v1/worker/gpu_model_runner.py:
+    4960-5092, logged as "Model loading took"): ``weights_bytes`` as given, else the
+    snapshot's safetensors under ``servers.weights``' rule, less what ``--cpu-offload-gb``
+    moves to the host (the UVA offloader moves parameters until it reaches that many GiB,
+    vllm/model_executor/offloader/uva.py:84-94)."""
+    quantization = quantization_method(model.config.mapping, launch.quantization)
+    if launch.weights_bytes is not None:
+        return _LoadedModel(launch.weights_bytes, "--weights-memory", quantization)
+    path = model.config.path
+    checkpoint = read_checkpoint(Path(path).parent) if path is not None else None
+    attention = model.state.attention
+    dtype = attention.model_dtype if attention is not None else model.state.conv_dtype
+    quantized = model.config.mapping.get("quantization_config") is not None
+    online = launch.quantization == "fp8" and not quantized
+    mtp = (launch.speculative_method or "").endswith("mtp")
+    found = weights_per_rank(
+        model, checkpoint, launch.tensor_parallel_size, dtype, online_fp8=online, mtp=mtp
+    )
+    weights, rule = found.weights_bytes, found.weights_rule
+    if weights is not None and launch.cpu_offload_gb:
+        offloaded = min(weights, int(launch.cpu_offload_gb * _GIB))
+        weights -= offloaded
+        rule += f"; less {offloaded:,} B offloaded (--cpu-offload-gb {launch.cpu_offload_gb:g})"
+    return _LoadedModel(weights, rule, quantization)
+
+
+@dataclass(frozen=True, slots=True)
+class _AvailableMemory:
+    gpu_memory_utilization: float
+    requested_memory_bytes: int | None
+    peak_activation_bytes: int | None
+    peak_activation_rule: str
+    cuda_graph_bytes: int | None
+    cuda_graph_rule: str
+    cuda_graph_sizes: int
+    non_torch_bytes: int | None
+    non_torch_rule: str
+    available_kv_cache_memory: int | None
+    kv_cache_memory_rule: str
+
+
+def _determine_available_memory(
+    model: HybridModel, launch: _Launch, gpu: Device | None, weights: _LoadedModel
+) -> _AvailableMemory:
+    """``Worker.determine_available_memory`` (vllm/v1/worker/gpu_worker.py:641-820): with
+    ``--kv-cache-memory-bytes``, that, and no profiling; else ``requested`` (``request_memory``,
+    ceil(runtime total x utilization), vllm/v1/worker/utils.py:716-723) less what profiling
+    finds: the weights and non-torch memory (``total_consumed``), the peak activation
+    (``transient_peak_headroom``) and the CUDA-graph estimate (``profile_cudagraph_memory``,
+    applied by default, :708-743). The profiled terms are the estimates of ``_profile``."""
+    utilization = launch.gpu_memory_utilization
+    sizes = _capture_sizes(model, launch)
+    if launch.kv_cache_memory_bytes is not None:
+        rule = "--kv-cache-memory-bytes"  # profiling skipped, utilization ignored (:655-681)
+        return _AvailableMemory(
+            utilization, None, None, "", None, "", len(sizes), None, "",
+            launch.kv_cache_memory_bytes, rule,
+        )  # fmt: skip
+    if gpu is None:
+        return _AvailableMemory(
+            utilization, None, None, "", None, "", len(sizes), None, "", None, ""
+        )  # fmt: skip
+    requested = math.ceil(gpu.runtime_bytes * utilization)
+    activation, activation_rule = _profile_run_peak(model, launch)
+    graphs, graphs_rule = _profile_cudagraph_memory(model, launch, sizes)
+    non_torch, non_torch_rule = _non_torch_memory(launch)
+    if weights.weights_bytes is None:
+        raise fail(
+            "weights_bytes",
+            "the snapshot holds no safetensors to size the weights from; give them "
+            "(--weights-memory SIZE per rank)",
+        )
+    available = requested - weights.weights_bytes - activation - graphs - non_torch
+    rule = (
+        f"requested {requested:,} B - weights - peak activation - non-torch - CUDA graphs "
+        "(gpu_worker.py:739-743)"
+    )
+    if available <= 0:
+        raise fail(
+            "gpu",
+            f"{requested:,} B requested ({utilization:g} of {gpu.runtime_bytes:,} B) leaves "
+            f"{available:,} B for the KV cache after the weights and the profiled terms; vLLM "
+            "refuses to start",
+            _NO_MEMORY,
+        )
+    return _AvailableMemory(
+        utilization, requested, activation, activation_rule, graphs, graphs_rule, len(sizes),
+        non_torch, non_torch_rule, available, rule,
+    )  # fmt: skip
+
+
+# --- the profiled terms: estimates ------------------------------------------------------------
+
+# What a release changes, in one place: the estimates' constants (calibrated on the published
+# logs of tests/logs/, README.md there). The sampler warms on max(max_num_seqs) rows of the
+# whole vocabulary in float32 (gpu_model_runner.py:5866-5926): logits, probabilities, the
+# Gumbel noise and a copy: 16 B an element. The forward pass's widest transient: three
+# intermediates of the widest MLP per rank, in the model dtype.
+_SAMPLER_BYTES_PER_LOGIT: Final = 16
+_FORWARD_INTERMEDIATES: Final = 3
+# One captured CUDA graph costs about this much per decoder layer, beside a fixed pool.
+_GRAPH_BYTES_PER_LAYER: Final = 367_001  # 0.35 MiB
+_GRAPH_POOL_BYTES: Final = 107_374_182  # 0.1 GiB
+# Non-torch memory vLLM counts as consumed: the CUDA context's growth, cuBLAS workspaces; past
+# one rank, NCCL's and the custom all-reduce's buffers.
+_NON_TORCH_ONE_RANK: Final = 429_496_730  # 0.4 GiB
+_NON_TORCH_MANY_RANKS: Final = 1_073_741_824  # 1 GiB
+# _set_cudagraph_sizes (vllm/config/vllm.py:2398-2470): 1, 2, 4, multiples of 8 below 256,
+# multiples of 16 up to the largest; the largest 1024 on SM10x, else 512.
+_LARGEST_GRAPH: Final = {10: 1024}
+_DEFAULT_LARGEST_GRAPH: Final = 512
+
+
+def _profile_run_peak(model: HybridModel, launch: _Launch) -> tuple[int, str]:
+    """The peak activation ``profile_run`` leaves (``transient_peak_headroom``,
+    vllm/utils/mem_utils.py:318-326), estimated: the sampler's logits over the vocabulary for
+    ``min(max_num_seqs, max_num_batched_tokens)`` rows, and the forward pass's widest MLP
+    intermediates for ``max_num_batched_tokens`` tokens; or ``activation_bytes``."""
+    if launch.activation_bytes is not None:
+        return launch.activation_bytes, "--activation-memory"
+    text, tp = model.text, launch.tensor_parallel_size
+    tokens = launch.max_num_batched_tokens or 0
+    rows = min(launch.max_num_seqs, tokens)
+    vocab = _positive_field(text, "vocab_size")
+    width = (
+        max(
+            _positive_field(text, "intermediate_size"),
+            _positive_field(text, "shared_expert_intermediate_size"),
+            _positive_field(text, "moe_intermediate_size")
+            * _positive_field(text, "num_experts_per_tok"),
+        )
+        // tp
+    )
+    attention = model.state.attention
+    element = DTYPE_BYTES[attention.model_dtype if attention is not None else "bfloat16"]
+    sampler = rows * vocab * _SAMPLER_BYTES_PER_LOGIT
+    forward = tokens * width * _FORWARD_INTERMEDIATES * element
+    rule = (
+        f"estimate: sampler {rows} rows x vocab {vocab} x {_SAMPLER_BYTES_PER_LOGIT} B + forward "
+        f"{tokens} tokens x MLP width {width}/rank x {_FORWARD_INTERMEDIATES} x {element} B"
+    )
+    return sampler + forward, rule
+
+
+def _positive_field(text: Mapping[str, Any], name: str) -> int:
+    value = text.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _capture_sizes(model: HybridModel, launch: _Launch) -> tuple[int, ...]:
+    """The batch sizes vLLM captures CUDA graphs for: none eager or with mode NONE; the flag's;
+    else the default list up to ``min(max_num_seqs x (1 + s) x 2, 512 or 1024 on SM10x)``
+    (``--max-cudagraph-capture-size`` instead), with ``max_num_batched_tokens`` where it fits."""
+    if launch.enforce_eager or launch.cudagraph_mode == "NONE":
+        return ()
+    if launch.cudagraph_capture_sizes:
+        return tuple(sorted(set(launch.cudagraph_capture_sizes)))
+    largest = launch.max_cudagraph_capture_size or min(
+        launch.max_num_seqs * (1 + launch.num_speculative_tokens) * 2,
+        _LARGEST_GRAPH.get(capability_major(launch.gpu_arch), _DEFAULT_LARGEST_GRAPH),
+    )
+    sizes = {1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)}
+    tokens = launch.max_num_batched_tokens
+    if tokens is not None and tokens <= largest:
+        sizes.add(tokens)
+    return tuple(sorted(size for size in sizes if size <= largest))
+
+
+def _profile_cudagraph_memory(
+    model: HybridModel, launch: _Launch, sizes: tuple[int, ...]
+) -> tuple[int, str]:
+    """The CUDA-graph memory vLLM estimates and takes from the KV budget
+    (``profile_cudagraph_memory``, gpu_model_runner.py:6268-6380, applied as
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults, vllm/envs.py:329), estimated: graphs
+    (each size once per mode: twice under the default FULL_AND_PIECEWISE) x decoder layers x
+    0.35 MiB, and a 0.1 GiB pool; none eager; or ``cuda_graph_bytes``."""
+    if not sizes:
+        return 0, "no CUDA graphs (--enforce-eager or cudagraph_mode NONE)"
+    if launch.cuda_graph_bytes is not None:
+        return launch.cuda_graph_bytes, "--cuda-graph-memory"
+    modes = 2 if launch.cudagraph_mode in (None, "FULL_AND_PIECEWISE") else 1
+    layers = _positive_field(model.text, "num_hidden_layers") or model.state.ssm_layers
+    graphs = len(sizes) * modes
+    estimate = graphs * layers * _GRAPH_BYTES_PER_LAYER + _GRAPH_POOL_BYTES
+    rule = (
+        f"estimate: {graphs} graphs ({len(sizes)} sizes x {modes} modes) x {layers} layers x "
+        "0.35 MiB + 0.1 GiB"
+    )
+    return estimate, rule
+
+
+def _non_torch_memory(launch: _Launch) -> tuple[int, str]:
+    """Non-torch memory vLLM counts as consumed (``MemorySnapshot.non_torch_memory``,
+    vllm/utils/mem_utils.py:140-170), estimated: 0.4 GiB on one rank, 1 GiB with
+    tensor-parallel peers (NCCL, custom all-reduce); or ``non_torch_bytes``."""
+    if launch.non_torch_bytes is not None:
+        return launch.non_torch_bytes, "--non-torch-memory"
+    if launch.tensor_parallel_size == 1:
+        return _NON_TORCH_ONE_RANK, "estimate: 0.4 GiB (one rank: CUDA context, cuBLAS)"
+    return _NON_TORCH_MANY_RANKS, "estimate: 1 GiB (NCCL and custom all-reduce buffers)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -702,54 +1073,90 @@ class _KvCachePool:
 
 
 def _kv_cache_pool(
-    launch: _Launch, groups: _KvCacheGroups, blocks: _BlocksPerRequest, length: _MaxModelLen
+    launch: _Launch,
+    memory: _AvailableMemory,
+    groups: _KvCacheGroups,
+    blocks: _BlocksPerRequest,
+    length: _MaxModelLen,
 ) -> _KvCachePool:
     """With a KV budget: ``num_blocks = budget // bytes_per_block`` (kv_cache_planning.py:
     1540-1544); vLLM's startup check (``_check_enough_kv_cache_memory``, :50-87, against the
     budget less the null block, :1533-1543): one request at ``max_model_len`` must fit; and
     ``get_max_concurrency_for_kv_cache_config`` (kv_cache_utils.py:1061-1093)."""
-    budget = launch.kv_cache_memory_bytes
+    budget = memory.available_kv_cache_memory
     if budget is None:
         return _KvCachePool(None, None, None)
     per_block, per_request = groups.bytes_per_block, blocks.blocks_per_request_at_max_model_len
     usable = budget - per_block
-    if usable <= 0 or per_block * per_request > usable:
+    field = "kv_cache_memory_bytes" if launch.kv_cache_memory_bytes is not None else "gpu"
+    if usable <= 0:
         raise fail(
-            "kv_cache_memory_bytes",
+            field,
+            f"{budget} B holds {max(usable, 0) // per_block} usable blocks of {per_block} B; "
+            "vLLM refuses to start",
+            _NO_MEMORY,
+        )
+    if per_block * per_request > usable:
+        raise fail(
+            field,
             f"{budget} B holds {max(usable, 0) // per_block} usable blocks of "
             f"{per_block} B; one request at max_model_len {length.max_model_len} needs "
             f"{per_request}: vLLM refuses to start",
+            _not_enough(length.max_model_len, per_block * per_request, usable),
         )
     num_blocks = budget // per_block
     return _KvCachePool(budget, num_blocks, num_blocks / per_request)
 
 
+# _check_enough_kv_cache_memory's refusals (vllm/v1/core/kv_cache_planning.py:50-87).
+_NO_MEMORY: Final = (
+    "ValueError: No available memory for the cache blocks. Try increasing "
+    "`gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory "
+    "reservation on the CPU backend, despite its name). See "
+    "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+)
+
+
+def _not_enough(max_model_len: int, needed: int, available: int) -> str:
+    """vLLM's refusal when one request at ``max_model_len`` does not fit (without its estimate
+    of the length that would, which it searches for)."""
+    return (
+        f"ValueError: To serve at least one request with the model's max seq len "
+        f"({max_model_len}), ({gib(needed)} GiB KV cache is needed, which is larger than the "
+        f"available KV cache memory ({gib(available)} GiB). Try increasing "
+        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+        "decreasing `max_model_len` when initializing the engine. See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
+
+
 def _reservation(
-    model: HybridModel,
-    launch: _Launch,
-    caching: _PrefixCaching,
-    length: _MaxModelLen,
-    backends: _Backends,
-    block: _BlockSize,
-    groups: _KvCacheGroups,
-    blocks: _BlocksPerRequest,
-    pool: _KvCachePool,
+    model: HybridModel, launch: _Launch, gpu: Device | None, steps: dict[str, Any]
 ) -> VllmReservation:
     """The steps' values as one reservation, with the model, the launch and the assumptions."""
     state = model.state
     assumptions = ["CUDA; a draft model's own KV layers are not counted"]
     if state.attention is None and not model.family.attention_free:
         assumptions.append("no attention layer: no page alignment, one group of every layer")
+    if gpu is not None and launch.kv_cache_memory_bytes is None:
+        assumptions.append(
+            "the GPU holds nothing else at startup; the profiled terms are estimates"
+        )
     return VllmReservation(
         model_type=state.model_type,
         family=state.family,
         source=state.source,
         tensor_parallel_size=launch.tensor_parallel_size,
         max_num_seqs=launch.max_num_seqs,
+        max_num_batched_tokens=launch.max_num_batched_tokens,
         num_speculative_tokens=launch.num_speculative_tokens,
         use_replayssm=launch.use_replayssm,
         gpu_arch=launch.gpu_arch,
         gpu=GPU_ARCHS[launch.gpu_arch],
+        gpu_name=gpu.name if gpu is not None else None,
+        gpu_memory_bytes=gpu.runtime_bytes if gpu is not None else None,
+        gpu_memory_rule=gpu.rule if gpu is not None else None,
+        enforce_eager=launch.enforce_eager,
         kv_cache_dtype=launch.kv_cache_dtype,
         conv_dtype=state.conv_dtype,
         conv_dtype_rule=state.conv_dtype_rule,
@@ -759,5 +1166,5 @@ def _reservation(
         naive_state_bytes=launch.max_num_seqs * state.per_sequence_bytes,
         per_sequence_bytes=state.per_sequence_bytes,
         assumptions=tuple(assumptions),
-        **_fields(caching, length, backends, block, groups, blocks, pool),
+        **steps,
     )

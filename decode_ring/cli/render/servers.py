@@ -139,7 +139,8 @@ def _vllm_totals(r: VllmReservation) -> list[str]:
     if r.kv_cache_memory_bytes is not None:
         lines += [
             "",
-            _row("kv cache memory", _bytes(r.kv_cache_memory_bytes), "--kv-cache-memory-bytes"),
+            *_vllm_budget(r),
+            _row("kv cache memory", _bytes(r.kv_cache_memory_bytes), r.kv_cache_memory_rule),
             _row("num blocks", f"{r.num_blocks:,}", f"budget // bytes per block ({_P}:1540-1544)"),
             _row(
                 "blocks per request",
@@ -153,6 +154,26 @@ def _vllm_totals(r: VllmReservation) -> list[str]:
             ),
         ]
     return lines
+
+
+def _vllm_budget(r: VllmReservation) -> list[str]:
+    """The KV budget vLLM computes from the GPU: each term with its rule; the profiled terms
+    marked as estimates where they are."""
+    if r.requested_memory_bytes is None:
+        return []
+    return [
+        _row("gpu", f"{r.gpu_name or '-'}, {_bytes(r.gpu_memory_bytes)}", r.gpu_memory_rule or ""),
+        _row(
+            "requested memory",
+            _bytes(r.requested_memory_bytes),
+            f"ceil(total x gpu_memory_utilization {r.gpu_memory_utilization:g}) "
+            "(request_memory, vllm/v1/worker/utils.py:716-723)",
+        ),
+        _row("weights", _bytes(r.weights_bytes), r.weights_rule),
+        _row("peak activation", _bytes(r.peak_activation_bytes), r.peak_activation_rule),
+        _row("non-torch memory", _bytes(r.non_torch_bytes), r.non_torch_rule),
+        _row("cuda graphs", _bytes(r.cuda_graph_bytes), r.cuda_graph_rule),
+    ]
 
 
 @render.register
