@@ -2745,7 +2745,22 @@ ADDED_FIELDS: dict[str, set[str]] = {
         "available_kv_cache_memory",
         "kv_cache_memory_rule",
     },
-    "sglang": set(),
+    "sglang": {
+        "gpu_name",
+        "gpu_memory_bytes",
+        "gpu_memory_rule",
+        "mem_fraction_static",
+        "mem_fraction_static_rule",
+        "chunked_prefill_size",
+        "pre_model_load_bytes",
+        "weights_bytes",
+        "weights_rule",
+        "quantization",
+        "available_memory_rule",
+        "kv_cache_dtype",
+        "page_size",
+        "page_size_rule",
+    },
 }
 
 

@@ -352,7 +352,10 @@ VLLM_FLAGS: Final = (
 SGLANG_FLAGS: Final = (
     _CONFIG,
     _ALLOW_UNMODELLED,
+    _GPU,
+    _GPU_MEMORY,
     _GPU_ARCH,
+    _WEIGHTS_MEMORY,
     _JSON,
     # SGLang takes --tp as an unambiguous prefix of --tp-size (argparse's allow_abbrev).
     ServerFlag(
@@ -394,6 +397,13 @@ SGLANG_FLAGS: Final = (
     ),
     ServerFlag("--context-length", "context_length", server_int, metavar="N"),
     ServerFlag("--max-total-tokens", "max_total_tokens", server_int, metavar="N"),
+    ServerFlag("--mem-fraction-static", "mem_fraction_static", server_fraction),
+    ServerFlag("--page-size", "page_size", server_int),
+    ServerFlag("--kv-cache-dtype", "kv_cache_dtype", str, default="auto"),
+    ServerFlag("--chunked-prefill-size", "chunked_prefill_size", server_int),
+    ServerFlag("--json-model-override-args", "json_model_override_args", json_object),
+    ServerFlag("--dtype", "dtype", str, default="auto"),
+    ServerFlag("--quantization", "quantization", str),
 )
 
 

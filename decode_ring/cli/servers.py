@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from ..gpus import GpuError, detect_gpu
 from ..printable import show
 from ..releases import SGLANG, VLLM, Release
 from ..servers import sglang_reservation, vllm_reservation
@@ -143,6 +144,12 @@ class ServerCommand:
         server = self.server_namespace(launch)
         combined, notes = self.combine(server)
         options = {**keywords(self.package, args), **keywords(self.server_rows, server)}
+        if options.get("gpu") == "auto":
+            try:
+                options["gpu"], said = detect_gpu()
+            except GpuError as error:
+                raise UsageError(str(error)) from None
+            notes.append(f"--gpu auto: {said}")
         reservation = self.reserve(resolve_model(model).config, **options, **combined)
         reservation = replace(reservation, assumptions=(*reservation.assumptions, *notes))
         return LaunchAnswer(

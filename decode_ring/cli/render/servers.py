@@ -212,10 +212,28 @@ def _sglang_inputs(r: SglangReservation) -> list[str]:
     ]
 
 
+def _sglang_budget(r: SglangReservation) -> list[str]:
+    """The budget SGLang computes from the GPU: the static fraction, the weights."""
+    if r.gpu_memory_bytes is None or r.pre_model_load_bytes is None:
+        return []
+    return [
+        _row("gpu", f"{r.gpu_name or '-'}, {_bytes(r.gpu_memory_bytes)}", r.gpu_memory_rule or ""),
+        _row("mem fraction static", f"{r.mem_fraction_static}", r.mem_fraction_static_rule),
+        _row("weights", _bytes(r.weights_bytes), r.weights_rule),
+    ]
+
+
 def _sglang_pools(r: SglangReservation) -> list[str]:
     """The state pool, the KV pool and the running-request cap, each with its rule."""
     return [
-        _row("available memory", _bytes(r.available_memory), "after the weights, per rank"),
+        *_sglang_budget(r),
+        _row(
+            "available memory",
+            _bytes(r.available_memory),
+            "after the weights, per rank"
+            if r.available_memory_rule in ("--available-memory", "")
+            else r.available_memory_rule,
+        ),
         _row("state slots K", f"{r.slots:,}", f"{r.slots_rule} ({_S}:3229-3409)"),
         _row(
             "state pool",
