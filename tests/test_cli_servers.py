@@ -144,7 +144,6 @@ def test_sglang_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
         (("vllm", "--mamba-cache-dtype", "fp32"), "argument --mamba-cache-dtype: unknown value"),
         (("vllm", "--kv-cache-dtype", "nvfp4_ds_mla"), "argument --kv-cache-dtype"),
         (("vllm", "-tp", "3"), "tp_size 3 does not divide"),
-        (("vllm", "--kv-cache-memory-bytes", "1G"), "argument --kv-cache-memory-bytes"),
         (("vllm", "--use-replayssm", "--spec-tokens", "1"), "argument --use-replayssm"),
         (("vllm", "--speculative-config", "[1]"), "must be a JSON object"),
         (
@@ -157,10 +156,7 @@ def test_sglang_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (("vllm", "--gpu-arch", "sm75"), "invalid choice"),
         (("sglang",), "argument --available-memory: needed"),
-        (("sglang", "--available-memory", "100MiB"), "holds no state slot"),
-        (("sglang", "--available-memory", "1GiB"), "2 state slots at 5 per request serve no"),
         (("sglang", "--available-memory", "1.5"), "bytes must be whole"),
-        (("sglang", "--max-mamba-cache-size", "0"), "argument --max-mamba-cache-size"),
         (("sglang", "--mamba-full-memory-ratio", "nan"), "finite number above 0"),
         (("sglang", "--mamba-ssm-dtype", "fp32", "--max-mamba-cache-size", "9"), "mamba-ssm-dtype"),
         (("sglang", "--speculative-num-draft-tokens", "4"), "needs --speculative-algorithm"),
@@ -183,6 +179,42 @@ def test_what_a_command_does_not_take_is_one_line_and_status_2(
     assert err.count("\n") == 1
     assert expected in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "expected", "words"),
+    [
+        # Moved from the status-2 table above: a launch the server would not boot is status 1,
+        # with the package's reason on stdout and the server's own refusal on stderr.
+        (
+            ("vllm", "--kv-cache-memory-bytes", "1G"),
+            "argument --kv-cache-memory-bytes",
+            "ValueError: To serve at least one request",
+        ),
+        (
+            ("sglang", "--available-memory", "100MiB"),
+            "holds no state slot",
+            "RuntimeError: Not enough GPU memory for hybrid",
+        ),
+        (
+            ("sglang", "--available-memory", "1GiB"),
+            "2 state slots at 5 per request serve no",
+            "RuntimeError: Hybrid (mamba/linear-attention) state cache is too small",
+        ),
+        (
+            ("sglang", "--max-mamba-cache-size", "0"),
+            "argument --max-mamba-cache-size",
+            "RuntimeError: Not enough GPU memory for hybrid",
+        ),
+    ],
+)
+def test_a_launch_the_server_would_not_boot_is_status_1(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], expected: str, words: str
+) -> None:
+    status, out, err = run(capsys, args[0], "--config", NEMOTRON, *args[1:])
+    assert status == 1
+    assert out.startswith("the server would not boot: ") and expected in out
+    assert err.startswith(f"decode-ring: {words}") and err.count("\n") == 1
 
 
 def test_other_commands_keep_argparse_refusal(capsys: pytest.CaptureFixture[str]) -> None:

@@ -71,8 +71,9 @@ ssm state of nemotron_h (nemotron_h) per sequence, tp rank 1 of 1, vllm layout
   per layer                 5.07 MiB  (5,316,608 B)
   per sequence            136.90 MiB  (143,548,416 B)
   max batch size                 256
-  one ring slot            34.22 GiB  (36,748,394,496 B)
-  full ring (8 slots)     273.80 GiB  (293,987,155,968 B)
+  batch x per sequence     34.22 GiB  (36,748,394,496 B)
+  ring                             -  no decode-rollback ring under vllm: it is the reference \
+server's (--layout metrale)
 """
 
 # README, "Capacity at a glance".
@@ -696,7 +697,8 @@ def test_top_level_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> N
         "plan depth by tensor-parallel size and batch, memory per rank",
         # Issue 19: the exit statuses and the environment variables.
         "exit status: 0 the chosen depth fits",
-        "1 the server would refuse to boot (fit); no cell of the grid boots (plan)",
+        "1 the server would refuse to boot (fit, vllm, sglang: its own refusal on stderr); no "
+        "cell of the grid boots (plan)",
         "2 a usage error, or a config that cannot be read or that the servers refuse",
         "74 the output (or the --plot file) cannot be written",
         "130 interrupted",

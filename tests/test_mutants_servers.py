@@ -2033,8 +2033,10 @@ def test_a_refusal_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert refusal("sglang", "--config", NEMOTRON).startswith(
         "decode-ring: error: argument --available-memory: needed: "
     )
-    assert refusal("vllm", "--config", NEMOTRON, "--kv-cache-memory-bytes", "1G").startswith(
-        "decode-ring: error: argument --kv-cache-memory-bytes: "
+    # A budget vLLM would not boot with is exit status 1 and vLLM's own words (issue 25).
+    assert main(["vllm", "--config", NEMOTRON, "--kv-cache-memory-bytes", "1G"]) == 1
+    assert capsys.readouterr().err.startswith(
+        "decode-ring: ValueError: To serve at least one request with the model's max seq len "
     )
     assert refusal(
         "vllm", "--config", NEMOTRON, "--spec-tokens", "1", "-sc", '{"num_speculative_tokens": 1}'
@@ -2744,6 +2746,10 @@ ADDED_FIELDS: dict[str, set[str]] = {
         "non_torch_rule",
         "available_kv_cache_memory",
         "kv_cache_memory_rule",
+        "kv_cache_tokens",
+        "full_context_sequences",
+        "mamba_page_padding_percent",
+        "log_lines",
     },
     "sglang": {
         "gpu_name",
@@ -2760,6 +2766,8 @@ ADDED_FIELDS: dict[str, set[str]] = {
         "kv_cache_dtype",
         "page_size",
         "page_size_rule",
+        "full_context_sequences",
+        "log_lines",
     },
 }
 
@@ -3235,7 +3243,12 @@ def test_the_text_shows_each_term_with_its_rule(
 ) -> None:
     config: Any = CONFIGS / name if name else json.loads(Path(_MAMBA).read_text())
     reserve = vllm_reservation if server == "vllm" else sglang_reservation
-    assert render(reserve(config, **flags)).lines == lines
+    shown = render(reserve(config, **flags)).lines
+    # Issue 25 added the full-context row and the server's log lines (after a blank line);
+    # tests/test_server_log_lines.py pins them.
+    logged = next((i - 1 for i, line in enumerate(shown) if "would log" in line), len(shown))
+    shown = [line for line in shown[:logged] if not line.startswith("  full-context sequences")]
+    assert shown == lines
 
 
 def test_vllm_fp8_kv_cache_halves_the_attention_page() -> None:

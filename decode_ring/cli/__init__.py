@@ -21,6 +21,7 @@ from .._facade import (
     RING_OVERRIDE_VARIABLE,
 )
 from ..models import ModelConfigError
+from ..servers import ServerArgumentError
 from ..snapshots import HUB_EXTRA
 from .model import plan_flags, run_plan, run_state, state_flags
 from .output import discard_unwritten_output, one_line, write
@@ -34,7 +35,7 @@ from .parsing import (
     PlotWriteError,
     UsageError,
 )
-from .render import render
+from .render import Rendered, render
 from .ring import decide_flags, fit_flags, run_decide, run_fit
 from .servers import LAUNCH_SERVE, LAUNCH_TOKENS, SGLANG_COMMAND, VLLM_COMMAND, ServerCommand
 
@@ -50,8 +51,10 @@ EXIT_INTERRUPTED: Final = 128 + 2
 HELP_EPILOG: Final = f"""\
 exit status:
   0    the chosen depth fits (fit; post-load, also when the KV budget stage
-       decides); some cell of the grid boots (plan); decide, state, vllm, sglang
-  1    the server would refuse to boot (fit); no cell of the grid boots (plan)
+       decides); some cell of the grid boots (plan); the server boots (vllm,
+       sglang); decide, state
+  1    the server would refuse to boot (fit, vllm, sglang: its own refusal on
+       stderr); no cell of the grid boots (plan)
   2    a usage error, or a config that cannot be read or that the servers refuse
   74   the output (or the --plot file) cannot be written
   130  interrupted
@@ -163,6 +166,11 @@ def compute(args: argparse.Namespace) -> Any:
     command = COMMANDS[args.command]
     try:
         return render(command.run(args))
+    except ServerArgumentError as error:
+        if error.server_refusal is None:
+            flag = command.argument_flags.get(error.field or "")
+            raise UsageError(str(error) if flag is None else error.worded(flag)) from None
+        return refused(command, error)
     except ModelConfigError as error:
         flag = command.argument_flags.get(error.field or "")
         raise UsageError(str(error) if flag is None else error.worded(flag)) from None
@@ -171,6 +179,16 @@ def compute(args: argparse.Namespace) -> Any:
     except OSError as error:  # an input that cannot be read, wherever it was opened
         name = getattr(error, "filename", None) or args.config or "the input"
         raise UsageError(f"cannot read {str(name)!a}: {error.strerror or error}") from None
+
+
+def refused(command: Command, error: ServerArgumentError) -> Rendered:
+    """A launch the server would not boot: why, in the package's words (stdout), and the
+    server's own refusal (stderr, exit status 1)."""
+    flag = command.argument_flags.get(error.field or "")
+    reason = str(error) if flag is None else error.worded(flag)
+    refusal = str(error.server_refusal)
+    json_value = {"error": reason, "status": EXIT_REFUSED, "log_lines": [refusal]}
+    return Rendered(json_value, [f"the server would not boot: {reason}"], refusal)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -286,7 +286,7 @@ VLLM_FLAGS: Final = (
         metavar="N",
         state_argument="tp_size",
     ),
-    ServerFlag("--max-num-seqs", "max_num_seqs", server_int, default=256, metavar="N"),
+    ServerFlag("--max-num-seqs", "max_num_seqs", server_int, metavar="N"),
     ServerFlag("--max-model-len", "max_model_len", human_readable_int, metavar="N"),
     ServerFlag("--block-size", "block_size", server_int, metavar="N"),
     ServerFlag(

@@ -245,6 +245,8 @@ class SglangReservation:
     context_length: int
     context_length_rule: str
     max_total_tokens: int | None
+    full_context_sequences: int | None
+    log_lines: tuple[str, ...]
     assumptions: tuple[str, ...]
 
     @property
@@ -258,6 +260,7 @@ class SglangReservation:
         """Every field, tuples as lists, and the multiplier: ready for ``json.dumps``."""
         fields = asdict(self)
         fields["assumptions"] = list(self.assumptions)
+        fields["log_lines"] = list(self.log_lines)
         fields["multiplier"] = self.multiplier
         return fields
 
@@ -400,7 +403,8 @@ def sglang_reservation(
     requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
     steps = (context, fraction, budget, strategy, ratio, cache, cell, page, tokens, requests)
-    return _reservation(model, launch, architecture, running, _fields(*steps, scratch))
+    log = _log_lines(model, launch, architecture, _fields(*steps, scratch))
+    return _reservation(model, launch, architecture, running, _fields(*steps, scratch, log))
 
 
 # --- the budget: the GPU, the static fraction, the weights -------------------------------------
@@ -792,18 +796,32 @@ def _kv_cache_bytes(budget: int | None, rest: float | None, pool: int) -> int | 
             "available_memory",
             f"{budget} B leaves no memory for the KV cache after the state pool of "
             f"{pool} B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache (the state pool of "
+            f"{pool / _GIB:.2f} GB takes what is left); raise --mem-fraction-static",
         )
     return int(left * _GIB)
 
 
 def _no_slot(budget: int | None, per_req: int, slots_given: int | None) -> ServerArgumentError:
     """SGLang's refusal of a pool of no slot (kv_cache_configurator.py:3386-3399)."""
+    words = (
+        "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+        f"Computed max_mamba_cache_size={{slots}} (total_rest_memory={(budget or 0) / _GIB:.2f} "
+        f"GB, mamba_cache_per_req={per_req / (1 << 20):.2f} MB). Try: (1) reduce "
+        "--max-running-requests, (2) increase --mem-fraction-static, (3) reduce "
+        "--speculative-num-draft-tokens, or (4) use GPUs with more memory."
+    )
     if slots_given is not None:
-        return fail("max_mamba_cache_size", "0 state slots: SGLang refuses to start")
+        return fail(
+            "max_mamba_cache_size",
+            "0 state slots: SGLang refuses to start",
+            words.format(slots=slots_given),
+        )
     return fail(
         "available_memory",
         f"{budget} B holds no state slot of {per_req} B (with one padding slot); SGLang "
         "refuses to start",
+        words.format(slots=0),
     )
 
 
@@ -913,21 +931,31 @@ def _resolve_max_num_reqs(
         capped = min(capped, kv_tokens // 2)
         rule += f", {kv_tokens} KV tokens // 2"
     if capped <= 0:
-        field = (
-            "max_mamba_cache_size"
-            if launch.max_mamba_cache_size is not None
-            else "available_memory"
-        )
-        short = (
-            f"{slots} state slots at {ratio} per request serve"
-            if slots // ratio <= 0
-            else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
-        )
-        raise fail(
-            field,
-            f"{short} no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)",
-        )
+        raise _no_request(launch, slots, ratio, kv_tokens, capped)
     return _RunningRequests(capped, rule + ")")
+
+
+def _no_request(
+    launch: _Launch, slots: int, ratio: int, kv_tokens: int | None, capped: int
+) -> ServerArgumentError:
+    """SGLang's refusal of a launch that serves no request (kv_cache_configurator.py:
+    3160-3168)."""
+    field = (
+        "max_mamba_cache_size" if launch.max_mamba_cache_size is not None else "available_memory"
+    )
+    short = (
+        f"{slots} state slots at {ratio} per request serve"
+        if slots // ratio <= 0
+        else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
+    )
+    return fail(
+        field,
+        f"{short} no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)",
+        "RuntimeError: Hybrid (mamba/linear-attention) state cache is too small to serve any "
+        f"requests. max_mamba_cache_size={slots}, mamba_ratio={ratio}, resulting "
+        f"max_num_reqs={capped}. Try: (1) reduce --max-running-requests, (2) increase "
+        "--mem-fraction-static, or (3) use GPUs with more memory.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -959,6 +987,65 @@ def _speculative_scratch(model: HybridModel, requests: int, launch: _Launch) -> 
                 channels, window = tensor.shape[0], tensor.shape[-1]
                 conv += layers * rows * channels * (draft + window - 1) * DTYPE_BYTES[tensor.dtype]
     return _SpeculativeScratch(draft, ssm + conv, ssm, conv)
+
+
+# --- what SGLang logs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Log:
+    full_context_sequences: int | None
+    log_lines: tuple[str, ...]
+
+
+# The KV pool's dtype as SGLang prints it (torch's names), and its default prefill budget
+# (--max-prefill-tokens, sglang/srt/arg_groups/fields/schedule.py:71).
+_TORCH_DTYPES: Final = {2: "torch.bfloat16", 1: "torch.float8_e4m3fn"}
+_MAX_PREFILL_TOKENS: Final = 16384
+
+
+def _log_lines(
+    model: HybridModel, launch: _Launch, architecture: str, steps: Mapping[str, Any]
+) -> _Log:
+    """The lines SGLang 0.5.23 logs at boot about this reservation, in its words, with the
+    predicted numbers: "Load weight end" (model_executor/model_runner.py:1372-1379), "Mamba
+    Cache is allocated" (mem_cache/memory_pool.py:983-1009), "KV Cache is allocated"
+    (:2080-2099) and the scheduler's summary (managers/scheduler.py:1267-1276); GB there is
+    2**30 B. What the package cannot predict is ``?``."""
+    lines = []
+    weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
+    if weights is not None and pre is not None:
+        lines.append(
+            f"Load weight end. elapsed=? s, type={architecture}, avail mem="
+            f"{(pre - weights) / _GIB:.2f} GB, mem usage={weights / _GIB:.2f} GB."
+        )
+    slots = steps["slots"]
+    conv = ssm = 0
+    for group in model.state.groups:
+        for tensor in group.tensors:
+            size = (slots + 1) * len(group.layer_indices) * tensor.bytes
+            conv, ssm = (conv + size, ssm) if tensor.name.startswith("conv") else (conv, ssm + size)
+    lines.append(
+        f"Mamba Cache is allocated. max_mamba_cache_size: {slots}, conv_state size: "
+        f"{conv / _GIB:.2f}GB, ssm_state size: {ssm / _GIB:.2f}GB "
+    )
+    tokens, per_token = steps["kv_tokens"], steps["kv_bytes_per_token"]
+    if tokens is not None and per_token:
+        half = tokens * per_token / 2 / _GIB
+        element = _KV_CACHE_DTYPES[launch.kv_cache_dtype] or _KV_ELEMENT_BYTES
+        lines.append(
+            f"KV Cache is allocated. dtype: {_TORCH_DTYPES[element]}, #tokens: {tokens}, "
+            f"K size: {half:.2f} GB, V size: {half:.2f} GB"
+        )
+    if tokens is not None:
+        lines.append(
+            f"max_total_num_tokens={tokens}, chunked_prefill_size="
+            f"{steps['chunked_prefill_size'] or '?'}, max_prefill_tokens={_MAX_PREFILL_TOKENS}, "
+            f"max_running_requests={steps['max_running_requests']}, context_len="
+            f"{steps['context_length']}, available_gpu_mem=? GB"
+        )
+    sequences = tokens // steps["context_length"] if tokens is not None else None
+    return _Log(sequences, tuple(lines))
 
 
 def _reservation(

@@ -174,6 +174,10 @@ class VllmReservation:
     non_torch_rule: str
     available_kv_cache_memory: int | None
     kv_cache_memory_rule: str
+    kv_cache_tokens: int | None
+    full_context_sequences: int | None
+    mamba_page_padding_percent: float | None
+    log_lines: tuple[str, ...]
     assumptions: tuple[str, ...]
 
     @property
@@ -191,6 +195,7 @@ class VllmReservation:
         """Every field, tuples as lists, and the multipliers: ready for ``json.dumps``."""
         fields = asdict(self)
         fields["assumptions"] = list(self.assumptions)
+        fields["log_lines"] = list(self.log_lines)
         fields["multiplier"] = self.multiplier
         fields["planned_multiplier"] = self.planned_multiplier
         return fields
@@ -380,7 +385,8 @@ def vllm_reservation(
     memory = _determine_available_memory(model, launch, gpu_device, weights)
     pool = _kv_cache_pool(launch, memory, groups, blocks, length)
     steps = (caching, length, backends, block, groups, blocks, pool, weights, memory)
-    return _reservation(model, launch, gpu_device, _fields(*steps))
+    log = _log_lines(launch, _fields(*steps))
+    return _reservation(model, launch, gpu_device, _fields(*steps, log))
 
 
 # --- the steps ------------------------------------------------------------------------------
@@ -1128,6 +1134,118 @@ def _not_enough(max_model_len: int, needed: int, available: int) -> str:
         "decreasing `max_model_len` when initializing the engine. See "
         "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     )
+
+
+# --- what vLLM logs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Log:
+    kv_cache_tokens: int | None
+    full_context_sequences: int | None
+    mamba_page_padding_percent: float | None
+    log_lines: tuple[str, ...]
+
+
+# What vLLM leaves free of its KV-cache suggestion (gpu_worker.py:1018-1021).
+_REDUNDANCY_BUFFER: Final = 150 * (1 << 20)
+
+
+def _log_lines(launch: _Launch, steps: Mapping[str, Any]) -> _Log:
+    """The lines vLLM 0.33.0 logs at boot about this reservation, in its words, with the
+    predicted numbers: "Model loading took" (gpu_model_runner.py:5088-5092), the block and
+    padding lines (``_align_hybrid_block_size``, platforms/interface.py:1106-1137), the KV
+    budget (gpu_worker.py:655-681 or :772-799), the capacity (``update_kv_cache_capacity``,
+    kv_cache_utils.py:1136-1158) and the memory summary (gpu_worker.py:1010-1062). What the
+    package cannot predict (seconds) is ``?``."""
+    lines = []
+    if steps["weights_bytes"] is not None:
+        lines.append(f"Model loading took {gib(steps['weights_bytes'])} GiB memory and ? seconds")
+    block, page, padded = (
+        steps["block_size"],
+        steps["state_page_bytes"],
+        steps["state_page_bytes_padded"],
+    )
+    if steps["block_size_rule"].startswith("raised"):
+        lines.append(
+            f"Setting attention block size to {block} tokens to ensure that attention page size "
+            "is >= mamba page size."
+        )
+    padding = 100 * (padded - page) / page if page and padded > page else None
+    if padding is not None and steps["attention_page_bytes"]:
+        lines.append(
+            f"Padding mamba page size by {padding:.2f}% to ensure that mamba page size and "
+            "attention page size are exactly equal."
+        )
+    lines += _budget_lines(launch, steps)
+    concurrency, length = steps["max_concurrency"], steps["max_model_len"]
+    tokens = int(concurrency * length) if concurrency is not None else None
+    if tokens is not None:
+        lines.append(
+            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
+            f"per request: {concurrency:.2f}x"
+        )
+    lines += _summary_line(launch, steps)
+    sequences = int(concurrency) if concurrency is not None else None
+    return _Log(tokens, sequences, padding, tuple(lines))
+
+
+def _budget_lines(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
+    """The KV budget's lines: the flag's, or the profiled one and the CUDA-graph note."""
+    gpu = launch.gpu
+    if launch.kv_cache_memory_bytes is not None:
+        free = gib(gpu.runtime_bytes) if gpu is not None else "?"
+        return [
+            f"Initial free memory {free} GiB, reserved {gib(launch.kv_cache_memory_bytes)} GiB "
+            "memory for KV Cache as specified by kv_cache_memory_bytes config and skipped "
+            "memory profiling. This does not respect the gpu_memory_utilization config. Only "
+            "use kv_cache_memory_bytes config when you want manual control of KV cache memory "
+            "size. If OOM'ed, check the difference of initial free memory between the current "
+            "run and the previous run where kv_cache_memory_bytes is suggested and update it "
+            "correspondingly."
+        ]
+    available = steps["available_kv_cache_memory"]
+    if available is None or gpu is None:
+        return []
+    lines = [f"Available KV cache memory: {gib(available)} GiB"]
+    graphs = steps["cuda_graph_bytes"] or 0
+    if graphs > 0:
+        util = launch.gpu_memory_utilization
+        delta = graphs / gpu.runtime_bytes
+        lines.append(
+            "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+            f"--gpu-memory-utilization={util:.4f} is equivalent to --gpu-memory-utilization="
+            f"{round(util - delta, 4):.4f} without CUDA graph memory profiling. To maintain the "
+            "same effective KV cache size as before, increase --gpu-memory-utilization to "
+            f"{min(round(util + delta, 4), 1.0):.4f}. To disable, set "
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+        )
+    return lines
+
+
+def _summary_line(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
+    """The memory summary after the graphs are captured, the captured graphs taken as the
+    estimate; none with ``--kv-cache-memory-bytes`` (gpu_worker.py:1010-1062)."""
+    gpu, requested = launch.gpu, steps["requested_memory_bytes"]
+    if gpu is None or requested is None:
+        return []
+    consumed = steps["weights_bytes"] + steps["non_torch_bytes"]
+    peak = steps["peak_activation_bytes"] + steps["cuda_graph_bytes"]
+    graphs = steps["cuda_graph_bytes"]
+    non_kv = consumed + peak + graphs
+    to_requested = requested - non_kv - _REDUNDANCY_BUFFER
+    to_gpu = gpu.runtime_bytes - non_kv - _REDUNDANCY_BUFFER
+    return [
+        f"Free memory on device ({gib(gpu.runtime_bytes)}/{gib(gpu.runtime_bytes)} GiB) on "
+        f"startup. Desired GPU memory utilization is ({launch.gpu_memory_utilization}, "
+        f"{gib(requested)} GiB). Actual usage is {gib(consumed)} GiB for consumed memory "
+        f"(weights + non-torch), {gib(peak)} GiB for peak activation, and {gib(graphs)} GiB "
+        "for CUDAGraph memory. Replace gpu_memory_utilization config with "
+        f"`--kv-cache-memory={to_requested}` ({gib(to_requested)} GiB) to fit into requested "
+        f"memory, or `--kv-cache-memory={to_gpu}` ({gib(to_gpu)} GiB) to fully utilize gpu "
+        f"memory. Current kv cache memory in use is {gib(steps['available_kv_cache_memory'])} "
+        "GiB."
+    ]
 
 
 def _reservation(

@@ -37,10 +37,19 @@ def _side_by_side(title: str, rows: list[tuple[str, int, int]]) -> list[str]:
     return lines
 
 
+def _log(release: object, lines: tuple[str, ...]) -> list[str]:
+    """The lines the server would log, verbatim, to set beside its real log."""
+    if not lines:
+        return []
+    return ["", f"  {release} would log (? where the package cannot predict):"] + [
+        f"    {line}" for line in lines
+    ]
+
+
 @render.register
 def _(reservation: VllmReservation) -> Rendered:
     r = reservation
-    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r)]
+    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r), *_log(VLLM, r.log_lines)]
     return Rendered(r.as_dict(), lines)
 
 
@@ -152,6 +161,11 @@ def _vllm_totals(r: VllmReservation) -> list[str]:
                 f"{r.max_concurrency:.2f}x",
                 "num blocks / blocks per request (vllm/v1/core/kv_cache_utils.py:1061-1093)",
             ),
+            _row(
+                "full-context sequences",
+                f"{r.full_context_sequences:,}",
+                f"sequences of {r.max_model_len:,} tokens the KV pool holds at once",
+            ),
         ]
     return lines
 
@@ -180,6 +194,7 @@ def _vllm_budget(r: VllmReservation) -> list[str]:
 def _(reservation: SglangReservation) -> Rendered:
     r = reservation
     lines = [*_sglang_inputs(r), *_sglang_pools(r), "", *_sglang_totals(r)]
+    lines += _log(SGLANG, r.log_lines)
     return Rendered(r.as_dict(), lines)
 
 
@@ -265,6 +280,21 @@ def _sglang_pools(r: SglangReservation) -> list[str]:
             str(r.max_running_requests),
             f"{r.max_running_requests_rule} (resolve_max_num_reqs, {_S}:3119-3172)",
         ),
+        *_sglang_sequences(r),
+    ]
+
+
+def _sglang_sequences(r: SglangReservation) -> list[str]:
+    """How many sequences of the whole context the KV pool holds, beside the running cap."""
+    if r.full_context_sequences is None:
+        return []
+    return [
+        _row(
+            "full-context sequences",
+            f"{r.full_context_sequences:,}",
+            f"kv tokens // context: sequences of {r.context_length:,} tokens the KV pool holds "
+            "at once",
+        )
     ]
 
 
