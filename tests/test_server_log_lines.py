@@ -280,3 +280,14 @@ def test_a_launch_that_would_not_boot_is_status_1_with_the_servers_words(
     assert raised.value.server_refusal.startswith(
         "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache."
     )
+
+
+def test_the_readme_table_says_status_1_for_a_server_that_would_not_boot() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    header = "| status | `decide`, `state` | `vllm`, `sglang` | `fit` | `plan` |"
+    assert header in readme
+    row = next(line for line in readme.splitlines() if line.startswith("| 1 | never |"))
+    assert row.startswith(
+        "| 1 | never | the server would not boot (a budget that holds no block or slot): why on "
+        "stdout, the server's own refusal on stderr |"
+    )
