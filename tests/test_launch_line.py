@@ -355,3 +355,20 @@ def test_a_bad_value_names_the_flag_as_written(capsys: pytest.CaptureFixture[str
     assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--max-num-seqs") == (
         "argument '--max-num-seqs': expected one argument"
     )
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang", "plan"])
+def test_help_ends_with_worked_examples_and_names_the_modelled_flags(
+    capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    assert main([server, "--help"]) == 0
+    text = capsys.readouterr().out
+    examples = text[text.index("\nexamples:\n") :]
+    assert examples.count("\n  decode-ring ") in (2, 3)
+    if server == "plan":
+        return
+    release, command = SERVERS[server]
+    modelled = " ".join(text[text.index(f"modelled {release.server} flags:") :].split())
+    for spec in command.server_rows:
+        assert spec.flag in modelled, spec.flag
+    assert "--gpu" in examples and ("serve" in examples or "--model" in examples)

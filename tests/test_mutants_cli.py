@@ -798,7 +798,8 @@ def test_plan_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     assert text.startswith(
         "usage: decode-ring plan [-h] [--config PATH] [--layout {vllm,sglang,metrale}] "
         "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--ssm-layers N] "
-        "[--per-seq-state SIZE] --free SIZE [--weights SIZE] [--other SIZE] "
+        "[--per-seq-state SIZE] [--free SIZE] [--gpu NAME] [--gpu-memory SIZE] [--weights SIZE] "
+        "[--other SIZE] "
         "[--max-model-len N] [--tp N,N,...] [--max-batch-size B,B,...] "
         "[--server {metrale,vllm,sglang}] [--plot FILE] [--json]"
     )
@@ -807,7 +808,8 @@ def test_plan_help(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
         "--ssm-layers N SSM layers in the model",
         "--per-seq-state SIZE without --config: one sequence's recurrent state at tp 1 "
         "(divided evenly by tp)",
-        "--free SIZE per rank",
+        "--free SIZE per rank (under --server vllm or sglang, --gpu or --gpu-memory instead: "
+        "the server's own budget)",
         "--weights SIZE the whole checkpoint, divided evenly by tp (default: a snapshot's "
         "model.safetensors.index.json total_size)",
         "--other SIZE per rank, what does not depend on the model: activations, workspace "

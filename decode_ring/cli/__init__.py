@@ -23,7 +23,7 @@ from .._facade import (
 from ..models import ModelConfigError
 from ..servers import ServerArgumentError
 from ..snapshots import HUB_EXTRA
-from .model import plan_flags, run_plan, run_state, state_flags
+from .model import PLAN_EXAMPLES, PLAN_LAUNCH, plan_flags, run_plan, run_state, state_flags
 from .output import discard_unwritten_output, one_line, write
 from .parsing import (
     MODEL_ARGUMENT_FLAGS,
@@ -37,7 +37,14 @@ from .parsing import (
 )
 from .render import Rendered, render
 from .ring import decide_flags, fit_flags, run_decide, run_fit
-from .servers import LAUNCH_SERVE, LAUNCH_TOKENS, SGLANG_COMMAND, VLLM_COMMAND, ServerCommand
+from .servers import (
+    LAUNCH_SERVE,
+    LAUNCH_TOKENS,
+    SERVER_COMMANDS,
+    SGLANG_COMMAND,
+    VLLM_COMMAND,
+    ServerCommand,
+)
 
 __all__ = ["COMMANDS", "EXIT_IO_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "main"]
 
@@ -86,11 +93,8 @@ class Command:
     # The line for flags the command does not take (None: argparse's own).
     unknown: Callable[[list[str]], str] | None = None
     argument_flags: Mapping[str, str] = field(default_factory=lambda: MODEL_ARGUMENT_FLAGS)
-
-
-SERVER_COMMANDS: Final[Mapping[str, ServerCommand]] = {
-    command.name: command for command in (VLLM_COMMAND, SGLANG_COMMAND)
-}
+    # The epilog's lines as written (worked examples), not reflowed.
+    raw_epilog: bool = False
 
 
 def server_command(command: ServerCommand) -> Command:
@@ -99,9 +103,10 @@ def server_command(command: ServerCommand) -> Command:
         f"what {command.release} reserves for the state, from a launch line's flags",
         command.flags,
         command.run,
-        f"{command.epilog} {SEE_TOP_HELP}",
+        f"{command.epilog}\n\n{SEE_TOP_HELP}",
         None,
         command.argument_flags,
+        raw_epilog=True,
     )
 
 
@@ -113,8 +118,9 @@ COMMANDS: Final[dict[str, Command]] = {
         "depth by tensor-parallel size and batch, memory per rank",
         plan_flags,
         run_plan,
-        SIZES_EPILOG,
+        f"{PLAN_EXAMPLES}\n\n{SIZES_EPILOG}",
         argument_flags=PLAN_ARGUMENT_FLAGS,
+        raw_epilog=True,
     ),
     "vllm": server_command(VLLM_COMMAND),
     "sglang": server_command(SGLANG_COMMAND),
@@ -132,7 +138,13 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     subparsers = parser.add_subparsers(dest="command", parser_class=Parser)
     for name, command in COMMANDS.items():
-        command.flags(subparsers.add_parser(name, help=command.help, epilog=command.epilog))
+        formatter = (
+            argparse.RawDescriptionHelpFormatter if command.raw_epilog else argparse.HelpFormatter
+        )
+        sub = subparsers.add_parser(
+            name, help=command.help, epilog=command.epilog, formatter_class=formatter
+        )
+        command.flags(sub)
     return parser
 
 
@@ -142,13 +154,19 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     not model)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     line: tuple[list[str], bool] | None = None
+    plan_line: list[str] | None = None
     if argv and argv[0] in SERVER_COMMANDS:
         package, tokens, serve = SERVER_COMMANDS[argv[0]].split(argv[1:])
         argv, line = [argv[0], *package], (tokens, serve)
+    elif argv[:1] == ["plan"] and "--" in argv:
+        cut = argv.index("--")
+        argv, plan_line = argv[:cut], argv[cut + 1 :]
     args, extras = build_parser().parse_known_args(argv)
     if line is not None:
         setattr(args, LAUNCH_TOKENS, line[0])
         setattr(args, LAUNCH_SERVE, line[1])
+    if plan_line is not None:
+        setattr(args, PLAN_LAUNCH, plan_line)
     if extras:
         unknown = COMMANDS[args.command].unknown if args.command else None
         raise UsageError(

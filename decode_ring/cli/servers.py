@@ -13,6 +13,7 @@ the earlier way, ``--config MODEL``, the package's flags may come anywhere in th
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -35,7 +36,7 @@ from .server_flags import (
     keywords,
 )
 
-__all__ = ["SGLANG_COMMAND", "VLLM_COMMAND", "LaunchAnswer", "ServerCommand"]
+__all__ = ["SERVER_COMMANDS", "SGLANG_COMMAND", "VLLM_COMMAND", "LaunchAnswer", "ServerCommand"]
 
 # Where a namespace keeps the server's part of the command line, and the form it came in.
 LAUNCH_TOKENS: Final = "launch_tokens"
@@ -368,11 +369,20 @@ def _sglang_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[
     return {"speculative_num_draft_tokens": draft}, notes
 
 
-_FORMS: Final = (
-    "The launch line follows the package's flags, as the script has it: 'serve MODEL [flags]', "
-    "'-- python -m vllm.entrypoints.openai.api_server --model MODEL [flags]' or '-- vllm serve "
-    "MODEL [flags]'. Every vLLM flag is read as vLLM reads it (underscores, prefixes, a flag "
-    "given twice takes the last value, --config FILE.yaml, dotted JSON keys)."
+def _modelled(table: tuple[ServerFlag, ...], server: str) -> str:
+    """The server flags a command reads, for its help, wrapped."""
+    flags = ", ".join(spec.flag for spec in table if not spec.package)
+    return textwrap.fill(
+        f"modelled {server} flags: {flags}.", 92, break_on_hyphens=False, break_long_words=False
+    )
+
+
+_CLASSES: Final = textwrap.fill(
+    "Every other flag of the release is accepted when it has no effect on memory (listed in "
+    "the answer) and refused when it changes memory in a way not modelled (all of them in one "
+    "line; --allow-unmodelled answers without them and names them). A flag given twice takes "
+    "its last value, as the server's parser does.",
+    92,
 )
 
 VLLM_COMMAND: Final = ServerCommand(
@@ -381,8 +391,27 @@ VLLM_COMMAND: Final = ServerCommand(
     VLLM_FLAGS,
     _vllm_speculative,
     vllm_reservation,
-    f"{_FORMS} N for --max-model-len and --kv-cache-memory-bytes: an integer, or with k/m/g/t "
-    "(powers of 1000) or K/M/G/T (powers of 1024), as vLLM reads them.",
+    f"""\
+The launch line follows the package's flags, as the script has it: serve MODEL [flags], or --
+and the whole command (python -m vllm.entrypoints.openai.api_server --model MODEL ...). Flags
+are read as vLLM reads them: underscores, unambiguous prefixes, --config FILE.yaml, dotted
+JSON keys (--speculative-config.method mtp).
+
+{_modelled(VLLM_FLAGS, "vLLM")}
+{_CLASSES}
+N for --max-model-len, --max-num-batched-tokens and --kv-cache-memory-bytes: an integer, or
+with k/m/g/t (powers of 1000) or K/M/G/T (powers of 1024), as vLLM reads them.
+
+examples:
+  # the Qwen3-Next recipe on four H200s: vLLM's own KV budget and its boot log
+  decode-ring vllm --gpu h200 serve Qwen/Qwen3-Next-80B-A3B-Instruct \\
+      --tensor-parallel-size 4 --served-model-name qwen3-next --enable-prefix-caching
+  # fp8 KV on an L40S (FlashInfer: FlashAttention 2 takes no fp8), the command pasted whole
+  decode-ring vllm --gpu "NVIDIA L40S" --allow-unmodelled -- python -m \\
+      vllm.entrypoints.openai.api_server --model ORG/NAME --tensor-parallel-size 2 \\
+      --kv-cache-dtype fp8 --max-model-len 32768 --disable-custom-all-reduce --port 8001
+  # any GPU by its memory, the weights given, the budget vLLM would compute
+  decode-ring vllm --gpu-memory 96GiB --gpu-arch sm120 --weights-memory 30GiB serve ORG/NAME""",
 )
 SGLANG_COMMAND: Final = ServerCommand(
     "sglang",
@@ -390,8 +419,27 @@ SGLANG_COMMAND: Final = ServerCommand(
     SGLANG_FLAGS,
     _sglang_speculative,
     sglang_reservation,
-    "The launch line follows the package's flags, as the script has it: '--model-path MODEL "
-    "[flags]' or '-- python -m sglang.launch_server --model-path MODEL [flags]'. Every SGLang "
-    f"flag is read as SGLang reads it (prefixes, no underscores, the last value). SIZE: "
-    f"{ACCEPTED_FORMS}.",
+    f"""\
+The launch line follows the package's flags, as the script has it: --model-path MODEL [flags],
+or -- and the whole command (python -m sglang.launch_server --model-path MODEL ...). Flags are
+read as SGLang reads them: unambiguous prefixes (--tp for --tp-size), no underscores.
+
+{_modelled(SGLANG_FLAGS, "SGLang")}
+{_CLASSES}
+SIZE: {ACCEPTED_FORMS}.
+
+examples:
+  # SGLang's Qwen3-Next page on four H100s: mem_fraction_static SGLang's default
+  decode-ring sglang --gpu "NVIDIA H100 80GB HBM3" -- python3 -m sglang.launch_server \\
+      --model Qwen/Qwen3-Next-80B-A3B-Instruct --tp 4
+  # two RTX 4090s, the fraction and the context given
+  decode-ring sglang --gpu rtx-4090 --model-path ORG/NAME --tp 2 \\
+      --mem-fraction-static 0.8 --context-length 262144
+  # the budget after the weights given by hand, as before
+  decode-ring sglang --available-memory 60GiB --model-path ORG/NAME --max-running-requests 256""",
 )
+
+
+SERVER_COMMANDS: Final[Mapping[str, ServerCommand]] = {
+    command.name: command for command in (VLLM_COMMAND, SGLANG_COMMAND)
+}
