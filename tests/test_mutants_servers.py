@@ -1966,9 +1966,11 @@ def test_the_vllm_command_reads_the_speculative_config() -> None:
     )
     assert r.num_speculative_tokens == 2
     assert r.block_size == 560  # test_servers.py: Qwen3-Next, s = 2, no prefix caching
+    # Issue 25: a separate drafter is read where it resolves; 'drafter' does not, so its
+    # weights and KV are not counted, and the note says why.
     assert r.assumptions[-2:] == (
-        "speculative method 'mtp': its drafter's own KV layers are not counted",
-        "speculative model 'drafter': its drafter's own KV layers are not counted",
+        "speculative method 'mtp'",
+        "draft model 'drafter' not counted: cannot read 'drafter': No such file or directory",
     )
     alone = run_vllm(
         _parsed(vllm_flags, "--config", QWEN3_NEXT, "--speculative-config", '{"method": "mtp"}')
@@ -2727,6 +2729,12 @@ WHOLE_ANSWERS: tuple[tuple[str, str, dict[str, Any], dict[str, object]], ...] = 
 ADDED_FIELDS: dict[str, set[str]] = {
     "vllm": {
         "attention_backend_rule",
+        "draft_groups",
+        "draft_attention_layers",
+        "draft_block_size",
+        "draft_same_spec",
+        "draft_weights_bytes",
+        "draft_rule",
         "max_num_batched_tokens",
         "gpu_name",
         "gpu_memory_bytes",

@@ -404,6 +404,7 @@ SGLANG_FLAGS: Final = (
     ServerFlag("--json-model-override-args", "json_model_override_args", json_object),
     ServerFlag("--dtype", "dtype", str, default="auto"),
     ServerFlag("--quantization", "quantization", str),
+    ServerFlag("--speculative-draft-model-path", None, str, aliases=("--speculative-draft-model",)),
 )
 
 

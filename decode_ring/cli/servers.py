@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ..gpus import GpuError, detect_gpu
+from ..models import ModelConfigError
 from ..printable import show
 from ..releases import SGLANG, VLLM, Release
 from ..servers import sglang_reservation, vllm_reservation
@@ -151,6 +152,7 @@ class ServerCommand:
             except GpuError as error:
                 raise UsageError(str(error)) from None
             notes.append(f"--gpu auto: {said}")
+        combined["draft_config"] = _draft_config(combined.pop("draft_model"), notes)
         reservation = self.reserve(resolve_model(model).config, **options, **combined)
         reservation = replace(reservation, assumptions=(*reservation.assumptions, *notes))
         return LaunchAnswer(
@@ -211,6 +213,19 @@ class ServerCommand:
                 f"no model: give the launch line's {where} (or --config MODEL before it)"
             )
         return str(model)
+
+
+def _draft_config(model: object, notes: list[str]) -> Any:
+    """A separate draft model's config, resolved as a model is (a path, a snapshot, the Hugging
+    Face cache); where it cannot be read here, its weights and KV are not counted, and a note
+    says so."""
+    if model is None:
+        return None
+    try:
+        return resolve_model(str(model)).config
+    except ModelConfigError as error:
+        notes.append(f"draft model {model!a} not counted: {error}")
+        return None
 
 
 def _leading(tokens: Sequence[str], takes: Mapping[str, bool]) -> tuple[list[str], int]:
@@ -305,15 +320,13 @@ def _vllm_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[st
                 f"[{key!r}] are mutually exclusive (vLLM)"
             )
     merged = {**{k: v for k, v in shorthands.items() if v is not None}, **config}
-    notes = [
-        f"speculative {key} {merged[key]!a}: its drafter's own KV layers are not counted"
-        for key in ("method", "model")
-        if key in merged
-    ]
+    method = merged.get("method")
+    notes = [f"speculative method {method!a}"] if method is not None else []
     graphs = _compilation(args)
     return {
         "num_speculative_tokens": merged.get("num_speculative_tokens", 0),
-        "speculative_method": merged.get("method"),
+        "speculative_method": method,
+        "draft_model": merged.get("model"),
         **graphs,
     }, notes
 
@@ -346,7 +359,7 @@ def _sglang_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[
                 raise UsageError(
                     f"argument --{name.replace('_', '-')}: needs --speculative-algorithm"
                 )
-        return {"speculative_num_draft_tokens": 0}, []
+        return {"speculative_num_draft_tokens": 0, "draft_model": None}, []
     if algorithm.upper() not in SGLANG_SPECULATIVE_ALGORITHMS:
         raise UsageError(
             f"argument --speculative-algorithm: {show(algorithm, limit=40)} is not modelled; use "
@@ -366,7 +379,10 @@ def _sglang_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[
         notes.append(
             f"speculative num steps {args.speculative_num_steps}: does not change the state pool"
         )
-    return {"speculative_num_draft_tokens": draft}, notes
+    return {
+        "speculative_num_draft_tokens": draft,
+        "draft_model": args.speculative_draft_model_path,
+    }, notes
 
 
 def _modelled(table: tuple[ServerFlag, ...], server: str) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..checkpoints import read_checkpoint
-from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError
+from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
 from ..models.attention import dsa_indexer
 from ..releases import SGLANG
 from .common import (
@@ -298,6 +298,7 @@ class _Launch:
     quantization: str | None
     json_model_override_args: Mapping[str, Any] | None
     weights_bytes: int | None
+    draft_config: ConfigSource | None
 
     def __post_init__(self) -> None:
         check_count("tp_size", self.tp_size, 1)
@@ -359,6 +360,7 @@ def sglang_reservation(
     quantization: str | None = None,
     json_model_override_args: Mapping[str, Any] | None = None,
     weights_bytes: int | None = None,
+    draft_config: ConfigSource | None = None,
 ) -> SglangReservation:
     """What SGLang 0.5.23 reserves for the recurrent state of the model ``config`` describes, on
     one of ``tp_size`` ranks, launched with these flags (SGLang's names and defaults).
@@ -397,7 +399,7 @@ def sglang_reservation(
     ratio = _calculate_mamba_ratio(launch, strategy)
     running = _handle_eagle_family(launch)
     cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running)
-    cell = _compute_cell_size(model, architecture, launch)
+    cell = _draft_cell(model, launch, _compute_cell_size(model, architecture, launch))
     page = _page_size(launch, architecture)
     tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
     requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
@@ -573,15 +575,52 @@ def _profile_available_bytes(
 
 def _weights(model: HybridModel, launch: _Launch) -> tuple[int | None, str]:
     """The weights one rank loads (``servers.weights``' rule; SGLang's parallel layers shard as
-    vLLM's), or ``weights_bytes``."""
+    vLLM's), or ``weights_bytes``; with a separate draft model, its weights too ("draft
+    weights are now counted", kv_cache_configurator.py:3050-3058)."""
     if launch.weights_bytes is not None:
         return launch.weights_bytes, "--weights-memory"
     path = model.config.path
     checkpoint = read_checkpoint(Path(path).parent) if path is not None else None
     attention = model.state.attention
     dtype = attention.model_dtype if attention is not None else "bfloat16"
-    found = weights_per_rank(model, checkpoint, launch.tp_size, dtype)
-    return found.weights_bytes, found.weights_rule
+    found = weights_per_rank(attention, checkpoint, launch.tp_size, dtype)
+    if launch.draft_config is None or found.weights_bytes is None:
+        return found.weights_bytes, found.weights_rule
+    draft = load_config(launch.draft_config)
+    state = ssm_state(draft, layout="sglang", tp_size=launch.tp_size)
+    draft_path = draft.path
+    drafted = weights_per_rank(
+        state.attention,
+        read_checkpoint(Path(draft_path).parent) if draft_path is not None else None,
+        launch.tp_size,
+        dtype,
+    )
+    extra = drafted.weights_bytes or 0
+    return found.weights_bytes + extra, f"{found.weights_rule}; and the draft's {extra:,} B"
+
+
+def _draft_cell(model: HybridModel, launch: _Launch, cell: _CellSize) -> _CellSize:
+    """An EAGLE/NEXTN draft's KV beside the target's: ``cell x draft layers / target layers``
+    more bytes a token (``DefaultPoolConfigurator``, pool_configurator.py:259-313); the draft
+    layers are the draft config's attention layers, else the target's
+    ``num_nextn_predict_layers`` (spec_aux_hidden_state.py:174-176)."""
+    if not launch.speculative_num_draft_tokens or not cell.kv_bytes_per_token:
+        return cell
+    attention = model.state.attention
+    target = len(attention.layer_indices) if attention is not None else 0
+    if launch.draft_config is not None:
+        draft = ssm_state(load_config(launch.draft_config), layout="sglang", tp_size=launch.tp_size)
+        layers = len(draft.attention.layer_indices) if draft.attention is not None else 0
+    else:
+        nextn = model.text.get("num_nextn_predict_layers")
+        layers = nextn if isinstance(nextn, int) and not isinstance(nextn, bool) else 0
+    if not layers or not target:
+        return cell
+    extra = int(cell.kv_bytes_per_token * layers / target)
+    return _CellSize(
+        cell.kv_bytes_per_token + extra,
+        f"{cell.kv_bytes_per_token_rule} + the draft's {layers} layers ({extra} B)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1048,6 +1087,25 @@ def _log_lines(
     return _Log(sequences, tuple(lines))
 
 
+def _assumptions(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
+    """What the reservation takes for granted about the launch."""
+    assumptions = [
+        "CUDA, one attention data-parallel rank, one pipeline stage"
+        + (", page size 1" if steps["page_size"] == 1 else ""),
+        "no ReplaySSM, no fused draft state, no multimodal reserve",
+    ]
+    if launch.speculative_num_draft_tokens:
+        counted = "the draft's" in steps["kv_bytes_per_token_rule"]
+        assumptions.append(
+            "speculation is EAGLE/NEXTN with topk 1"
+            + ("" if counted else " and adds no draft-model KV")
+            + "; conv windows deduplicated (CUDA, linear chain)"
+        )
+    if not steps["overlap_schedule"]:
+        assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
+    return assumptions
+
+
 def _reservation(
     model: HybridModel,
     launch: _Launch,
@@ -1058,18 +1116,7 @@ def _reservation(
     """The steps' values as one reservation, with the model, the launch and the assumptions;
     the requests asked to run (else those that run) take ``ratio`` slots each."""
     state, per_req = model.state, model.state.per_sequence_bytes
-    assumptions = [
-        "CUDA, one attention data-parallel rank, one pipeline stage"
-        + (", page size 1" if steps["page_size"] == 1 else ""),
-        "no ReplaySSM, no fused draft state, no multimodal reserve",
-    ]
-    if launch.speculative_num_draft_tokens:
-        assumptions.append(
-            "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV; conv windows "
-            "deduplicated (CUDA, linear chain)"
-        )
-    if not steps["overlap_schedule"]:
-        assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
+    assumptions = _assumptions(launch, steps)
     ratio = steps["ratio"]
     asked = running if running is not None else steps["max_running_requests"]
     given_dtype = launch.mamba_ssm_dtype is not None

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..checkpoints import read_checkpoint
-from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError
+from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
 from ..models.kinds import Checkpoint
 from ..releases import VLLM
 from .common import (
@@ -148,6 +148,12 @@ class VllmReservation:
     group_size: int
     state_groups: int
     attention_groups: int
+    draft_groups: int
+    draft_attention_layers: int
+    draft_block_size: int | None
+    draft_same_spec: bool
+    draft_weights_bytes: int
+    draft_rule: str
     bytes_per_block: int
     state_blocks_per_request: int
     planned_blocks_per_request: int
@@ -245,6 +251,7 @@ class _Launch:
     cpu_offload_gb: float
     hf_overrides: Mapping[str, Any] | None
     speculative_method: str | None
+    draft_config: ConfigSource | None
     weights_bytes: int | None
     activation_bytes: int | None
     cuda_graph_bytes: int | None
@@ -338,6 +345,7 @@ def vllm_reservation(
     cpu_offload_gb: float = 0,
     hf_overrides: Mapping[str, Any] | None = None,
     speculative_method: str | None = None,
+    draft_config: ConfigSource | None = None,
     weights_bytes: int | None = None,
     activation_bytes: int | None = None,
     cuda_graph_bytes: int | None = None,
@@ -379,12 +387,13 @@ def vllm_reservation(
     backends = _attention_backends(model, launch)
     specs = _mamba_specs(model, launch, caching, backends)
     block = _align_hybrid_block_size(model, launch, caching, specs)
-    groups = _kv_cache_groups(model, specs, block)
-    blocks = _blocks_per_request(model, launch, caching, specs, groups, block, length)
-    weights = _load_model(model, launch)
+    drafter = _load_drafter(model, launch, block)
+    groups = _kv_cache_groups(model, specs, block, drafter)
+    blocks = _blocks_per_request(model, launch, caching, specs, (groups, drafter), block, length)
+    weights = _load_model(model, launch, drafter)
     memory = _determine_available_memory(model, launch, gpu_device, weights)
     pool = _kv_cache_pool(launch, memory, groups, blocks, length)
-    steps = (caching, length, backends, block, groups, blocks, pool, weights, memory)
+    steps = (caching, length, backends, block, drafter, groups, blocks, pool, weights, memory)
     log = _log_lines(launch, _fields(*steps))
     return _reservation(model, launch, gpu_device, _fields(*steps, log))
 
@@ -457,7 +466,7 @@ class _LoadedModel:
     quantization: str | None
 
 
-def _load_model(model: HybridModel, launch: _Launch) -> _LoadedModel:
+def _load_model(model: HybridModel, launch: _Launch, drafter: _Drafter) -> _LoadedModel:
     """The weights one rank loads (``load_model``, vllm/v1/worker/gpu_model_runner.py:
     4960-5092, logged as "Model loading took"): ``weights_bytes`` as given, else the
     snapshot's safetensors under ``servers.weights``' rule, less what ``--cpu-offload-gb``
@@ -474,9 +483,12 @@ def _load_model(model: HybridModel, launch: _Launch) -> _LoadedModel:
     online = launch.quantization == "fp8" and not quantized
     mtp = (launch.speculative_method or "").endswith("mtp")
     found = weights_per_rank(
-        model, checkpoint, launch.tensor_parallel_size, dtype, online_fp8=online, mtp=mtp
+        attention, checkpoint, launch.tensor_parallel_size, dtype, online_fp8=online, mtp=mtp
     )
     weights, rule = found.weights_bytes, found.weights_rule
+    if weights is not None and drafter.draft_weights_bytes:
+        weights += drafter.draft_weights_bytes
+        rule += f"; and the drafter's {drafter.draft_weights_bytes:,} B"
     if weights is not None and launch.cpu_offload_gb:
         offloaded = min(weights, int(launch.cpu_offload_gb * _GIB))
         weights -= offloaded
@@ -1002,17 +1014,23 @@ class _KvCacheGroups:
     attention_groups: int
     bytes_per_block: int
     attention_layers: int
+    draft_groups: int
 
 
 def _kv_cache_groups(
-    model: HybridModel, specs: tuple[_MambaSpec, ...], block: _BlockSize
+    model: HybridModel, specs: tuple[_MambaSpec, ...], block: _BlockSize, drafter: _Drafter
 ) -> _KvCacheGroups:
     """``_get_kv_cache_groups_uniform_page_size`` (kv_cache_planning.py:1138-1147, :416-556):
     one spec for every layer is one group of them all; otherwise ``g`` layers a group; a block
-    costs ``g`` padded pages (``_get_kv_cache_bytes_per_block``, :574-605)."""
+    costs ``g`` padded pages (``_get_kv_cache_bytes_per_block``, :574-605). A drafter's
+    attention layers join the target's spec where theirs is the same page, else are a spec of
+    their own (their block scaled to the page, ``unify_kv_cache_spec_page_size``, :346-408)."""
     attention = model.state.attention
-    attention_count = len(attention.layer_indices) if attention is not None else 0
-    buckets = [spec.layers for spec in specs] + ([attention_count] if attention_count else [])
+    target = len(attention.layer_indices) if attention is not None else 0
+    merged = drafter.draft_same_spec
+    attention_count = target + (drafter.draft_attention_layers if merged else 0)
+    own = drafter.draft_attention_layers if not merged else 0
+    buckets = [spec.layers for spec in specs] + [n for n in (attention_count, own) if n]
     if len(buckets) == 1:
         group = buckets[0]
     else:
@@ -1026,8 +1044,72 @@ def _kv_cache_groups(
         state_groups,
         attention_groups,
         group * block.state_page_bytes_padded,
-        attention_count,
+        target,
+        -(-own // group) if own else 0,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Drafter:
+    draft_attention_layers: int
+    draft_block_size: int | None
+    draft_same_spec: bool
+    draft_weights_bytes: int
+    draft_rule: str
+
+
+def _load_drafter(model: HybridModel, launch: _Launch, block: _BlockSize) -> _Drafter:
+    """A separate draft model (``--speculative-config``'s ``model``: EAGLE, EAGLE3, DFlash, a
+    small LM): its attention layers, which vLLM caches beside the target's
+    (``get_kv_cache_spec``, gpu_model_runner.py:7081-7120), their block, and its weights, which
+    load with the target's (``load_model``, :4960-5076). A recurrent drafter is not modelled."""
+    if launch.draft_config is None:
+        return _Drafter(0, None, False, 0, "")
+    loaded = load_config(launch.draft_config)
+    tp = launch.tensor_parallel_size
+    state = ssm_state(loaded, layout="vllm", tp_size=tp)
+    attention = state.attention
+    if attention is None or state.ssm_layers:
+        raise fail(
+            "draft_config", "a drafter with recurrent layers (or no attention) is not modelled"
+        )
+    element = KV_CACHE_DTYPES[launch.kv_cache_dtype] or DTYPE_BYTES[attention.model_dtype]
+    page = attention.page_bytes_per_token(tp, element)
+    padded = block.state_page_bytes_padded
+    if padded % page:
+        raise fail("draft_config", f"its {page} B a token does not divide the {padded} B page")
+    causal = _drafter_causal(loaded.mapping)
+    same = model.state.attention is not None and causal and page * block.block_size == padded
+    path = loaded.path
+    checkpoint = read_checkpoint(Path(path).parent) if path is not None else None
+    found = weights_per_rank(attention, checkpoint, tp, attention.model_dtype)
+    kind = (
+        "the target's spec" if same else "a spec of their own" + ("" if causal else ", non-causal")
+    )
+    rule = (
+        f"{len(attention.layer_indices)} draft attention layers, {page} B a token a rank, "
+        f"{kind}, block {padded // page}; weights {found.weights_rule}"
+    )
+    layers = len(attention.layer_indices)
+    return _Drafter(layers, padded // page, same, found.weights_bytes or 0, rule)
+
+
+def _drafter_causal(root: Mapping[str, Any]) -> bool:
+    """Whether a drafter's attention is causal: a DFlash drafter's is not unless its config
+    says so (``_dflash_layer_causal``, vllm/model_executor/models/qwen3_dflash.py:62-81), and a
+    non-causal layer's ``FullAttentionSpec(non_causal=True)`` is a spec of its own
+    (vllm/v1/kv_cache_interface.py:634-640), grouped apart from the target's."""
+    names = root.get("architectures")
+    name = names[0] if isinstance(names, list) and names else ""
+    if not (isinstance(name, str) and "DFlash" in name):
+        return True
+    if root.get("is_causal") is not None:
+        return bool(root.get("is_causal"))
+    flash = root.get("dflash_config")
+    if isinstance(flash, Mapping) and flash.get("causal") is not None:
+        return bool(flash.get("causal"))
+    types = root.get("layer_types")
+    return isinstance(types, list) and bool(types) and all(k == "sliding_attention" for k in types)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1045,7 +1127,7 @@ def _blocks_per_request(
     launch: _Launch,
     caching: _PrefixCaching,
     specs: tuple[_MambaSpec, ...],
-    groups: _KvCacheGroups,
+    grouped: tuple[_KvCacheGroups, _Drafter],
     block: _BlockSize,
     length: _MaxModelLen,
 ) -> _BlocksPerRequest:
@@ -1053,7 +1135,9 @@ def _blocks_per_request(
     decode ``1 + s``, planned ``2 + s + c`` in align mode (``c``: the prefill checkpoint block,
     when any spec has one and, for the gated delta net, every state layer exports
     checkpoints), else ``1 + s``; ``s`` is 0 under ReplaySSM. One request at ``max_model_len``
-    takes ``ceil(len / block)`` blocks in every attention group besides."""
+    takes ``ceil(len / block)`` blocks in every attention group besides, and a drafter's own
+    groups ``ceil(len / its block)``."""
+    groups, drafter = grouped
     speculative = 0 if launch.use_replayssm else launch.num_speculative_tokens
     all_aligned = all(spec.checkpoint_alignment is not None for spec in specs)
     checkpoints = max(
@@ -1065,6 +1149,8 @@ def _blocks_per_request(
     planned = 2 + speculative + checkpoints if align else held
     attention_blocks = -(-length.max_model_len // block.block_size)
     per_request = groups.attention_groups * attention_blocks + groups.state_groups * planned
+    if groups.draft_groups and drafter.draft_block_size:
+        per_request += groups.draft_groups * -(-length.max_model_len // drafter.draft_block_size)
     state = launch.max_num_seqs * groups.state_groups * groups.bytes_per_block
     return _BlocksPerRequest(
         held, planned, checkpoints if align else 0, per_request, state * held, state * planned
@@ -1253,7 +1339,11 @@ def _reservation(
 ) -> VllmReservation:
     """The steps' values as one reservation, with the model, the launch and the assumptions."""
     state = model.state
-    assumptions = ["CUDA; a draft model's own KV layers are not counted"]
+    assumptions = [
+        "CUDA"
+        if launch.draft_config is not None
+        else "CUDA; a draft model's own KV layers are not counted"
+    ]
     if state.attention is None and not model.family.attention_free:
         assumptions.append("no attention layer: no page alignment, one group of every layer")
     if gpu is not None and launch.kv_cache_memory_bytes is None:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..checkpoints import Checkpoint, Tensor
-from ..models import DTYPE_BYTES
-from .common import HybridModel, fail
+from ..models import DTYPE_BYTES, AttentionLayers
+from .common import fail
 
 __all__ = ["MODELLED_QUANTIZATIONS", "WeightsPerRank", "quantization_method", "weights_per_rank"]
 
@@ -90,7 +90,7 @@ def quantization_method(root: Mapping[str, Any], given: str | None) -> str | Non
 
 
 def weights_per_rank(
-    model: HybridModel,
+    attention: AttentionLayers | None,
     checkpoint: Checkpoint | None,
     tp: int,
     model_dtype: str,
@@ -113,7 +113,7 @@ def weights_per_rank(
     for tensor in checkpoint.tensors:
         if _MTP.search(tensor.name) and not mtp:
             continue
-        per_rank += _loaded(tensor, model_dtype, online_fp8) * _share(model, tensor, tp)
+        per_rank += _loaded(tensor, model_dtype, online_fp8) * _share(attention, tensor, tp)
     return WeightsPerRank(
         round(per_rank),
         f"{len(checkpoint.tensors)} tensors of {checkpoint.source!a}: linear, expert and vocab "
@@ -134,7 +134,7 @@ def _loaded(tensor: Tensor, model_dtype: str, online_fp8: bool) -> float:
     return elements * DTYPE_BYTES[model_dtype]
 
 
-def _share(model: HybridModel, tensor: Tensor, tp: int) -> float:
+def _share(attention: AttentionLayers | None, tensor: Tensor, tp: int) -> float:
     """The share of ``tensor`` one rank loads."""
     if _REPLICATED.search(tensor.name) or max(tensor.shape, default=1) == 1 or tp == 1:
         return 1.0
@@ -142,7 +142,6 @@ def _share(model: HybridModel, tensor: Tensor, tp: int) -> float:
         vocab = tensor.shape[0]
         padded = -(-vocab // _VOCAB_PADDING) * _VOCAB_PADDING
         return -(-padded // tp) / vocab
-    attention = model.state.attention
     if _KV.search(tensor.name) and attention is not None and not attention.mla:
         return attention.page_bytes_per_token(tp, 1) / attention.page_bytes_per_token(1, 1)
     return 1 / tp
