@@ -67,6 +67,7 @@ from .common import (
     hybrid_model,
     overridden,
 )
+from .profile import cuda_graph_estimate, non_torch_estimate, peak_activation_estimate
 from .weights import quantization_method, weights_per_rank
 
 __all__ = [
@@ -563,20 +564,6 @@ def _determine_available_memory(
 
 # --- the profiled terms: estimates ------------------------------------------------------------
 
-# What a release changes, in one place: the estimates' constants (calibrated on the published
-# logs of tests/logs/, README.md there). The sampler warms on max(max_num_seqs) rows of the
-# whole vocabulary in float32 (gpu_model_runner.py:5866-5926): logits, probabilities, the
-# Gumbel noise and a copy: 16 B an element. The forward pass's widest transient: three
-# intermediates of the widest MLP per rank, in the model dtype.
-_SAMPLER_BYTES_PER_LOGIT: Final = 16
-_FORWARD_INTERMEDIATES: Final = 3
-# One captured CUDA graph costs about this much per decoder layer, beside a fixed pool.
-_GRAPH_BYTES_PER_LAYER: Final = 367_001  # 0.35 MiB
-_GRAPH_POOL_BYTES: Final = 107_374_182  # 0.1 GiB
-# Non-torch memory vLLM counts as consumed: the CUDA context's growth, cuBLAS workspaces; past
-# one rank, NCCL's and the custom all-reduce's buffers.
-_NON_TORCH_ONE_RANK: Final = 429_496_730  # 0.4 GiB
-_NON_TORCH_MANY_RANKS: Final = 1_073_741_824  # 1 GiB
 # _set_cudagraph_sizes (vllm/config/vllm.py:2398-2470): 1, 2, 4, multiples of 8 below 256,
 # multiples of 16 up to the largest; the largest 1024 on SM10x, else 512.
 _LARGEST_GRAPH: Final = {10: 1024}
@@ -584,39 +571,18 @@ _DEFAULT_LARGEST_GRAPH: Final = 512
 
 
 def _profile_run_peak(model: HybridModel, launch: _Launch) -> tuple[int, str]:
-    """The peak activation ``profile_run`` leaves (``transient_peak_headroom``,
-    vllm/utils/mem_utils.py:318-326), estimated: the sampler's logits over the vocabulary for
-    ``min(max_num_seqs, max_num_batched_tokens)`` rows, and the forward pass's widest MLP
-    intermediates for ``max_num_batched_tokens`` tokens; or ``activation_bytes``."""
+    """The peak activation ``profile_run`` leaves, ``profile.peak_activation_estimate`` for the
+    model's text config at the launch's batch; or ``activation_bytes``."""
     if launch.activation_bytes is not None:
         return launch.activation_bytes, "--activation-memory"
-    text, tp = model.text, launch.tensor_parallel_size
-    tokens = launch.max_num_batched_tokens or 0
-    rows = min(launch.max_num_seqs, tokens)
-    vocab = _positive_field(text, "vocab_size")
-    width = (
-        max(
-            _positive_field(text, "intermediate_size"),
-            _positive_field(text, "shared_expert_intermediate_size"),
-            _positive_field(text, "moe_intermediate_size")
-            * _positive_field(text, "num_experts_per_tok"),
-        )
-        // tp
-    )
     attention = model.state.attention
-    element = DTYPE_BYTES[attention.model_dtype if attention is not None else "bfloat16"]
-    sampler = rows * vocab * _SAMPLER_BYTES_PER_LOGIT
-    forward = tokens * width * _FORWARD_INTERMEDIATES * element
-    rule = (
-        f"estimate: sampler {rows} rows x vocab {vocab} x {_SAMPLER_BYTES_PER_LOGIT} B + forward "
-        f"{tokens} tokens x MLP width {width}/rank x {_FORWARD_INTERMEDIATES} x {element} B"
+    return peak_activation_estimate(
+        model.text,
+        tp=launch.tensor_parallel_size,
+        max_num_seqs=launch.max_num_seqs,
+        max_num_batched_tokens=launch.max_num_batched_tokens or 0,
+        element=DTYPE_BYTES[attention.model_dtype if attention is not None else "bfloat16"],
     )
-    return sampler + forward, rule
-
-
-def _positive_field(text: Mapping[str, Any], name: str) -> int:
-    value = text.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _capture_sizes(model: HybridModel, launch: _Launch) -> tuple[int, ...]:
@@ -651,14 +617,10 @@ def _profile_cudagraph_memory(
     if launch.cuda_graph_bytes is not None:
         return launch.cuda_graph_bytes, "--cuda-graph-memory"
     modes = 2 if launch.cudagraph_mode in (None, "FULL_AND_PIECEWISE") else 1
-    layers = _positive_field(model.text, "num_hidden_layers") or model.state.ssm_layers
-    graphs = len(sizes) * modes
-    estimate = graphs * layers * _GRAPH_BYTES_PER_LAYER + _GRAPH_POOL_BYTES
-    rule = (
-        f"estimate: {graphs} graphs ({len(sizes)} sizes x {modes} modes) x {layers} layers x "
-        "0.35 MiB + 0.1 GiB"
-    )
-    return estimate, rule
+    layers = model.text.get("num_hidden_layers")
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
+        layers = model.state.ssm_layers
+    return cuda_graph_estimate(sizes=len(sizes), modes=modes, layers=layers)
 
 
 def _non_torch_memory(launch: _Launch) -> tuple[int, str]:
@@ -667,9 +629,7 @@ def _non_torch_memory(launch: _Launch) -> tuple[int, str]:
     tensor-parallel peers (NCCL, custom all-reduce); or ``non_torch_bytes``."""
     if launch.non_torch_bytes is not None:
         return launch.non_torch_bytes, "--non-torch-memory"
-    if launch.tensor_parallel_size == 1:
-        return _NON_TORCH_ONE_RANK, "estimate: 0.4 GiB (one rank: CUDA context, cuBLAS)"
-    return _NON_TORCH_MANY_RANKS, "estimate: 1 GiB (NCCL and custom all-reduce buffers)"
+    return non_torch_estimate(launch.tensor_parallel_size)
 
 
 @dataclass(frozen=True, slots=True)
