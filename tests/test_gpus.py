@@ -236,3 +236,40 @@ def test_fp8_off_sm89_on_ampere_falls_to_flashinfer_and_triton_refuses_it() -> N
     assert vllm_reservation(NEMOTRON, kv_cache_dtype="fp8", gpu_arch="sm80").attention_backend == (
         "FLASHINFER"
     )
+
+
+def test_gpu_auto_asks_nvml_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import sys
+
+    from decode_ring.cli import main
+
+    nvml = FakeNvml([("NVIDIA L40S", 46068 * MIB, (8, 9))])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    line = ["serve", QWEN3_NEXT, "-tp", "2", "--max-model-len", "32768", "--kv-cache-dtype", "fp8"]
+    status = main(["vllm", "--json", "--gpu", "auto", "--weights-memory", "20GiB", *line])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert (out["gpu_name"], out["gpu_arch"], out["attention_backend"]) == (
+        "NVIDIA L40S",
+        "sm89",
+        "FLASHINFER",
+    )
+    assert (
+        "--gpu auto: NVML device 0: NVIDIA L40S, 46068 MiB, compute capability 8.9"
+        in (out["assumptions"])
+    )
+
+
+def test_an_unknown_gpu_on_the_command_line_is_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from decode_ring.cli import main
+
+    assert main(["sglang", "--gpu", "v100", "--model-path", QWEN3_NEXT]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("decode-ring: error: argument --gpu: unknown GPU 'v100'; known: a10g,")
+    assert err.count("\n") == 1 and "--gpu-memory SIZE" in err

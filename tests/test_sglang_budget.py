@@ -164,3 +164,11 @@ def test_the_launch_line_feeds_the_budget(capsys: pytest.CaptureFixture[str]) ->
     assert out["mem_fraction_static"] == 0.819 and out["page_size"] == 16
     assert out["kv_tokens"] % 16 == 0
     assert out["launch"]["no_effect"] == ["--trust-remote-code"]
+
+
+def test_dtype_and_quantization_are_read_as_sglang_reads_them() -> None:
+    assert sglang_reservation(NEMOTRON, available_memory=60 * GIB, dtype="half").conv_dtype == (
+        "bfloat16"  # SGLang's conv state stays bfloat16 (configs/mamba_utils.py:68)
+    )
+    with pytest.raises(ServerArgumentError, match="'gguf' is not modelled"):
+        sglang_reservation(NEMOTRON, available_memory=60 * GIB, quantization="gguf")
