@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -40,6 +41,11 @@ CONFIGS = ROOT / "tests" / "configs"
 EXIT_STATUSES = frozenset({0, 1, 2, 74, 130, 141})
 PROGRAM_ERROR = "decode-ring: error: "
 PROGRAM_REFUSED = "decode-ring: refused: "
+# vllm and sglang (issue 25): a launch the server would not boot says why on stdout, and the
+# server's own refusal (its exception and words) on stderr.
+SERVERS = frozenset({"vllm", "sglang"})
+SERVER_REFUSED = re.compile(r"decode-ring: (ValueError|RuntimeError): \S")
+SERVER_WHY = "the server would not boot: "
 # What an escaped exception is recorded as: no status of the table.
 ESCAPED = -1
 
@@ -134,7 +140,19 @@ def problems(argv: Sequence[str], outcome: Outcome) -> list[str]:
                 found.append(f"a usage error's JSON is not the error object: {stdout[:200]!a}")
         elif stdout:
             found.append(f"a usage error wrote to stdout: {stdout[:200]!a}")
-    if status == 1 and not stderr.startswith(PROGRAM_REFUSED):
+    server = bool(argv) and argv[0] in SERVERS
+    if status == 1 and server:
+        if not SERVER_REFUSED.match(stderr):
+            found.append(f"a server's refusal without its own line: {stderr[:200]!a}")
+        if wants_json:
+            try:
+                refusal = json.loads(stdout)
+                assert refusal["status"] == 1 and isinstance(refusal["error"], str)
+            except (ValueError, AssertionError, TypeError, KeyError):
+                found.append(f"a server's refusal's JSON is not its object: {stdout[:200]!a}")
+        elif not stdout.startswith(SERVER_WHY):
+            found.append(f"a server's refusal without why on stdout: {stdout[:200]!a}")
+    elif status == 1 and not stderr.startswith(PROGRAM_REFUSED):
         found.append(f"a refusal without its line: {stderr[:200]!a}")
     if status in (0, 1) and wants_json and not helped:
         try:

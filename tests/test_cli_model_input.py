@@ -251,8 +251,9 @@ def test_the_server_commands_read_the_model_as_every_command_does(
     assert from_cache["source"] == str(folder / "snapshots" / "abc123" / "config.json")
     from_file = answer("--config", NEMOTRON)
     for result in (from_stdin, from_cache):
-        assert {k: v for k, v in result.items() if k != "source"} == {
-            k: v for k, v in from_file.items() if k != "source"
+        # The launch line's "model" says how the model was named (issue 25).
+        assert {k: v for k, v in result.items() if k not in ("source", "launch")} == {
+            k: v for k, v in from_file.items() if k not in ("source", "launch")
         }
     # what cannot be read is one line and status 2
     monkeypatch.setattr("sys.stdin", io.StringIO("{"))

@@ -36,8 +36,16 @@ def test_state_of_nemotron_nano_9b_v2_matches_the_published_allocation(
     assert report["per_sequence_bytes"] == NEMOTRON_PER_SEQUENCE
     # vllm-project/vllm#23230: 33.75 GiB of SSM state at 256 sequences.
     assert report["ssm_bytes"] * report["ssm_layers"] * 256 == 33.75 * GiB
-    assert report["slot_bytes"] == 256 * NEMOTRON_PER_SEQUENCE
-    assert report["full_ring_bytes"] == 8 * 256 * NEMOTRON_PER_SEQUENCE
+    # The ring is the reference server's: under vLLM's layout there is none (issue 25).
+    assert (report["slot_bytes"], report["full_ring_bytes"]) == (None, None)
+    _, ring = run_json(
+        capsys, "state", "--config", NEMOTRON, "--max-batch-size", "256", "--layout", "metrale"
+    )
+    # metrale keeps the conv state in float32 too: 27 x (4 x 12288 + 128 x 80 x 128) x 4 B.
+    metrale_per_sequence = 27 * (4 * 12288 + 128 * 80 * 128) * 4
+    assert ring["per_sequence_bytes"] == metrale_per_sequence
+    assert ring["slot_bytes"] == 256 * metrale_per_sequence
+    assert ring["full_ring_bytes"] == 8 * 256 * metrale_per_sequence
 
 
 def test_the_text_names_the_dtype_rules_and_compresses_the_layers(
@@ -48,7 +56,13 @@ def test_the_text_names_the_dtype_rules_and_compresses_the_layers(
     assert "0,2,4,6-7,9,11,13,16,18,20,23,25,27,29,32,34,36,38,41,43-44,46,48,50,52,54" in out
     assert "(128, 80, 128) float32 (" in out
     assert f"({NEMOTRON_PER_SEQUENCE:,} B)" in out
-    assert "full ring (8 slots)" in out
+    assert "full ring (8 slots)" not in out
+    assert "no decode-rollback ring under vllm" in out
+    status, ring, _ = run(
+        capsys, "state", "--config", NEMOTRON, "--max-batch-size", "32", "--layout", "metrale"
+    )
+    assert status == 0
+    assert "full ring (8 slots)" in ring
 
 
 def test_a_snapshot_directory_and_the_other_layouts(

@@ -183,7 +183,8 @@ def test_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
         "plan depth by tensor-parallel size and batch, memory per rank",
         # Issue 19: the exit statuses and the environment variables.
         "exit status: 0 the chosen depth fits",
-        "1 the server would refuse to boot (fit); no cell of the grid boots (plan)",
+        "1 the server would refuse to boot (fit, vllm, sglang: its own refusal on stderr); no "
+        "cell of the grid boots (plan)",
         "2 a usage error, or a config that cannot be read or that the servers refuse",
         "74 the output (or the --plot file) cannot be written",
         "130 interrupted",
@@ -291,7 +292,8 @@ def test_plan_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert text.startswith(
         "usage: decode-ring plan [-h] [--config PATH] [--layout {vllm,sglang,metrale}] "
         "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--ssm-layers N] "
-        "[--per-seq-state SIZE] --free SIZE [--weights SIZE] [--other SIZE] "
+        "[--per-seq-state SIZE] [--free SIZE] [--gpu NAME] [--gpu-memory SIZE] [--weights SIZE] "
+        "[--other SIZE] "
         "[--max-model-len N] [--tp N,N,...] [--max-batch-size B,B,...] "
         "[--server {metrale,vllm,sglang}] [--plot FILE] [--json]"
     )
@@ -300,7 +302,8 @@ def test_plan_help(capsys: pytest.CaptureFixture[str]) -> None:
         "--ssm-layers N SSM layers in the model",
         "--per-seq-state SIZE without --config: one sequence's recurrent state at tp 1 "
         "(divided evenly by tp)",
-        "--free SIZE per rank",
+        "--free SIZE per rank (under --server vllm or sglang, --gpu or --gpu-memory instead: "
+        "the server's own budget)",
         "--weights SIZE the whole checkpoint, divided evenly by tp (default: a snapshot's "
         "model.safetensors.index.json total_size)",
         "--other SIZE per rank, what does not depend on the model: activations, workspace "

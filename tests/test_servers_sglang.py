@@ -546,8 +546,9 @@ def test_sglang_needs_the_architecture(architectures: object) -> None:
         ),
         ({"context_length": 0}, "argument context_length: must be from 1 to 2**63 - 1, got 0"),
         (
-            {"gpu_arch": "sm100"},
-            "argument gpu_arch: unknown value 'sm100'; use sm80, sm86, sm89, sm90",
+            {"gpu_arch": "sm75"},
+            "argument gpu_arch: unknown value 'sm75'; use sm80, sm86, sm89, sm90, sm100, sm120, "
+            "sm121",
         ),
         (
             {"mamba_full_memory_ratio": "x"},
@@ -768,9 +769,12 @@ def test_each_flag_in_each_of_sglangs_spellings(
 
 def test_sglang_takes_no_underscore_spellings(capsys: pytest.CaptureFixture[str]) -> None:
     # SGLang's parser does not rewrite --a_b as --a-b (vLLM's does), so it refuses
-    # --tp_size; so does decode-ring sglang.
+    # --tp_size; so does decode-ring sglang, naming the spelling SGLang has (issue 25).
     base = ("sglang", "--config", str(NEMOTRON), "--available-memory", "60GiB")
-    assert usage_error(capsys, *base, "--tp_size", "2") == "'--tp_size' is not a SGLang 0.5.23 flag"
+    assert usage_error(capsys, *base, "--tp_size", "2") == (
+        "'--tp_size' is not a SGLang 0.5.23 flag (SGLang spells it --tp-size: it reads no "
+        "underscores)"
+    )
 
 
 def test_the_speculative_flags_in_each_spelling(capsys: pytest.CaptureFixture[str]) -> None:
@@ -827,35 +831,34 @@ def test_the_help_shows_each_flag_as_sglang_names_it(
     status, out, err = run(capsys, "sglang", "--help")
     assert (status, err) == (0, "")
     text = squeeze(out)
+    # Issue 25: the package's flags are argparse's; SGLang's are the launch line's, read apart
+    # as SGLang reads them, and listed by the flag SGLang names them with.
     assert text.startswith(
-        "usage: decode-ring sglang [-h] --config PATH [--gpu-arch {sm80,sm86,sm89,sm90}] [--json] "
-        "[--tp-size TP_SIZE] [--available-memory SIZE] [--max-mamba-cache-size N] "
-        "[--mamba-full-memory-ratio R] "
-        "[--mamba-radix-cache-strategy auto|no_buffer|extra_buffer|extra_buffer_lazy] "
-        "[--disable-radix-cache] [--max-running-requests N] "
-        "[--speculative-algorithm EAGLE|EAGLE3|NEXTN|MTP] [--speculative-num-draft-tokens N] "
-        "[--speculative-num-steps N] [--speculative-eagle-topk N] [--mamba-ssm-dtype D] "
-        "[--context-length N] [--max-total-tokens N] "
+        "usage: decode-ring sglang [-h] [--config MODEL] [--allow-unmodelled] [--gpu NAME] "
+        "[--gpu-memory SIZE] [--gpu-arch {sm80,sm86,sm89,sm90,sm100,sm120,sm121}] "
+        "[--weights-memory SIZE] [--json] [--available-memory SIZE] "
     )
-    # Each help text whole, between its flag and the next flag (which Python 3.13 lists as
-    # "--a, --b N" and earlier versions as "--a N, --b N").
+    # Each help text whole, between its flag and the next flag.
     for fragment in (
-        "--config PATH the model: a config.json, a snapshot directory, a models--ORG--NAME cache "
-        "folder, ORG/NAME from the local Hugging Face cache (pip install 'decode_ring[hub]'), or "
-        "- for stdin --gpu-arch ",
-        "--gpu-arch {sm80,sm86,sm89,sm90} the GPU the server runs on (default sm90: H100/H200) "
-        "--json ",
-        "--json one JSON object on stdout --tp-size",
+        "--config MODEL the model the earlier way, before the launch line: the model: a "
+        "config.json, a snapshot directory, a models--ORG--NAME cache folder, ORG/NAME from the "
+        "local Hugging Face cache (pip install 'decode_ring[hub]'), or - for stdin "
+        "--allow-unmodelled ",
+        "--gpu-arch {sm80,sm86,sm89,sm90,sm100,sm120,sm121} the GPU's architecture, over --gpu's "
+        "(default sm90: H100/H200, without --gpu) --weights-memory ",
+        "--json one JSON object on stdout --available-memory",
         "--available-memory SIZE per rank, after the weights: what _handle_max_mamba_cache divides "
-        "--max-mamba-cache-size",
+        "The launch line",
+        "read as SGLang reads them: unambiguous prefixes (--tp for --tp-size), no underscores.",
+        "modelled SGLang flags: --tp-size, --max-mamba-cache-size, --mamba-full-memory-ratio, "
+        "--mamba-radix-cache-strategy, --disable-radix-cache, --max-running-requests, "
+        "--speculative-algorithm, --speculative-num-draft-tokens, --speculative-num-steps, "
+        "--speculative-eagle-topk, --mamba-ssm-dtype, --context-length, --max-total-tokens, ",
+        "SIZE: bytes, or a number with a unit: Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB (powers of 1024) or "
+        "K/KB, M/MB, G/GB, T/TB (powers of 1000), any case, e.g. 14.1GiB.",
     ):
         assert fragment in text
-    assert text.endswith(
-        "Flags are SGLang 0.5.23's own, plus --available-memory; any other SGLang flag is refused "
-        "as not modelled. SIZE: bytes, or a number with a unit: Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB "
-        "(powers of 1024) or K/KB, M/MB, G/GB, T/TB (powers of 1000), any case, e.g. 14.1GiB. "
-        "Exit statuses and environment variables: decode-ring --help."
-    )
+    assert text.endswith("Exit statuses and environment variables: decode-ring --help.")
 
 
 _ALIASES_RATIO = "argument --mamba-full-memory-ratio"
@@ -873,10 +876,9 @@ _ALIASES_RATIO = "argument --mamba-full-memory-ratio"
             ("--mamba-full-memory-ratio", "0"),
             f"{_ALIASES_RATIO}: must be a finite number above 0: '0'",
         ),
-        (
-            ("--tp", "x"),
-            "argument --tp-size/--tp/--tensor-parallel-size: not a non-negative integer: 'x'",
-        ),
+        # The launch line is read as SGLang reads it (issue 25): a refusal names the flag as
+        # given.
+        (("--tp", "x"), "argument --tp: not a non-negative integer: 'x'"),
         (
             ("--max-mamba-cache-size", "x"),
             "argument --max-mamba-cache-size: not a non-negative integer: 'x'",
@@ -907,14 +909,17 @@ _ALIASES_RATIO = "argument --mamba-full-memory-ratio"
         ),
         (
             ("--disable-radix-cache=1",),
-            "argument --disable-radix-cache: ignored explicit argument '1'",
+            "argument '--disable-radix-cache': ignored explicit argument '1'",
         ),
+        # --mem-fraction-static is modelled now (issue 25); --attention-backend is not.
         (
-            ("--mem-fraction-static=0.8",),
-            "SGLang 0.5.23's '--mem-fraction-static' is not modelled by decode-ring sglang; "
-            "drop it",
+            ("--attention-backend=triton",),
+            "SGLang 0.5.23 flags that change memory in a way decode-ring sglang does not model: "
+            "--attention-backend (kernel/backend/offload/compile option that can change "
+            "workspaces, weights or pools); drop it, or pass --allow-unmodelled to answer "
+            "without it",
         ),
-        (("stray", "--x"), "unexpected argument 'stray'"),
+        (("stray", "--x"), "SGLang 0.5.23: unexpected argument 'stray'"),
         (
             ("--speculative-num-steps", "2"),
             "argument --speculative-num-steps: needs --speculative-algorithm",
@@ -960,13 +965,10 @@ def test_a_refused_command_line_is_this_one_line(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--mem-fraction-static", "0.8"), "SGLang 0.5.23's '--mem-fraction-static'"),
+        (("--attention-backend", "triton"), "does not model: --attention-backend"),
         (("--tp-sizes", "2"), "'--tp-sizes' is not a SGLang 0.5.23 flag"),
         ((), "argument --available-memory: needed"),
-        (("--available-memory", "100MiB"), "holds no state slot"),
-        (("--available-memory", "1GiB"), "2 state slots at 5 per request serve no"),
         (("--available-memory", "1.5"), "bytes must be whole"),
-        (("--max-mamba-cache-size", "0"), "argument --max-mamba-cache-size"),
         (("--mamba-full-memory-ratio", "nan"), "finite number above 0"),
         (("--mamba-ssm-dtype", "fp32", "--max-mamba-cache-size", "9"), "mamba-ssm-dtype"),
         (("--speculative-num-draft-tokens", "4"), "needs --speculative-algorithm"),
@@ -982,6 +984,38 @@ def test_what_the_command_does_not_take_is_one_line_and_status_2(
     message = usage_error(capsys, "sglang", "--config", str(NEMOTRON), *args)
     assert expected in message
     assert "Traceback" not in message
+
+
+@pytest.mark.parametrize(
+    ("args", "expected", "words"),
+    [
+        # Moved from the status-2 table above (issue 25): a launch SGLang would not boot is
+        # status 1, with the package's reason on stdout and SGLang's own refusal on stderr
+        # (kv_cache_configurator.py:3160-3168, :3386-3399).
+        (
+            ("--available-memory", "100MiB"),
+            "holds no state slot",
+            "RuntimeError: Not enough GPU memory for hybrid",
+        ),
+        (
+            ("--available-memory", "1GiB"),
+            "2 state slots at 5 per request serve no",
+            "RuntimeError: Hybrid (mamba/linear-attention) state cache is too small",
+        ),
+        (
+            ("--max-mamba-cache-size", "0"),
+            "argument --max-mamba-cache-size",
+            "RuntimeError: Not enough GPU memory for hybrid",
+        ),
+    ],
+)
+def test_a_launch_sglang_would_not_boot_is_status_1(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], expected: str, words: str
+) -> None:
+    status, out, err = run(capsys, "sglang", "--config", str(NEMOTRON), *args)
+    assert status == 1
+    assert out.startswith("the server would not boot: ") and expected in out
+    assert err.startswith(f"decode-ring: {words}") and err.count("\n") == 1
 
 
 def test_the_command_passes_each_flag_on(capsys: pytest.CaptureFixture[str]) -> None:

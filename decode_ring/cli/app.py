@@ -25,8 +25,9 @@ from .._facade import (
     RING_OVERRIDE_VARIABLE,
 )
 from ..models import ModelConfigError
+from ..servers import ServerArgumentError
 from ..snapshots import HUB_EXTRA
-from .model import plan_flags, run_plan, run_state, state_flags
+from .model import PLAN_EXAMPLES, PLAN_LAUNCH, plan_flags, run_plan, run_state, state_flags
 from .output import discard_unwritten_output, one_line, say, write
 from .parsing import (
     MODEL_ARGUMENT_FLAGS,
@@ -38,9 +39,16 @@ from .parsing import (
     PlotWriteError,
     UsageError,
 )
-from .render import render
+from .render import Rendered, render
 from .ring import decide_flags, fit_flags, run_decide, run_fit
-from .servers import SGLANG_COMMAND, VLLM_COMMAND, ServerCommand
+from .servers import (
+    LAUNCH_SERVE,
+    LAUNCH_TOKENS,
+    SERVER_COMMANDS,
+    SGLANG_COMMAND,
+    VLLM_COMMAND,
+    ServerCommand,
+)
 
 __all__ = [
     "COMMANDS",
@@ -69,8 +77,10 @@ EXIT_INTERRUPTED: Final = 128 + 2
 HELP_EPILOG: Final = f"""\
 exit status:
   0    the chosen depth fits (fit; post-load, also when the KV budget stage
-       decides); some cell of the grid boots (plan); decide, state, vllm, sglang
-  1    the server would refuse to boot (fit); no cell of the grid boots (plan)
+       decides); some cell of the grid boots (plan); the server boots (vllm,
+       sglang); decide, state
+  1    the server would refuse to boot (fit, vllm, sglang: its own refusal on
+       stderr); no cell of the grid boots (plan)
   2    a usage error, or a config that cannot be read or that the servers refuse
   74   the output (or the --plot file) cannot be written
   130  interrupted
@@ -102,6 +112,8 @@ class Command:
     # The line for flags the command does not take (None: argparse's own).
     unknown: Callable[[list[str]], str] | None = None
     argument_flags: Mapping[str, str] = field(default_factory=lambda: MODEL_ARGUMENT_FLAGS)
+    # The epilog's lines as written (worked examples), not reflowed.
+    raw_epilog: bool = False
 
 
 def server_command(command: ServerCommand) -> Command:
@@ -110,9 +122,10 @@ def server_command(command: ServerCommand) -> Command:
         f"what {command.release} reserves for the state, from a launch line's flags",
         command.flags,
         command.run,
-        f"{command.epilog} {SEE_TOP_HELP}",
-        command.refuse_unknown,
+        f"{command.epilog}\n\n{SEE_TOP_HELP}",
+        None,
         command.argument_flags,
+        raw_epilog=True,
     )
 
 
@@ -124,8 +137,9 @@ COMMANDS: Final[dict[str, Command]] = {
         "depth by tensor-parallel size and batch, memory per rank",
         plan_flags,
         run_plan,
-        SIZES_EPILOG,
+        f"{PLAN_EXAMPLES}\n\n{SIZES_EPILOG}",
         argument_flags=PLAN_ARGUMENT_FLAGS,
+        raw_epilog=True,
     ),
     "vllm": server_command(VLLM_COMMAND),
     "sglang": server_command(SGLANG_COMMAND),
@@ -143,7 +157,13 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     subparsers = parser.add_subparsers(dest="command", parser_class=Parser)
     for name, command in COMMANDS.items():
-        command.flags(subparsers.add_parser(name, help=command.help, epilog=command.epilog))
+        formatter = (
+            argparse.RawDescriptionHelpFormatter if command.raw_epilog else argparse.HelpFormatter
+        )
+        sub = subparsers.add_parser(
+            name, help=command.help, epilog=command.epilog, formatter_class=formatter
+        )
+        command.flags(sub)
     return parser
 
 
@@ -151,7 +171,21 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line's flags; a flag that no command takes, or no command,
     is a ``UsageError`` (a server command names the server's flags it does
     not model)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    line: tuple[list[str], bool] | None = None
+    plan_line: list[str] | None = None
+    if argv and argv[0] in SERVER_COMMANDS:
+        package, tokens, serve = SERVER_COMMANDS[argv[0]].split(argv[1:])
+        argv, line = [argv[0], *package], (tokens, serve)
+    elif argv[:1] == ["plan"] and "--" in argv:
+        cut = argv.index("--")
+        argv, plan_line = argv[:cut], argv[cut + 1 :]
     args, extras = build_parser().parse_known_args(argv)
+    if line is not None:
+        setattr(args, LAUNCH_TOKENS, line[0])
+        setattr(args, LAUNCH_SERVE, line[1])
+    if plan_line is not None:
+        setattr(args, PLAN_LAUNCH, plan_line)
     if extras:
         unknown = COMMANDS[args.command].unknown if args.command else None
         raise UsageError(
@@ -169,6 +203,11 @@ def compute(args: argparse.Namespace) -> Any:
     command = COMMANDS[args.command]
     try:
         return render(command.run(args))
+    except ServerArgumentError as error:
+        if error.server_refusal is None:
+            flag = command.argument_flags.get(error.field or "")
+            raise UsageError(str(error) if flag is None else error.worded(flag)) from None
+        return refused(command, error)
     except ModelConfigError as error:
         flag = command.argument_flags.get(error.field or "")
         raise UsageError(str(error) if flag is None else error.worded(flag)) from None
@@ -177,6 +216,16 @@ def compute(args: argparse.Namespace) -> Any:
     except OSError as error:  # an input that cannot be read, wherever it was opened
         name = getattr(error, "filename", None) or args.config or "the input"
         raise UsageError(f"cannot read {str(name)!a}: {error.strerror or error}") from None
+
+
+def refused(command: Command, error: ServerArgumentError) -> Rendered:
+    """A launch the server would not boot: why, in the package's words (stdout), and the
+    server's own refusal (stderr, exit status 1)."""
+    flag = command.argument_flags.get(error.field or "")
+    reason = str(error) if flag is None else error.worded(flag)
+    refusal = str(error.server_refusal)
+    json_value = {"error": reason, "status": EXIT_REFUSED, "log_lines": [refusal]}
+    return Rendered(json_value, [f"the server would not boot: {reason}"], refusal)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
