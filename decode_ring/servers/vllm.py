@@ -275,7 +275,7 @@ def vllm_reservation(
     specs = _mamba_specs(model, launch, caching, backends)
     block = _align_hybrid_block_size(model, launch, caching, specs)
     groups = _kv_cache_groups(model, specs, block)
-    blocks = _blocks_per_request(model, launch, caching, specs, groups, block, length)
+    blocks = _blocks_per_request(launch, caching, specs, groups, block, length)
     pool = _kv_cache_pool(launch, groups, blocks, length)
     return _reservation(model, launch, caching, length, backends, block, groups, blocks, pool)
 
@@ -620,7 +620,6 @@ class _BlocksPerRequest:
 
 
 def _blocks_per_request(
-    model: HybridModel,
     launch: _Launch,
     caching: _PrefixCaching,
     specs: tuple[_MambaSpec, ...],
