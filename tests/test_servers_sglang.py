@@ -445,6 +445,72 @@ def test_sglang_refuses_a_context_length_field_that_is_not_an_integer() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("fields", "field", "line"),
+    [
+        # get_context_length (common.py:680-686) calls .get on any truthy rope_scaling, with or
+        # without a length key, and fails on one that is not a mapping.
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": "yarn"},
+            "rope_scaling",
+            "field 'rope_scaling': 'yarn' is not a mapping; SGLang reads its factor with .get "
+            "(common.py:680-686)",
+        ),
+        (
+            {"rope_scaling": [2]},
+            "rope_scaling",
+            "field 'rope_scaling': <list> is not a mapping; SGLang reads its factor with .get "
+            "(common.py:680-686)",
+        ),
+        # int(factor * val) (:690-693): a factor that is not a number fails, or multiplies a
+        # string.
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"factor": "2"}},
+            "rope_scaling",
+            "field 'rope_scaling': factor '2' is not a finite number; SGLang multiplies "
+            "max_position_embeddings by it (common.py:690-693)",
+        ),
+        (
+            {"seq_length": 4096, "rope_scaling": {"factor": None}},
+            "rope_scaling",
+            "field 'rope_scaling': factor None is not a finite number; SGLang multiplies "
+            "seq_length by it (common.py:690-693)",
+        ),
+        # A context of 0 tokens: resolve_max_num_reqs divides by it
+        # (kv_cache_configurator.py:3123).
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"factor": 0.0001}},
+            "max_position_embeddings",
+            "field 'max_position_embeddings': the context length it gives, 0 (config "
+            "max_position_embeddings x RoPE factor 0.0001), is not positive; not modelled "
+            "(SGLang divides by it, kv_cache_configurator.py:3123)",
+        ),
+        (
+            {"seq_length": -4},
+            "seq_length",
+            "field 'seq_length': the context length it gives, -4 (config seq_length), is not "
+            "positive; not modelled (SGLang divides by it, kv_cache_configurator.py:3123)",
+        ),
+    ],
+)
+def test_sglang_refuses_a_context_length_it_cannot_derive(
+    fields: dict[str, object], field: str, line: str
+) -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(nemotron_with(**fields), max_mamba_cache_size=300, context_length=64)
+    assert (raised.value.field, str(raised.value)) == (field, line)
+
+
+def test_sglang_multiplies_by_the_factor_only_a_length_key() -> None:
+    # Without a length key get_context_length returns 2048 (common.py:690-694) and never
+    # multiplies, whatever the factor.
+    r = sglang_reservation(nemotron_with(rope_scaling={"factor": "x"}), max_mamba_cache_size=300)
+    assert (r.context_length, r.context_length_rule) == (
+        2048,
+        "no context-length field: SGLang's default",
+    )
+
+
 JET = CONFIGS / "jet-nemotron-2b.json"
 
 

@@ -25,12 +25,14 @@ scratch (``_speculative_scratch``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Final
 
 from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError
 from ..models.attention import dsa_indexer
+from ..printable import show
 from ..releases import SGLANG
 from .common import (
     GPU_ARCHS,
@@ -365,20 +367,27 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
     exceed (``_derive_context_length``, configs/model_config.py:1291-1316, without
     SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN). Fields transformers' config class would
     default are not read: a key missing from the file is missing here."""
-    scaling = text.get("rope_scaling")
-    factor: Any = 1
-    if isinstance(scaling, Mapping) and scaling:
-        factor = scaling.get("factor", 1)
-        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
-            factor = 1
+    factor = _rope_scaling_factor(text.get("rope_scaling"))
     derived, rule = _DEFAULT_CONTEXT_LENGTH, "no context-length field: SGLang's default"
     for key in _CONTEXT_LENGTH_KEYS:
         value = text.get(key)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ModelConfigError(f"field {key!r}: {value!r} is not an integer", field=key)
-            derived = int(factor * value) if isinstance(factor, int | float) else value
+            if not isinstance(factor, int | float) or not math.isfinite(factor):
+                raise ModelConfigError(
+                    f"field 'rope_scaling': factor {show(factor)} is not a finite number; SGLang "
+                    f"multiplies {key} by it (common.py:690-693)",
+                    field="rope_scaling",
+                )
+            derived = int(factor * value)
             rule = f"config {key}" + (f" x RoPE factor {factor}" if factor != 1 else "")
+            if derived < 1:
+                raise ModelConfigError(
+                    f"field {key!r}: the context length it gives, {derived} ({rule}), is not "
+                    "positive; not modelled (SGLang divides by it, kv_cache_configurator.py:3123)",
+                    field=key,
+                )
             break
     if given is None:
         return _ContextLength(derived, rule)
@@ -389,6 +398,24 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
             "(configs/model_config.py:1295-1316)",
         )
     return _ContextLength(given, "--context-length")
+
+
+def _rope_scaling_factor(scaling: object) -> object:
+    """``get_context_length``'s RoPE factor (common.py:680-688): a truthy ``rope_scaling``'s
+    ``factor`` (default 1), 1 with ``original_max_position_embeddings`` or the llama3 type.
+    SGLang calls ``.get`` on any truthy value, so one that is not a mapping stops it
+    (``ModelConfigError``)."""
+    if not scaling:
+        return 1
+    if not isinstance(scaling, Mapping):
+        raise ModelConfigError(
+            f"field 'rope_scaling': {show(scaling)} is not a mapping; SGLang reads its factor "
+            "with .get (common.py:680-686)",
+            field="rope_scaling",
+        )
+    if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+        return 1
+    return scaling.get("factor", 1)
 
 
 @dataclass(frozen=True, slots=True)
