@@ -109,6 +109,25 @@ def test_state_dtype_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -
     assert state["conv_shape"] == [5, 12288]
 
 
+def test_state_of_a_model_without_recurrent_layers_lists_none(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A plain transformer (the models package's "transformer"): no SSM layer, no state.
+    config = tmp_path / "config.json"
+    config.write_text(
+        '{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, '
+        '"hidden_size": 64}'
+    )
+    status, out, _ = run(capsys, "state", "--config", str(config))
+    assert status == 0
+    assert out.splitlines()[2:] == [
+        "  ssm layers                       0  none",
+        "  speculative tokens               0",
+        "  per layer                      0 B  (0 B)",
+        "  per sequence                   0 B  (0 B)",
+    ]
+
+
 def test_state_needs_a_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_error(capsys, "state") == "the following arguments are required: --config"
 
