@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from decode_ring import snapshots
+from decode_ring.models import ModelConfigError
+from decode_ring.plan import Reserve, plan, server_plan
 from decode_ring.servers import vllm_reservation
 
 from .support import ROOT, GiB, MiB, run, run_json, usage_error
@@ -585,6 +587,100 @@ def test_plot_to_a_full_disk_is_one_line_and_74(
     status, out, err = run(capsys, *PLAN_8K, "--plot", "/dev/full")
     assert (status, out) == (74, "")
     assert err == "decode-ring: error: cannot write '/dev/full': No space left on device\n"
+
+
+# --- the plan as a library ----------------------------------------------------------------------
+
+NO_WEIGHTS = Reserve(0, "--weights", 0, None)
+
+
+def test_a_plan_requests_the_full_ring_unless_told_of_speculation() -> None:
+    # The decision without speculative decode is the full ring, 8 slots (README, "decide").
+    grid = plan(None, 40 * GiB, NO_WEIGHTS, (1,), (8,), ssm_layers=48, per_seq_state=MiB)
+    assert grid.requested == 8
+    assert (grid.model, grid.source, grid.layout) == ("a model", None, None)
+    assert grid.rows[0].state is None
+    with_model = plan(
+        NEMOTRON, 80 * GiB, Reserve(0, "--weights", 0, 8192), (1, 3), (8,), layout="sglang"
+    )
+    state = with_model.rows[0].state
+    assert state is not None and (state.tp_size, state.layout) == (1, "sglang")
+    assert with_model.rows[1].state is None  # 3 ranks cannot split the model
+    assert (with_model.rows[1].full_depth, with_model.rows[1].largest_full_depth_batch) == (
+        "-",
+        None,
+    )
+
+
+@pytest.mark.parametrize(("layers", "state"), [(48, None), (None, MiB)])
+def test_a_plan_without_a_config_needs_both_layers_and_state(
+    layers: int | None, state: int | None
+) -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        plan(None, 40 * GiB, NO_WEIGHTS, (1,), (8,), ssm_layers=layers, per_seq_state=state)
+    assert str(raised.value) == "a plan without a config needs ssm_layers and per_seq_state"
+
+
+def test_a_plan_needs_a_tensor_parallel_size_that_splits_the_model() -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        plan(None, 40 * GiB, NO_WEIGHTS, (), (8,), ssm_layers=48, per_seq_state=MiB)
+    assert str(raised.value) == "the plan needs at least one tensor-parallel size"
+    with pytest.raises(ModelConfigError) as raised:
+        plan(NEMOTRON, 80 * GiB, Reserve(0, "--weights", 0, 8192), (3, 5), (8,))
+    assert str(raised.value) == (
+        "no tensor-parallel size of the plan divides the model: 'tests/configs/"
+        "nemotron-nano-9b-v2.json': nemotron_h config: field 'mamba_num_heads': tp_size 3 does "
+        "not divide 128; the servers shard it evenly"
+    )
+
+
+def test_a_server_plan_passes_no_speculative_tokens_unless_given() -> None:
+    # The peer oracle: vLLM holds 107 requests of 8,192 tokens in 60 GiB at tp 1, and 71 with 2
+    # speculative tokens.
+    reserve = Reserve(16 * GiB, "--weights", 4 * GiB, 8192)
+    (row,) = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,)).rows
+    assert row.largest_batch == 107
+    assert row.detail["max_concurrency"] == 107.03571428571429
+    (row,) = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,), 2).rows
+    assert row.largest_batch == 71
+
+
+@pytest.mark.parametrize(
+    ("state", "column"),
+    [
+        # Nothing grows with the batch: every batch keeps the full ring.
+        ("0", "any"),
+        # The weights fill free memory: room for the reserve, none for a sequence.
+        ("1GiB", "none"),
+    ],
+)
+def test_the_full_depth_column_says_any_and_none(
+    capsys: pytest.CaptureFixture[str], state: str, column: str
+) -> None:
+    free = "40GiB" if column == "any" else "10GiB"
+    _, out, _ = run(
+        capsys,
+        *("plan", "--ssm-layers", "48", "--per-seq-state", state, "--free", free),
+        *("--weights", "10GiB", "--tp", "1", "--max-batch-size", "8"),
+    )
+    assert out.splitlines()[5].split()[-1] == column
+
+
+def test_a_budget_of_one_byte_is_the_servers_to_refuse(capsys: pytest.CaptureFixture[str]) -> None:
+    # free is the weights, the other bytes and 1 B: vLLM refuses a 1 B KV budget itself
+    # (_check_enough_kv_cache_memory, kv_cache_planning.py:50-87), not the plan.
+    status, out, _ = run(
+        capsys,
+        *("plan", "--config", NEMOTRON, "--free", str(20 * GiB + 1), "--weights", "16GiB"),
+        *("--other", "4GiB", "--max-model-len", "8192", "--server", "vllm", "--tp", "1"),
+        *("--max-batch-size", "8"),
+    )
+    assert status == 1
+    assert out.splitlines()[5:7] == [
+        "    1          1 B      no              0",
+        "       does not start: argument kv_cache_memory_bytes: 1 B holds 0 usable blocks of "
+        "21495808 B; one request at max_model_len 8192 needs 28: vLLM refuses to start",
+    ]
 
 
 # --- the plan under a server ---------------------------------------------------------------------

@@ -85,6 +85,8 @@ def test_state_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert out["tp_size"] == 2 and out["layout"] == "sglang"
     assert out["per_sequence_bytes"] == 143_548_416 // 2
+    # No batch, no slot.
+    assert (out["slot_bytes"], out["full_ring_bytes"]) == (None, None)
 
 
 def test_state_dtype_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
