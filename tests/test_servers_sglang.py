@@ -359,6 +359,63 @@ def test_sglang_dsa_indexer_joins_the_kv_cell() -> None:
     assert (r.kv_tokens, r.max_running_requests) == (1_006_484, 13)
 
 
+def glm5_next_with(**fields: object) -> dict[str, Any]:
+    """The written GLM-5.3-Flash config, its text config's indexer_types dropped, ``fields`` at
+    the root, where SGLang's Glm5NextConfig keeps what it is given (configs/glm5_next.py:
+    289-337)."""
+    config: dict[str, Any] = json.loads(GLM5_NEXT.read_text())
+    del config["text_config"]["indexer_types"]
+    config.update(fields)
+    return config
+
+
+@pytest.mark.parametrize(
+    ("fields", "keyed"),
+    [
+        # dsa_layer_skips_topk (configs/model_config.py:488-522) over the 11 attention layers,
+        # 3, 7, ..., 43: a "shared" entry of indexer_types reuses the previous layer's top-k;
+        ({"indexer_types": ["full", "shared"] * 23}, 0),
+        # else LongCat's cli_factor: fresh top-k every 3rd layer id (3, 15, 27, 39);
+        ({"cli_factor": 3}, 4),
+        # else index_topk_pattern's "S" entries (layer 7);
+        ({"index_topk_pattern": "F" * 7 + "S" + "F" * 37}, 10),
+        # else every index_topk_freq-th layer after the first (7, 19, 31, 43),
+        ({"index_topk_freq": 3}, 4),
+        # shifted by index_skip_topk_offset (11, 23, 35).
+        ({"index_topk_freq": 3, "index_skip_topk_offset": 3}, 3),
+        # index_kpool defaults to 1 (get_dsa_index_kpool, :530-531): 132 B a layer.
+        ({}, 11),
+    ],
+)
+def test_sglang_dsa_layers_that_keep_indexer_keys(fields: dict[str, object], keyed: int) -> None:
+    config = glm5_next_with(**fields)
+    per_layer = 9  # ceil((128 + 4) / 16), index_kpool 16
+    if not fields:
+        del config["text_config"]["index_kpool"]
+        per_layer = 132
+    r = sglang_reservation(config, available_memory=20 * GiB)
+    # The peer oracle's cells: 11,264, 11,300, 11,354, 11,300, 11,291 and 12,716 B.
+    assert r.kv_bytes_per_token == 512 * 11 * 2 + per_layer * keyed
+    assert r.kv_bytes_per_token_rule.endswith(f" x {keyed} layers x 1 B")
+
+
+@pytest.mark.parametrize(
+    ("fields", "line"),
+    [
+        ({"index_head_dim": 0}, "field 'index_head_dim': 0 is not a positive integer"),
+        ({"index_head_dim": True}, "field 'index_head_dim': True is not a positive integer"),
+        ({"index_kpool": 0}, "field 'index_kpool': 0 is not a positive integer"),
+        ({"index_topk_freq": -1}, "field 'index_topk_freq': -1 is not a positive integer"),
+    ],
+)
+def test_sglang_refuses_an_indexer_it_cannot_size(fields: dict[str, object], line: str) -> None:
+    # SGLang fails on each: ceil_div by a kpool of 0, an index_head_dim that is no count,
+    # dsa_layer_skips_topk's assert freq > 0 (configs/model_config.py:488-522).
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(glm5_next_with(**fields), available_memory=20 * GiB)
+    assert (raised.value.field, str(raised.value)) == (next(iter(fields)), line)
+
+
 def test_sglang_refuses_a_context_longer_than_the_models() -> None:
     with pytest.raises(ServerArgumentError, match="context_length: 4096 is longer than") as error:
         sglang_reservation(MAMBA, available_memory=60 * GiB, context_length=4096)
