@@ -232,6 +232,29 @@ def answer_or_refusal(call: Callable[..., Any], config: Path, values: dict[str, 
     return None
 
 
+# BailingMoeV3 (Ling 3): 12 layers in groups of 6, so layers 5 and 11 are MLA attention and the
+# others KDA (SGLang configs/bailing_hybrid.py:80-236; vLLM models/bailing_moe_v3.py:131-157).
+BAILING_V3: dict[str, Any] = {
+    "model_type": "bailing_hybrid",
+    "architectures": ["BailingMoeV3ForCausalLM"],
+    "num_hidden_layers": 12,
+    "layer_group_size": 6,
+    "hidden_size": 2560,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "head_dim": 128,
+    "kv_lora_rank": 512,
+    "q_lora_rank": None,
+    "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128,
+    "v_head_dim": 128,
+    "short_conv_kernel_size": 4,
+    "no_kda_lora": True,
+    "torch_dtype": "bfloat16",
+    "max_position_embeddings": 32768,
+}
+
+
 def nemotron_with(**fields: object) -> dict[str, Any]:
     """Nemotron-Nano-9B-v2's config without its length keys, with ``fields`` added."""
     config: dict[str, Any] = json.loads(NEMOTRON.read_text())

@@ -393,6 +393,35 @@ def test_reserve_ring_full_requests_eight_under_speculative_decode(
     assert (report["requested"], report["slots"]) == (8, 8)
 
 
+@pytest.mark.parametrize(
+    ("layers", "requested", "rule"),
+    [
+        (
+            "1",
+            8,
+            "METRALE_SSM_RESERVE_RING_FULL is set ('1'): reserve the full depth, whatever the "
+            "decision (default)",
+        ),
+        ("0", 0, "no SSM layers"),  # no layer: no ring, set or not
+    ],
+)
+def test_reserve_ring_full_needs_an_ssm_layer(
+    cell: FakeCell,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    layers: str,
+    requested: int,
+    rule: str,
+) -> None:
+    monkeypatch.setenv("METRALE_SSM_RESERVE_RING_FULL", "1")
+    _, report = run_json(
+        capsys,
+        *("fit", "--ssm-layers", layers, "--per-seq-state", "1MiB", "--max-batch-size", "8"),
+        *("--reserve-without-ring", "1GiB", "--free", "10GiB"),
+    )
+    assert (report["requested"], report["request_rule"]) == (requested, rule)
+
+
 def test_post_load_leaves_what_does_not_fit_to_the_kv_budget(
     cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:

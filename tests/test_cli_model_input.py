@@ -108,7 +108,10 @@ def test_a_read_error_is_whole_and_never_says_at_at(
 def test_an_empty_path_is_an_error_not_the_current_directory(
     cell: FakeCell, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert usage_error(capsys, "state", "--config", "").startswith("empty path; give a")
+    assert usage_error(capsys, "state", "--config", "") == (
+        "empty path; give a config.json, a snapshot directory, a models--ORG--NAME cache folder, "
+        "ORG/NAME from the Hugging Face cache, or - for stdin"
+    )
 
 
 def test_an_os_error_while_computing_is_a_read_error(
@@ -219,6 +222,112 @@ def test_a_cache_folder_resolves_to_its_snapshot(
         f"{str(folder)!a}: a cache folder with no refs/main and 2 snapshots; give one of them: "
         "'abc123', 'def456'"
     )
+
+
+def test_a_cache_folder_takes_the_snapshot_refs_main_names(tmp_path: Path) -> None:
+    # The Hugging Face cache layout: refs/main holds the revision that snapshots/ holds.
+    folder = cache_folder(tmp_path, "nvidia/NVIDIA-Nemotron-Nano-9B-v2", "def456")
+    (folder / "snapshots" / "abc123").mkdir()
+    found = snapshots.resolve_model(str(folder))
+    assert found.snapshot == folder / "snapshots" / "def456"
+    assert found.config.path == str(folder / "snapshots" / "def456" / "config.json")
+    # Without refs/main, the only snapshot there is.
+    (folder / "refs" / "main").unlink()
+    (folder / "snapshots" / "abc123").rmdir()
+    assert snapshots.cache_snapshot(folder) == folder / "snapshots" / "def456"
+
+
+@pytest.mark.parametrize(
+    ("count", "listed"),
+    [(0, "none"), (5, "'r0', 'r1', 'r2', 'r3'")],  # at most the first four, sorted
+)
+def test_a_cache_folder_without_refs_main_names_a_few_snapshots(
+    tmp_path: Path, count: int, listed: str
+) -> None:
+    folder = tmp_path / "models--org--name"
+    (folder / "snapshots").mkdir(parents=True)
+    for revision in range(count):
+        (folder / "snapshots" / f"r{revision}").mkdir()
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.cache_snapshot(folder)
+    assert str(raised.value) == (
+        f"{str(folder)!a}: a cache folder with no refs/main and {count} snapshots; give one of "
+        f"them: {listed}"
+    )
+
+
+def test_a_cache_folder_whose_refs_main_or_snapshots_cannot_be_read(tmp_path: Path) -> None:
+    folder = tmp_path / "models--org--name"
+    (folder / "refs" / "main").mkdir(parents=True)  # a directory, not the revision's file
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.cache_snapshot(folder)
+    main = folder / "refs" / "main"
+    assert str(raised.value) == f"cannot read {str(main)!a}: Is a directory"
+    main.rmdir()
+    main.write_bytes(b"\xff\xfe")
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.cache_snapshot(folder)
+    assert str(raised.value) == (
+        f"cannot read {str(main)!a}: 'utf-8' codec can't decode byte 0xff in position 0: "
+        "invalid start byte"
+    )
+    main.unlink()  # no refs/main and no snapshots/ folder either
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.cache_snapshot(folder)
+    assert str(raised.value) == (
+        f"cannot read {str(folder / 'snapshots')!a}: No such file or directory"
+    )
+
+
+def test_what_config_named_is_kept_as_written(tmp_path: Path) -> None:
+    folder = cache_folder(tmp_path, "org/name")
+    for text in (NEMOTRON, str(folder), str(folder / "snapshots" / "abc123")):
+        assert snapshots.resolve_model(text).shown == text
+    from_stdin = snapshots.resolve_model("-", io.StringIO((ROOT / NEMOTRON).read_text()))
+    assert (from_stdin.shown, from_stdin.snapshot, from_stdin.config.path) == (
+        "(stdin)",
+        None,
+        None,
+    )
+
+
+def test_stdin_is_the_stream_given_else_the_processs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("{"))
+    given = snapshots.resolve_model("-", io.StringIO((ROOT / NEMOTRON).read_text()))
+    assert given.config.mapping["model_type"] == "nemotron_h"
+
+    class Closed(io.StringIO):
+        def read(self, size: int | None = -1) -> str:
+            raise OSError(errno.EIO, "Input/output error")
+
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.resolve_model("-", Closed())
+    assert str(raised.value) == "cannot read the config from stdin: Input/output error"
+
+
+def test_org_name_is_read_from_the_hugging_face_cache_in_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    constants = pytest.importorskip("huggingface_hub.constants", reason="pip install '.[hub]'")
+    cache = tmp_path / "hub-cache"
+    folder = cache_folder(cache, "nvidia/NVIDIA-Nemotron-Nano-9B-v2")
+    # huggingface_hub reads HF_HUB_CACHE when imported; its constant is what it looks up.
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)  # so that ORG/NAME is not a path here
+    found = snapshots.resolve_model("nvidia/NVIDIA-Nemotron-Nano-9B-v2")
+    assert found.snapshot == folder / "snapshots" / "abc123"
+    assert found.shown == "nvidia/NVIDIA-Nemotron-Nano-9B-v2"
+    assert found.config.mapping["model_type"] == "nemotron_h"
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.resolve_model("nobody/nothing")
+    assert str(raised.value) == (
+        f"cannot read 'nobody/nothing': not a path, and its config.json is not in the Hugging "
+        f"Face cache at {str(cache)!a} (download it first: hf download nobody/nothing "
+        "config.json model.safetensors.index.json)"
+    )
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.resolve_model("a/b..c")  # huggingface_hub refuses ".." in a repository id
+    assert str(raised.value).startswith("'a/b..c': not a model id: ")
 
 
 @pytest.mark.parametrize("server", ["vllm", "sglang"])

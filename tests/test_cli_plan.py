@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from decode_ring import snapshots
+from decode_ring.models import ModelConfigError
+from decode_ring.plan import Reserve, plan, server_plan
 from decode_ring.servers import vllm_reservation
 
 from .support import ROOT, GiB, MiB, run, run_json, usage_error
@@ -306,6 +308,11 @@ def test_a_plan_on_a_snapshot_takes_the_weights_from_its_index(
     # --weights wins over the index, and says so.
     _, out = run_json(capsys, *args, "--weights", "1GiB")
     assert (out["weights_bytes"], out["weights_source"]) == (GiB, "--weights")
+    # Under a server too: a rank's budget is free less the index's size, divided by tp.
+    status, out = run_json(capsys, *args, "--server", "vllm", "--tp", "1")
+    assert status == 0
+    assert out["weights_source"] == "model.safetensors.index.json metadata.total_size"
+    assert out["rows"][0]["budget_bytes"] == 80 * GiB - 17_780_000_000
 
 
 def test_a_snapshot_without_an_index_needs_weights(
@@ -422,6 +429,125 @@ def test_the_picture_has_discrete_colours_a_legend_and_the_inputs(
     assert [label.get_text() for label in axes.get_xticklabels()] == ["8", "64", "512"]
 
 
+def test_the_picture_draws_each_cell_where_the_table_has_it(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    matplotlib_here: None,
+) -> None:
+    import matplotlib
+    from matplotlib.colors import BoundaryNorm, to_hex
+
+    picture = tmp_path / "grid.png"
+    figure = drawn_figure(
+        capsys,
+        monkeypatch,
+        picture,
+        *("plan", "--config", NEMOTRON, "--free", "44GiB", "--weights", "16GiB"),
+        *("--other", "4GiB", "--max-model-len", "8192"),
+        *("--tp", "1,3,8", "--max-batch-size", "8,64,300,512"),
+    )
+    # The table of this plan: tp 1 holds depth 8, 0 and refuses twice, full depth up to 18; tp
+    # 3 cannot split; tp 8 holds 8, 8, 4 and 2, full depth up to 228. One colour per rung of
+    # the ladder (0, 1, 2, 4, 8: viridis from 0 to 1), then refused and cannot split.
+    viridis = matplotlib.colormaps["viridis"]
+    (axes,) = figure.axes
+    # The grid is one mesh of cells (a picture past 256 cells stays cheap to draw).
+    (image,) = axes.collections
+    assert image.get_array().tolist() == [[4, 0, 5, 5], [6, 6, 6, 6], [4, 4, 3, 2]]
+    assert list(image.cmap.colors) == [
+        *(to_hex(viridis(i / 4)) for i in range(5)),
+        "#8c1c13",
+        "#d9d9d9",
+    ]
+    assert isinstance(image.norm, BoundaryNorm)
+    assert image.norm.boundaries.tolist() == [-0.5, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5]
+    assert axes.get_aspect() == "auto"
+    assert axes.get_xlabel() == "max batch size"
+    assert axes.title.get_fontsize() == 9
+    # Dark cells (refused, and the three shallowest rungs) carry white labels.
+    texts = [
+        (t.get_position(), t.get_text(), t.get_ha(), t.get_va(), t.get_color(), t.get_fontsize())
+        for t in axes.texts
+    ]
+    assert texts == [
+        ((0, 0), "8", "center", "center", "black", 10),
+        ((1, 0), "0", "center", "center", "white", 10),
+        ((2, 0), "refused", "center", "center", "white", 10),
+        ((3, 0), "refused", "center", "center", "white", 10),
+        ((3.7, 0), "  18", "left", "center", "black", 10),
+        ((1.5, 1), "cannot split", "center", "center", "black", 10),
+        ((3.7, 1), "  -", "left", "center", "black", 10),
+        ((0, 2), "8", "center", "center", "black", 10),
+        ((1, 2), "8", "center", "center", "black", 10),
+        ((2, 2), "4", "center", "center", "black", 10),
+        ((3, 2), "2", "center", "center", "white", 10),
+        ((3.7, 2), "  228", "left", "center", "black", 10),
+        ((3.7, -0.75), "  full depth\n  up to batch", "left", "bottom", "black", 8),
+    ]
+    (legend,) = figure.legends
+    assert legend.get_frame_on() is False
+    assert {text.get_fontsize() for text in legend.get_texts()} == {8}
+    assert [to_hex(patch.get_facecolor()) for patch in legend.get_patches()] == list(
+        image.cmap.colors
+    )
+    assert legend._loc == 7  # "center right"
+    # The grid and its labels keep left of the legend, inside the figure.
+    box = axes.get_position()
+    assert 0 < box.x0 < box.x1 <= 0.86 and 0 < box.y0 < box.y1 <= 1
+    # 1 inch a batch and 5.5 more, 0.6 inch a row and 2.4 more, at 110 dots an inch.
+    assert tuple(figure.get_size_inches()) == pytest.approx((9.5, 4.2))
+    header = picture.read_bytes()[16:24]
+    assert (int.from_bytes(header[:4], "big"), int.from_bytes(header[4:], "big")) == (1045, 462)
+
+
+def test_the_picture_of_a_plan_without_a_config(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    matplotlib_here: None,
+) -> None:
+    figure = drawn_figure(
+        capsys,
+        monkeypatch,
+        tmp_path / "grid.png",
+        *("plan", "--ssm-layers", "48", "--per-seq-state", "151.5MiB", "--free", "40GiB"),
+        *("--weights", "10GiB", "--tp", "1", "--max-batch-size", "8"),
+    )
+    (axes,) = figure.axes
+    # No layout, no length and no KV cache: none is named.
+    assert axes.get_title() == (
+        "decode ring depth per rank: a model, requested depth 8\n"
+        "free 40.00 GiB, weights 10.00 GiB / tp, other 0 B"
+    )
+    assert [label.get_text() for label in axes.get_yticklabels()] == ["tp 1\nstate 151.50 MiB"]
+
+
+@pytest.mark.parametrize(
+    ("name", "extension"),
+    [
+        # The extension is what follows the last dot, whatever its case.
+        ("grid.Xpng", "'xpng'"),
+        ("grid." + "e" * 41, "'" + "e" * 40 + "'... (41 characters)"),
+    ],
+)
+def test_plot_names_the_format_it_cannot_write(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    matplotlib_here: None,
+    name: str,
+    extension: str,
+) -> None:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    target = tmp_path / name
+    formats = ", ".join(sorted(FigureCanvasBase.get_supported_filetypes()))
+    assert usage_error(capsys, *PLAN_8K, "--plot", str(target)) == (
+        f"--plot {str(target)!a}: matplotlib cannot write {extension} files; use one of {formats}"
+    )
+    assert not target.exists()
+
+
 def test_plot_draws_a_png(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, matplotlib_here: None
 ) -> None:
@@ -462,6 +588,103 @@ def test_plot_to_a_full_disk_is_one_line_and_74(
     status, out, err = run(capsys, *PLAN_8K, "--plot", "/dev/full")
     assert (status, out) == (74, "")
     assert err == "decode-ring: error: cannot write '/dev/full': No space left on device\n"
+
+
+# --- the plan as a library ----------------------------------------------------------------------
+
+NO_WEIGHTS = Reserve(0, "--weights", 0, None)
+
+
+def test_a_plan_requests_the_full_ring_unless_told_of_speculation() -> None:
+    # The decision without speculative decode is the full ring, 8 slots (README, "decide").
+    grid = plan(None, 40 * GiB, NO_WEIGHTS, (1,), (8,), ssm_layers=48, per_seq_state=MiB)
+    assert grid.requested == 8
+    assert (grid.model, grid.source, grid.layout) == ("a model", None, None)
+    assert grid.rows[0].state is None
+    with_model = plan(
+        NEMOTRON, 80 * GiB, Reserve(0, "--weights", 0, 8192), (1, 3), (8,), layout="sglang"
+    )
+    state = with_model.rows[0].state
+    assert state is not None and (state.tp_size, state.layout) == (1, "sglang")
+    assert with_model.rows[1].state is None  # 3 ranks cannot split the model
+    assert (with_model.rows[1].full_depth, with_model.rows[1].largest_full_depth_batch) == (
+        "-",
+        None,
+    )
+
+
+@pytest.mark.parametrize(("layers", "state"), [(48, None), (None, MiB)])
+def test_a_plan_without_a_config_needs_both_layers_and_state(
+    layers: int | None, state: int | None
+) -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        plan(None, 40 * GiB, NO_WEIGHTS, (1,), (8,), ssm_layers=layers, per_seq_state=state)
+    assert str(raised.value) == "a plan without a config needs ssm_layers and per_seq_state"
+
+
+def test_a_plan_needs_a_tensor_parallel_size_that_splits_the_model() -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        plan(None, 40 * GiB, NO_WEIGHTS, (), (8,), ssm_layers=48, per_seq_state=MiB)
+    assert str(raised.value) == "the plan needs at least one tensor-parallel size"
+    with pytest.raises(ModelConfigError) as raised:
+        plan(NEMOTRON, 80 * GiB, Reserve(0, "--weights", 0, 8192), (3, 5), (8,))
+    assert str(raised.value) == (
+        "no tensor-parallel size of the plan divides the model: 'tests/configs/"
+        "nemotron-nano-9b-v2.json': nemotron_h config: field 'mamba_num_heads': tp_size 3 does "
+        "not divide 128; the servers shard it evenly"
+    )
+
+
+def test_a_server_plan_passes_no_speculative_tokens_unless_given() -> None:
+    # The peer oracle: vLLM holds 107 requests of 8,192 tokens in 60 GiB at tp 1, and 71 with 2
+    # speculative tokens.
+    reserve = Reserve(16 * GiB, "--weights", 4 * GiB, 8192)
+    (row,) = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,)).rows
+    assert row.largest_batch == 107
+    assert row.detail["max_concurrency"] == 107.03571428571429
+    (row,) = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,), 2).rows
+    assert row.largest_batch == 71
+
+
+@pytest.mark.parametrize(
+    ("state", "column"),
+    [
+        # Nothing grows with the batch: every batch keeps the full ring.
+        ("0", "any"),
+        # The weights fill free memory: room for the reserve, none for a sequence.
+        ("1GiB", "none"),
+    ],
+)
+def test_the_full_depth_column_says_any_and_none(
+    capsys: pytest.CaptureFixture[str], state: str, column: str
+) -> None:
+    free = "40GiB" if column == "any" else "10GiB"
+    _, out, _ = run(
+        capsys,
+        *("plan", "--ssm-layers", "48", "--per-seq-state", state, "--free", free),
+        *("--weights", "10GiB", "--tp", "1", "--max-batch-size", "8"),
+    )
+    assert out.splitlines()[5].split()[-1] == column
+
+
+def test_a_budget_of_one_byte_is_the_servers_to_refuse(capsys: pytest.CaptureFixture[str]) -> None:
+    # free is the weights, the other bytes and 1 B: vLLM refuses a 1 B KV budget itself
+    # (_check_enough_kv_cache_memory, kv_cache_planning.py:50-87), not the plan.
+    status, out, _ = run(
+        capsys,
+        *("plan", "--config", NEMOTRON, "--free", str(20 * GiB + 1), "--weights", "16GiB"),
+        *("--other", "4GiB", "--max-model-len", "8192", "--server", "vllm", "--tp", "1"),
+        *("--max-batch-size", "8"),
+    )
+    assert status == 1
+    assert out.splitlines()[5:7] == [
+        "    1          1 B      no              0",
+        # The budget less vLLM's null block is not above 0 (kv_cache_planning.py:1533-1543).
+        "       does not start: ValueError: No available memory for the cache blocks. Try "
+        "increasing `gpu_memory_utilization` when initializing the engine (this flag also "
+        "controls CPU memory reservation on the CPU backend, despite its name). See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
+    ]
 
 
 # --- the plan under a server ---------------------------------------------------------------------
@@ -549,6 +772,21 @@ def test_plan_under_a_server_that_cannot_start_exits_one(
             "--speculative-tokens does nothing under --server sglang: the server lays out its "
             "own state and there is no ring to draw; drop it",
         ),
+        (
+            ["--server", "vllm", "--conv-dtype", "float32", "--ssm-layers", "4"],
+            "--conv-dtype, --ssm-layers do nothing under --server vllm: the server lays out its "
+            "own state and there is no ring to draw; drop them",
+        ),
+        (
+            ["--server", "vllm", "--per-seq-state", "1MiB"],
+            "--per-seq-state does nothing under --server vllm: the server lays out its own state "
+            "and there is no ring to draw; drop it",
+        ),
+        (
+            ["--server", "sglang", "--layout", "vllm", "--speculative-tokens", "2"],
+            "--layout, --speculative-tokens do nothing under --server sglang: the server lays out "
+            "its own state and there is no ring to draw; drop them",
+        ),
         (["--server", "tgi"], "argument --server: invalid choice: 'tgi'"),
     ],
 )
@@ -556,6 +794,16 @@ def test_plan_under_a_server_refuses_what_it_would_ignore(
     capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     assert usage_error(capsys, *PLAN_8K, *args).startswith(message)
+
+
+def test_plan_without_a_config_names_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    free = ["plan", "--free", "40GiB", "--weights", "10GiB"]
+    assert usage_error(capsys, *free) == (
+        "plan needs --config, or --ssm-layers and --per-seq-state"
+    )
+    assert usage_error(capsys, *free, "--conv-dtype", "float32", "--ssm-dtype", "float32") == (
+        "--conv-dtype, --ssm-dtype shape the state read from --config: give --config, or drop them"
+    )
 
 
 def test_plan_under_a_server_needs_a_model_and_a_length(capsys: pytest.CaptureFixture[str]) -> None:

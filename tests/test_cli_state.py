@@ -99,6 +99,8 @@ def test_state_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert out["tp_size"] == 2 and out["layout"] == "sglang"
     assert out["per_sequence_bytes"] == 143_548_416 // 2
+    # No batch, no slot.
+    assert (out["slot_bytes"], out["full_ring_bytes"]) == (None, None)
 
 
 def test_state_dtype_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,6 +123,25 @@ def test_state_dtype_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -
         2,
     )
     assert state["conv_shape"] == [5, 12288]
+
+
+def test_state_of_a_model_without_recurrent_layers_lists_none(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A plain transformer (the models package's "transformer"): no SSM layer, no state.
+    config = tmp_path / "config.json"
+    config.write_text(
+        '{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, '
+        '"hidden_size": 64}'
+    )
+    status, out, _ = run(capsys, "state", "--config", str(config))
+    assert status == 0
+    assert out.splitlines()[2:] == [
+        "  ssm layers                       0  none",
+        "  speculative tokens               0",
+        "  per layer                      0 B  (0 B)",
+        "  per sequence                   0 B  (0 B)",
+    ]
 
 
 def test_state_needs_a_config(capsys: pytest.CaptureFixture[str]) -> None:

@@ -123,6 +123,117 @@ def test_other_commands_keep_argparses_refusal(capsys: pytest.CaptureFixture[str
     )
 
 
+def cut(text: str) -> str:
+    """How a refusal quotes a value of 41 characters or more: its first 40, then the length."""
+    return f"{text[:40]!a}... ({len(text)} characters)"
+
+
+X41 = "x" * 41
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # A leading "+" is a sign, as Rust's usize parser takes it; a count of layers past the
+        # models' bound is refused before it is parsed, quoting at most 40 digits.
+        (
+            ["decide", "--ssm-layers", "+" + "9" * 40],
+            f"argument --ssm-layers: {'9' * 40} layers is implausible (at most 100,000)",
+        ),
+        (
+            ["decide", "--ssm-layers", "9" * 41],
+            f"argument --ssm-layers: {'9' * 40}... (41 digits) layers is implausible (at most "
+            "100,000)",
+        ),
+        (
+            ["decide", "--ssm-layers", X41],
+            f"argument --ssm-layers: not a non-negative integer: {cut(X41)}",
+        ),
+        (
+            [*PLAN_ARGS, "--tp", "1," * 20 + "1"],
+            f"argument --tp: a value repeats in {cut('1,' * 20 + '1')}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--max-num-seqs", X41],
+            f"argument --max-num-seqs: not a non-negative integer: {cut(X41)}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--max-num-seqs", "1" * 41],
+            f"argument --max-num-seqs: more than 2**63 - 1: {cut('1' * 41)}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--max-model-len", "auto" + " " * 37],
+            f"argument --max-model-len: {cut('auto' + ' ' * 37)}: vLLM's "
+            "auto-fit of the length to memory is not modelled",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--max-model-len", "1" * 40 + "k"],
+            f"argument --max-model-len: more than 2**63 - 1: {cut('1' * 40 + 'k')}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--speculative-config", "{" * 41],
+            f"argument --speculative-config: not JSON: {cut('{' * 41)}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--speculative-config", "[" + "1," * 19 + "1]"],
+            f"argument --speculative-config: must be a JSON object: {cut('[' + '1,' * 19 + '1]')}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--speculative-config", '{"' + "k" * 41 + '": 1}'],
+            f"argument --speculative-config: {cut('k' * 41)} is not a key of vLLM 0.33.0's "
+            "--speculative-config",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--" + "x" * 39],
+            f"{cut('--' + 'x' * 39)} is not a vLLM 0.33.0 flag",
+        ),
+        (
+            ["sglang", "--config", NEMOTRON, "--mamba-full-memory-ratio", X41],
+            f"argument --mamba-full-memory-ratio: not a number: {cut(X41)}",
+        ),
+        (
+            ["sglang", "--config", NEMOTRON, "--mamba-full-memory-ratio", "-" + "1" * 40],
+            "argument --mamba-full-memory-ratio: must be a finite number above 0: "
+            f"{cut('-' + '1' * 40)}",
+        ),
+        (
+            ["sglang", "--config", NEMOTRON, "--speculative-algorithm", X41],
+            f"argument --speculative-algorithm: {cut(X41)} is not modelled; use EAGLE, EAGLE3, "
+            "NEXTN, MTP",
+        ),
+        (
+            ["sglang", "--config", NEMOTRON, "--available-memory", "60GiB", X41],
+            f"SGLang 0.5.23: unexpected argument {cut(X41)}",
+        ),
+    ],
+)
+def test_a_refusal_quotes_at_most_40_characters_of_a_value(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert usage_error(capsys, *args) == message
+
+
+def test_fit_names_config_as_the_way_to_give_the_layers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert usage_error(
+        capsys, "fit", "--per-seq-state", "1MiB", "--max-batch-size", "8", "--free", "1GiB"
+    ) == ("fit needs --ssm-layers, --reserve-without-ring (or --config, or --example)")
+
+
+def test_json_is_read_from_the_processs_own_arguments(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from decode_ring.cli import main
+
+    # The console script calls main() with no arguments: --json comes from sys.argv[1:].
+    monkeypatch.setattr("sys.argv", ["decode-ring", "--json"])
+    assert main() == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"error": "unrecognized arguments: --json", "status": 2}
+    assert err == "decode-ring: error: unrecognized arguments: --json\n"
+
+
 def test_a_usage_error_with_json_is_a_json_object_too(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "fit", "--example", "--free", "80", "--json")
     assert status == 2
@@ -198,6 +309,14 @@ def test_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
         "sglang what SGLang 0.5.23 reserves for the state, from a launch line's flags",
     ]:
         assert fragment in text
+
+
+def test_the_top_level_help_prints_its_tables_as_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "--help")
+    assert status == 0
+    assert "\n  130  interrupted\n  141  the reader closed the pipe early\n" in out
 
 
 COMMON_HELP = [

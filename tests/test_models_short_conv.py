@@ -341,12 +341,28 @@ def test_zaya_layers_list_gives_the_layers_whatever_num_hidden_layers_says() -> 
         ssm_state(fields, layout="sglang")
 
 
-def test_zaya_cca_windows_and_head_dim_spellings() -> None:
-    fields = {**config("zaya1-8b-legacy.json"), "cca_time0": 3, "cca_time1": 4}
+@pytest.mark.parametrize(
+    ("head_dim", "channels"),
+    [
+        # ZayaConfig's head_dim defaults to 128 whatever kv_channels says; kv_channels stands in
+        # only for a null head_dim (configs/zaya.py:54, :163-169). The peer oracle, on the config
+        # without head_dim and kv_channels 64: 368,640 B a request and a KV cell of 2 KV heads x
+        # (128 + 128) x 40 layers x 2 B.
+        ("missing", (8 + 2) * 128),
+        (None, (8 + 2) * 64),
+    ],
+)
+def test_zaya_cca_windows_and_head_dim_spellings(head_dim: object, channels: int) -> None:
+    fields = {**config("zaya1-8b-legacy.json"), "cca_time0": 3, "cca_time1": 4, "kv_channels": 64}
     del fields["head_dim"]
-    # head_dim from kv_channels (configs/zaya.py:151-154); padding (3 - 1) + (4 - 1) = 5.
-    (conv, _, _) = ssm_state(fields, layout="sglang").groups[0].tensors
-    assert conv.shape == (1280, 5)
+    if head_dim is None:
+        fields["head_dim"] = None
+    state = ssm_state(fields, layout="sglang")
+    # padding (3 - 1) + (4 - 1) = 5.
+    (conv, _, _) = state.groups[0].tensors
+    assert conv.shape == (channels, 5)
+    assert state.attention is not None
+    assert state.attention.head_dim == channels // (8 + 2)
 
 
 def test_zaya_refusals_name_the_fields() -> None:

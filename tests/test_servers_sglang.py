@@ -34,6 +34,7 @@ from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation
 
 from .support import (
+    BAILING_V3,
     CONFIGS,
     FUZZED_CONFIGS,
     HOSTILE_ARGUMENTS,
@@ -358,6 +359,63 @@ def test_sglang_dsa_indexer_joins_the_kv_cell() -> None:
     assert (r.kv_tokens, r.max_running_requests) == (1_006_484, 13)
 
 
+def glm5_next_with(**fields: object) -> dict[str, Any]:
+    """The written GLM-5.3-Flash config, its text config's indexer_types dropped, ``fields`` at
+    the root, where SGLang's Glm5NextConfig keeps what it is given (configs/glm5_next.py:
+    289-337)."""
+    config: dict[str, Any] = json.loads(GLM5_NEXT.read_text())
+    del config["text_config"]["indexer_types"]
+    config.update(fields)
+    return config
+
+
+@pytest.mark.parametrize(
+    ("fields", "keyed"),
+    [
+        # dsa_layer_skips_topk (configs/model_config.py:488-522) over the 11 attention layers,
+        # 3, 7, ..., 43: a "shared" entry of indexer_types reuses the previous layer's top-k;
+        ({"indexer_types": ["full", "shared"] * 23}, 0),
+        # else LongCat's cli_factor: fresh top-k every 3rd layer id (3, 15, 27, 39);
+        ({"cli_factor": 3}, 4),
+        # else index_topk_pattern's "S" entries (layer 7);
+        ({"index_topk_pattern": "F" * 7 + "S" + "F" * 37}, 10),
+        # else every index_topk_freq-th layer after the first (7, 19, 31, 43),
+        ({"index_topk_freq": 3}, 4),
+        # shifted by index_skip_topk_offset (11, 23, 35).
+        ({"index_topk_freq": 3, "index_skip_topk_offset": 3}, 3),
+        # index_kpool defaults to 1 (get_dsa_index_kpool, :530-531): 132 B a layer.
+        ({}, 11),
+    ],
+)
+def test_sglang_dsa_layers_that_keep_indexer_keys(fields: dict[str, object], keyed: int) -> None:
+    config = glm5_next_with(**fields)
+    per_layer = 9  # ceil((128 + 4) / 16), index_kpool 16
+    if not fields:
+        del config["text_config"]["index_kpool"]
+        per_layer = 132
+    r = sglang_reservation(config, available_memory=20 * GiB)
+    # The peer oracle's cells: 11,264, 11,300, 11,354, 11,300, 11,291 and 12,716 B.
+    assert r.kv_bytes_per_token == 512 * 11 * 2 + per_layer * keyed
+    assert r.kv_bytes_per_token_rule.endswith(f" x {keyed} layers x 1 B")
+
+
+@pytest.mark.parametrize(
+    ("fields", "line"),
+    [
+        ({"index_head_dim": 0}, "field 'index_head_dim': 0 is not a positive integer"),
+        ({"index_head_dim": True}, "field 'index_head_dim': True is not a positive integer"),
+        ({"index_kpool": 0}, "field 'index_kpool': 0 is not a positive integer"),
+        ({"index_topk_freq": -1}, "field 'index_topk_freq': -1 is not a positive integer"),
+    ],
+)
+def test_sglang_refuses_an_indexer_it_cannot_size(fields: dict[str, object], line: str) -> None:
+    # SGLang fails on each: ceil_div by a kpool of 0, an index_head_dim that is no count,
+    # dsa_layer_skips_topk's assert freq > 0 (configs/model_config.py:488-522).
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(glm5_next_with(**fields), available_memory=20 * GiB)
+    assert (raised.value.field, str(raised.value)) == (next(iter(fields)), line)
+
+
 def test_sglang_refuses_a_context_longer_than_the_models() -> None:
     with pytest.raises(ServerArgumentError, match="context_length: 4096 is longer than") as error:
         sglang_reservation(MAMBA, available_memory=60 * GiB, context_length=4096)
@@ -441,6 +499,68 @@ def test_sglang_refuses_a_context_length_field_that_is_not_an_integer() -> None:
     assert str(longer.value) == (
         "argument context_length: 4097 is longer than the model's 4096 (config "
         "max_position_embeddings); SGLang refuses it (configs/model_config.py:1295-1316)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "line"),
+    [
+        # get_context_length (common.py:680-686) calls .get on any truthy rope_scaling, with or
+        # without a length key, and fails on one that is not a mapping.
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": "yarn"},
+            "rope_scaling",
+            "field 'rope_scaling': 'yarn' is not a mapping; SGLang reads its factor with .get "
+            "(common.py:680-686)",
+        ),
+        (
+            {"rope_scaling": [2]},
+            "rope_scaling",
+            "field 'rope_scaling': <list> is not a mapping; SGLang reads its factor with .get "
+            "(common.py:680-686)",
+        ),
+        # int(factor * val) (:690-693): a factor that is not a number fails, or multiplies a
+        # string.
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"factor": "2"}},
+            "rope_scaling.factor",
+            "field 'rope_scaling.factor': '2' is not a finite factor above 0",
+        ),
+        (
+            {"seq_length": 4096, "rope_scaling": {"factor": None}},
+            "rope_scaling.factor",
+            "field 'rope_scaling.factor': None is not a finite factor above 0",
+        ),
+        # A context of 0 tokens: resolve_max_num_reqs divides by it
+        # (kv_cache_configurator.py:3123).
+        (
+            {"max_position_embeddings": 4096, "rope_scaling": {"factor": 0.0001}},
+            "rope_scaling.factor",
+            "field 'rope_scaling.factor': 4096 x 0.0001 is 0 tokens, not a count of tokens "
+            "from 1 to 2**63 - 1",
+        ),
+        (
+            {"seq_length": -4},
+            "seq_length",
+            "field 'seq_length': -4 is not a count of tokens from 1 to 2**63 - 1",
+        ),
+    ],
+)
+def test_sglang_refuses_a_context_length_it_cannot_derive(
+    fields: dict[str, object], field: str, line: str
+) -> None:
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(nemotron_with(**fields), max_mamba_cache_size=300, context_length=64)
+    assert (raised.value.field, str(raised.value)) == (field, line)
+
+
+def test_sglang_multiplies_by_the_factor_only_a_length_key() -> None:
+    # Without a length key get_context_length returns 2048 (common.py:690-694) and never
+    # multiplies, whatever the factor.
+    r = sglang_reservation(nemotron_with(rope_scaling={"factor": "x"}), max_mamba_cache_size=300)
+    assert (r.context_length, r.context_length_rule) == (
+        2048,
+        "no context-length field: SGLang's default",
     )
 
 
@@ -597,6 +717,166 @@ def test_sglang_layer_types_make_only_granite_a_radix_architecture() -> None:
     config["layer_types"] = ["mamba"] * config["num_hidden_layers"]
     r = sglang_reservation(config, available_memory=60 * GiB)
     assert (r.mamba_radix_cache_strategy, r.ratio) == ("auto", 3)
+
+
+# --- the pool at its edges, as the oracle ran them ----------------------------------------------
+
+# Nemotron-Nano-9B-v2's state per request (the table above).
+NEMOTRON_PER_REQUEST = 143_548_416
+
+
+def test_sglang_radix_cache_off_with_one_running_request_keeps_one_slot() -> None:
+    # _handle_max_mamba_cache (kv_cache_configurator.py:3325-3336): with the radix cache off the
+    # slots are max(1, max_running_requests) = 1; the oracle: a pool of 2 x 143,548,416 B and
+    # 64,137,412,608 B of KV pool.
+    r = sglang_reservation(
+        NEMOTRON, available_memory=60 * GiB, disable_radix_cache=True, max_running_requests=1
+    )
+    assert (r.slots, r.slots_rule) == (1, "--disable-radix-cache with max_running_requests")
+    assert (r.pool_bytes, r.max_running_requests) == (2 * NEMOTRON_PER_REQUEST, 1)
+    assert (r.kv_cache_bytes, r.kv_tokens) == (64_137_412_608, 3_914_637)
+
+
+def test_sglang_takes_a_pool_of_one_slot() -> None:
+    # --max-mamba-cache-size 1 with the radix cache off: one slot serves one request (ratio 1);
+    # SGLang refuses only a size of 0 or less (:3392-3403). The oracle's answer.
+    r = sglang_reservation(
+        NEMOTRON, available_memory=60 * GiB, max_mamba_cache_size=1, disable_radix_cache=True
+    )
+    assert (r.slots, r.ratio, r.max_running_requests) == (1, 1, 1)
+    assert (r.pool_bytes, r.kv_cache_bytes) == (2 * NEMOTRON_PER_REQUEST, 64_137_412_608)
+
+
+def test_sglang_speculative_scratch_of_one_running_request() -> None:
+    # One running request with 2 draft tokens: the scratch is kept for max(1, 1) = 1 request and
+    # the padding row (:3372-3377), 2 x 2 x 143,548,416 B out of the KV budget. The oracle's.
+    r = sglang_reservation(
+        NEMOTRON, available_memory=60 * GiB, max_running_requests=1, speculative_num_draft_tokens=2
+    )
+    assert (r.slots, r.max_running_requests) == (149, 1)
+    assert (r.speculative_scratch_bytes, r.kv_cache_bytes) == (571_539_456, 42_318_053_376)
+
+
+def test_sglang_fixed_pool_with_draft_tokens_and_no_budget() -> None:
+    # A fixed pool needs no budget; the scratch comes out of a budget only where there is one.
+    r = sglang_reservation(
+        NEMOTRON, max_mamba_cache_size=300, speculative_num_draft_tokens=2, max_total_tokens=5000
+    )
+    assert (r.slots, r.pool_bytes) == (300, 301 * NEMOTRON_PER_REQUEST)
+    assert (r.kv_cache_bytes, r.kv_tokens) == (None, None)
+    assert r.max_total_tokens == 5000  # the flag, though no KV pool is sized
+
+
+def test_sglang_floors_the_slots_as_sglang_does() -> None:
+    # _handle_max_mamba_cache's joint solve (:3362-3369) floors a float quotient with //. At this
+    # ratio the state budget less 3 x 143,548,416 B falls short of 150 slots of 1.4 x
+    # 143,548,416 B by less than the quotient's rounding, so a true division would give 150.0;
+    # the oracle, which runs the wheel's code, keeps 149.
+    r = sglang_reservation(
+        NEMOTRON,
+        available_memory=60 * GiB,
+        speculative_num_draft_tokens=2,
+        mamba_full_memory_ratio=0.9033084127213464,
+    )
+    assert (r.slots, r.max_running_requests) == (149, 29)
+    assert (r.speculative_scratch_bytes, r.kv_cache_bytes) == (8_573_091_840, 34_279_342_080)
+
+
+def test_sglang_refuses_a_budget_the_state_pool_takes_whole() -> None:
+    # rest_memory <= 0 after the pool (kv_cache_configurator.py:3042-3058): exactly the 301
+    # slots' bytes leave 0 for the KV cache, which SGLang refuses, as the oracle does.
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(
+            NEMOTRON, available_memory=301 * NEMOTRON_PER_REQUEST, max_mamba_cache_size=300
+        )
+    assert raised.value.field == "available_memory"
+    assert str(raised.value) == (
+        "argument available_memory: 43208073216 B leaves no memory for the KV cache after the "
+        "state pool of 43208073216 B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)"
+    )
+
+
+def test_sglang_refuses_kimi_k3_whose_fixed_pool_outgrows_the_budget() -> None:
+    # The table's refused case: 301 slots of 449,372,160 B exceed 60 GiB (the oracle refuses).
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(CONFIGS / "kimi-k3.json", **MEM60_K300_DRAFT2)
+    assert raised.value.field == "available_memory"
+    assert str(raised.value) == (
+        "argument available_memory: 64424509440 B leaves no memory for the KV cache after the "
+        "state pool of 135261020160 B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)"
+    )
+
+
+def test_sglang_refuses_a_kv_pool_that_serves_no_request() -> None:
+    # resolve_max_num_reqs (:3119-3172): 5 slots at 5 a request serve one, but one KV token
+    # caps the requests at 1 // 2 = 0, and SGLang refuses (the oracle: max_num_reqs=0).
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GiB, max_mamba_cache_size=5, max_total_tokens=1
+        )
+    assert raised.value.field == "max_mamba_cache_size"
+    assert str(raised.value) == (
+        "argument max_mamba_cache_size: a KV pool of 1 tokens (requests are capped at tokens // "
+        "2) serves no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)"
+    )
+
+
+def test_sglang_asks_for_a_budget_in_one_line() -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(NEMOTRON)
+    assert str(raised.value) == (
+        "argument available_memory: needed: SGLang sizes the state pool from the memory left "
+        "after the weights (or give max_mamba_cache_size)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "per_token", "rule", "tokens"),
+    [
+        # configs/model_config.py:1420-1431: BailingMoeV3 under use_mla_nope reads
+        # qk_rope_head_dim as 0, so its latent is 512 wide.
+        (
+            {**BAILING_V3, "use_mla_nope": True},
+            512 * 2 * 2,
+            "MLA (512 + 0) x 2 layers x 2 B",
+            5_524_960,
+        ),
+        (BAILING_V3, (512 + 64) * 2 * 2, "MLA (512 + 64) x 2 layers x 2 B", 4_911_075),
+        # Another MLA architecture keeps its RoPE part whatever use_mla_nope says.
+        (
+            {**json.loads(KIMI_LINEAR.read_text()), "use_mla_nope": True},
+            (512 + 64) * 7 * 2,
+            "MLA (512 + 64) x 7 layers x 2 B",
+            1_403_164,
+        ),
+    ],
+)
+def test_sglang_mla_latent_without_its_rope_part_under_use_mla_nope(
+    config: dict[str, Any], per_token: int, rule: str, tokens: int
+) -> None:
+    # The KV tokens are the oracle's, at 20 GiB.
+    r = sglang_reservation(config, available_memory=20 * GiB)
+    assert (r.kv_bytes_per_token, r.kv_bytes_per_token_rule) == (per_token, rule)
+    assert r.kv_tokens == tokens
+
+
+def test_sglang_dsa_indexer_is_read_as_sglangs_config_object_reads_it() -> None:
+    # is_deepseek_dsa (configs/model_config.py:191-211) reads index_topk from the config object,
+    # which answers the wrapper's fields, else its text config's: at the root alone it counts.
+    config = json.loads(GLM5_NEXT.read_text())
+    config["index_topk"] = config["text_config"].pop("index_topk")
+    r = sglang_reservation(config, available_memory=20 * GiB)
+    assert r.kv_bytes_per_token == (512 + 0) * 11 * 2 + 9 * 11 == 11_363
+    assert r.kv_bytes_per_token_rule == (
+        "MLA (512 + 0) x 11 layers x 2 B + DSA indexer ceil((128 + 128 // 128 x 4) / 16) x 11 "
+        "layers x 1 B"
+    )
+    assert (r.kv_tokens, r.max_running_requests) == (1_006_484, 13)
+    # An index_topk on an architecture outside the DSA list adds no indexer: the oracle's cell
+    # is Nemotron's own, 16,384 B.
+    plain = sglang_reservation({**json.loads(NEMOTRON.read_text()), "index_topk": 2048}, **MEM60)
+    assert plain.kv_bytes_per_token == 16_384
+    assert plain.kv_bytes_per_token_rule == "8 KV heads x (128 + 128) x 4 layers x 2 B"
 
 
 # --- refusals ----------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from decode_ring.models import ModelConfigError, TensorParallelSplitError, ssm_s
 from decode_ring.servers import ServerArgumentError, vllm_reservation
 
 from .support import (
+    BAILING_V3,
     CONFIGS,
     FUZZED_CONFIGS,
     HOSTILE_ARGUMENTS,
@@ -411,6 +412,79 @@ def test_vllm_glm5_next_prefills_with_flashkda_and_plans_its_checkpoint_block() 
     assert r.planned_state_bytes == 150_592_290_816
     ampere = vllm_reservation(GLM5_NEXT, gpu_arch="sm80")
     assert ampere.planned_blocks_per_request == 2
+
+
+def test_vllm_plans_no_checkpoint_block_without_prefix_caching() -> None:
+    # MambaMixer2's spec keeps one prefill checkpoint block (mamba_mixer2.py:1108-1118), which
+    # MambaSpec.max_memory_usage_bytes counts only in align mode: 1 + s blocks otherwise
+    # (vllm/v1/kv_cache_interface.py:1135-1141).
+    r = vllm_reservation(NEMOTRON, enable_prefix_caching=False)
+    assert (r.mamba_cache_mode, r.prefill_checkpoint_blocks) == ("none", 0)
+    assert (r.state_blocks_per_request, r.planned_blocks_per_request) == (1, 1)
+
+
+def test_vllm_qwen3_next_without_attention_layers_still_aligns_its_gdn_checkpoints() -> None:
+    # full_attention_interval 100 over 48 layers: every layer a gated delta net. vLLM serves
+    # Qwen3NextForCausalLM as IsHybrid (qwen3_next.py:813-820) and, with no layer_types,
+    # ModelConfig.is_hybrid holds (vllm/config/model.py:2041-2049), so prefix caching is on
+    # (:2277-2279) and align mode plans the FlashInfer checkpoint (2 + 0 + 1 blocks); the GDN
+    # prefill backend is FlashInfer on SM90 whatever the attention
+    # (_resolve_gdn_prefill_backend, layers/mamba/gdn/qwen_gdn_linear_attn.py:148-270). The
+    # peer oracle mirrors the default as "on iff attention layers" and turns it off here.
+    config = {**json.loads(QWEN3_NEXT.read_text()), "full_attention_interval": 100}
+    r = vllm_reservation(config)
+    assert (r.attention_backend, r.gdn_prefill_backend) == (None, "flashinfer")
+    assert (r.enable_prefix_caching, r.mamba_cache_mode) == (True, "align")
+    assert (r.prefill_checkpoint_blocks, r.planned_blocks_per_request) == (1, 3)
+
+
+@pytest.mark.parametrize("bound", [{"gate_lower_bound": -5.0}, 5])
+@pytest.mark.parametrize(
+    ("config", "block_size"),
+    [
+        # AliceAI builds the shared Kimi layer (alice_ai.py:335-336), Triton only
+        # (layers/mamba/gdn/kimi_gdn_linear_attn.py:278-288), on a config it writes itself
+        # with gate_lower_bound None (alice_ai.py:118-137): whatever the config holds there.
+        (WRITTEN / "alice-ai-written.json", 544),
+        # BailingMoeV3KimiDeltaAttention keeps MambaBase's spec, with no checkpoint block
+        # (bailing_moe_v3.py:635; layers/mamba/abstract.py:72-90). The oracle's block size.
+        (BAILING_V3, 1920),
+    ],
+)
+def test_vllm_kda_layers_without_flashkda_plan_no_checkpoint_block(
+    config: Path | dict[str, Any], block_size: int, bound: object
+) -> None:
+    fields = json.loads(config.read_text()) if isinstance(config, Path) else dict(config)
+    r = vllm_reservation({**fields, "linear_attn_config": bound})
+    assert r.block_size == block_size
+    assert (r.prefill_checkpoint_blocks, r.planned_blocks_per_request) == (0, 2)
+
+
+def test_vllm_counts_run_to_2_63_minus_1() -> None:
+    # 2**63 - 1 sequences pass the argument's check; the state they hold does not fit 64 bits.
+    with pytest.raises(OverflowError, match=r"^state_bytes would be "):
+        vllm_reservation(NEMOTRON, max_num_seqs=2**63 - 1)
+    assert vllm_reservation(NEMOTRON, max_num_seqs=2**30).max_num_seqs == 2**30
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(NEMOTRON, max_num_seqs=2**63)
+    assert str(raised.value) == (
+        "argument max_num_seqs: must be from 1 to 2**63 - 1, got 9223372036854775808"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "line"),
+    [
+        ({"max_num_seqs": 2.0}, "argument max_num_seqs: must be an int, not float"),
+        ({"gpu_arch": 90}, "argument gpu_arch: must be a str, not int"),
+    ],
+)
+def test_vllm_type_errors_name_the_argument_and_the_type(
+    arguments: dict[str, Any], line: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        vllm_reservation(NEMOTRON, **arguments)
+    assert str(raised.value) == line
 
 
 # --- vLLM's rules, written out from the wheel ---------------------------------------------------

@@ -144,7 +144,8 @@ def layer_count(text: str) -> int:
     layer count, however many digits it has."""
     digits = text.removeprefix("+")
     if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) > len(str(MAX_LAYERS)):
-        value_text = show(digits.lstrip("0"), limit=40)[1:-1]
+        digits = digits.lstrip("0")
+        value_text = digits if len(digits) <= 40 else f"{digits[:40]}... ({len(digits)} digits)"
         raise argparse.ArgumentTypeError(
             f"{value_text} layers is implausible (at most {MAX_LAYERS:,})"
         )

@@ -127,7 +127,8 @@ def check_ratio(name: str, value: object) -> float:
 
 def scaled_context_length(key: str, value: object, factor: object) -> int:
     """A context length as SGLang reads it from the config field ``key`` and a RoPE scaling
-    ``factor`` (``int(factor * value)``; a factor that is no number is not applied). Raises
+    ``factor`` (``int(factor * value)``, common.py:690-693, which fails on a factor that is no
+    number or multiplies a string by it). Raises
     ``ModelConfigError`` naming the field for a value that is not an integer, or that (with its
     factor) makes no count of tokens from 1 to ``MAX_COUNT``: SGLang divides by it."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -135,10 +136,13 @@ def scaled_context_length(key: str, value: object, factor: object) -> int:
     tokens = "a count of tokens from 1 to 2**63 - 1"
     if not 1 <= value <= MAX_COUNT:
         raise ModelConfigError(f"field {key!r}: {show(value)} is not {tokens}", field=key)
-    if isinstance(factor, bool) or not isinstance(factor, int | float):
-        return value
     field = "rope_scaling.factor"
-    if factor <= 0 or (isinstance(factor, float) and not math.isfinite(factor)):
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float)
+        or factor <= 0
+        or (isinstance(factor, float) and not math.isfinite(factor))
+    ):
         raise ModelConfigError(
             f"field {field!r}: {show(factor)} is not a finite factor above 0", field=field
         )

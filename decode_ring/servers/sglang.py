@@ -34,6 +34,7 @@ from typing import Any, Final
 from ..checkpoints import read_checkpoint
 from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
 from ..models.attention import dsa_indexer
+from ..printable import show
 from ..releases import SGLANG
 from .common import (
     GPU_ARCHS,
@@ -685,12 +686,7 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
     exceed (``_derive_context_length``, configs/model_config.py:1291-1316, without
     SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN). Fields transformers' config class would
     default are not read: a key missing from the file is missing here."""
-    scaling = text.get("rope_scaling")
-    factor: Any = 1
-    if isinstance(scaling, Mapping) and scaling:
-        factor = scaling.get("factor", 1)
-        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
-            factor = 1
+    factor = _rope_scaling_factor(text.get("rope_scaling"))
     derived, rule = _DEFAULT_CONTEXT_LENGTH, "no context-length field: SGLang's default"
     for key in _CONTEXT_LENGTH_KEYS:
         value = text.get(key)
@@ -707,6 +703,24 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
             "(configs/model_config.py:1295-1316)",
         )
     return _ContextLength(given, "--context-length")
+
+
+def _rope_scaling_factor(scaling: object) -> object:
+    """``get_context_length``'s RoPE factor (common.py:680-688): a truthy ``rope_scaling``'s
+    ``factor`` (default 1), 1 with ``original_max_position_embeddings`` or the llama3 type.
+    SGLang calls ``.get`` on any truthy value, so one that is not a mapping stops it
+    (``ModelConfigError``)."""
+    if not scaling:
+        return 1
+    if not isinstance(scaling, Mapping):
+        raise ModelConfigError(
+            f"field 'rope_scaling': {show(scaling)} is not a mapping; SGLang reads its factor "
+            "with .get (common.py:680-686)",
+            field="rope_scaling",
+        )
+    if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+        return 1
+    return scaling.get("factor", 1)
 
 
 @dataclass(frozen=True, slots=True)

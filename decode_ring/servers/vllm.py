@@ -50,6 +50,7 @@ from typing import Any, Final
 from ..checkpoints import read_checkpoint
 from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
 from ..models.kinds import Checkpoint
+from ..printable import type_name
 from ..releases import VLLM
 from .common import (
     GPU_ARCHS,
@@ -391,7 +392,7 @@ def vllm_reservation(
     block = _align_hybrid_block_size(model, launch, caching, specs)
     drafter = _load_drafter(model, launch, block)
     groups = _kv_cache_groups(model, specs, block, drafter)
-    blocks = _blocks_per_request(model, launch, caching, specs, (groups, drafter), block, length)
+    blocks = _blocks_per_request(launch, caching, specs, (groups, drafter), block, length)
     weights = _load_model(model, launch, drafter)
     memory = _determine_available_memory(model, launch, gpu_device, weights)
     pool = _kv_cache_pool(launch, memory, groups, blocks, length)
@@ -421,7 +422,7 @@ def _device_defaults(arguments: dict[str, Any]) -> dict[str, Any]:
     gpu = device(arguments["gpu"], arguments["gpu_memory_bytes"])
     given = arguments["gpu_arch"]
     if given is not None and not isinstance(given, str):
-        raise TypeError("argument gpu_arch: must be a str")
+        raise TypeError(f"argument gpu_arch: must be a str, not {type_name(given)}")
     arch = given or (gpu.gpu_arch if gpu is not None else None) or "sm90"
     seqs = arguments["max_num_seqs"]
     if seqs is None:
@@ -1084,7 +1085,6 @@ class _BlocksPerRequest:
 
 
 def _blocks_per_request(
-    model: HybridModel,
     launch: _Launch,
     caching: _PrefixCaching,
     specs: tuple[_MambaSpec, ...],

@@ -8,7 +8,7 @@ from ...releases import SGLANG, VLLM
 from ...servers import GPU_ARCHS, SglangReservation, VllmReservation
 from ...units import format_size
 from ..servers import LaunchAnswer
-from .base import Rendered, render
+from .base import Rendered, render, source_text
 
 __all__: list[str] = []
 
@@ -66,7 +66,7 @@ def _vllm_inputs(r: VllmReservation) -> list[str]:
             "vllm/platforms/cuda.py:84-178; gdn/qwen_gdn_linear_attn.py:148-270",
         ),
         *(_row("assumed", note) for note in r.assumptions),
-        _row("config", ascii(r.source) if r.source else "(mapping)"),
+        _row("config", source_text(r.source)),
         _row(
             "prefix caching",
             f"{caching} -> mamba_cache_mode {r.mamba_cache_mode}",
@@ -205,7 +205,7 @@ def _sglang_inputs(r: SglangReservation) -> list[str]:
         f"tp rank 1 of {r.tp_size}",
         _row("assumed GPU", f"{r.gpu_arch}: {GPU_ARCHS[r.gpu_arch]}"),
         *(_row("assumed", note) for note in r.assumptions),
-        _row("config", ascii(r.source) if r.source else "(mapping)"),
+        _row("config", source_text(r.source)),
         _row("conv dtype", r.conv_dtype, r.conv_dtype_rule),
         _row("ssm dtype", r.ssm_dtype, r.ssm_dtype_rule),
         _row("state layers", str(r.state_layers)),

@@ -69,7 +69,7 @@ class Family:
     ``vllm_gdn_checkpoints``: its gated delta net is vLLM's ``QwenGatedDeltaNetAttention``,
     which exports FlashInfer prefill checkpoints (gdn/qwen_gdn_linear_attn.py:544, :689-760;
     Olmo's ``GatedDeltaNetAttention`` exports none). ``vllm_flashkda``: when its KDA layer
-    prefills with FlashKDA (``None``: it has no KDA layer)."""
+    prefills with FlashKDA (``None``: it never does, or it has no KDA layer)."""
 
     read: Reader
     model_types: tuple[str, ...]
@@ -89,18 +89,21 @@ _SGLANG_CONFIG: Final = DtypeHooks(sglang_passes_config=True)
 _QWEN3_5: Final = DtypeHooks(sglang_passes_config=True, vllm_ssm=QWEN3_5_HOOK)
 
 REGISTRY: Final[Mapping[str, Family]] = {
+    # Neither KDA layer prefills with FlashKDA: BailingMoeV3KimiDeltaAttention keeps
+    # MambaBase's spec, with no checkpoint block (vllm/model_executor/models/bailing_moe_v3.py:
+    # 635), and AliceAI builds the shared Kimi layer, Triton only (layers/mamba/gdn/
+    # kimi_gdn_linear_attn.py:278-288), on a config whose gate_lower_bound is None
+    # (alice_ai.py:118-137, :335-336).
     "bailing_hybrid": Family(
         read_bailing_hybrid,
         ("bailing_hybrid",),
         hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
-        vllm_flashkda=KIMI_FLASHKDA,
     ),
     "alice_ai": Family(
         read_alice_ai,
         ("alice_ai",),
         sglang=None,
         hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
-        vllm_flashkda=KIMI_FLASHKDA,
     ),
     "falcon_h1": Family(read_falcon_h1, ("falcon_h1",), hooks=_SGLANG_CONFIG),
     "falcon_mamba": Family(read_mamba, ("falcon_mamba",), attention_free=True),

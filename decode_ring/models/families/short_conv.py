@@ -68,15 +68,19 @@ def read_lfm2_vl(cfg: Fields, server: str) -> Parsed:
     return read_short_conv(cfg, server, "hidden_size", sglang_none=False)
 
 
+_ZAYA_HEAD_DIM: Final = 128
+
+
 def read_zaya(cfg: Fields, server: str) -> Parsed:
     """``zaya`` (ZAYA1, SGLang only): the CCA attention layers hold the conv state, and they are
     the ``"a"`` entries of ``zaya_layers`` (the others are expert counts), which, when given and
     not empty, is the layer count whatever ``num_hidden_layers`` says, else the even layers of
     ``num_hidden_layers``. ``num_attention_heads``, ``num_key_value_heads`` (which
-    ``num_query_groups``, default 2, must equal), ``head_dim`` (else ``kv_channels``),
-    ``hidden_size``, ``cca_time0`` and ``cca_time1`` (default 2). transformers' native schema
-    (``layer_types`` of ``hybrid`` layers) is read as SGLang reads it: it does not translate it,
-    so 40 hybrid layers are 20 CCA layers. SGLang configs/zaya.py:96-107, :143-162, :232-313."""
+    ``num_query_groups``, default 2, must equal), ``head_dim`` (default 128; ``kv_channels`` where
+    it is null), ``hidden_size``, ``cca_time0`` and ``cca_time1`` (default 2). transformers'
+    native schema (``layer_types`` of ``hybrid`` layers) is read as SGLang reads it: it does not
+    translate it, so 40 hybrid layers are 20 CCA layers. SGLang configs/zaya.py:96-107,
+    :143-169, :232-313."""
     zaya_layers = cfg.fields.get("zaya_layers")
     if zaya_layers:
         value = cfg.entries("zaya_layers", None)
@@ -96,6 +100,11 @@ def read_zaya(cfg: Fields, server: str) -> Parsed:
         raise cfg.fail(
             "num_query_groups", f"is {show(groups)} but num_key_value_heads is {show(kv_heads)}"
         )
+    # ZayaConfig's head_dim defaults to 128; kv_channels stands in for it only where the config
+    # gives head_dim as null (configs/zaya.py:54, :163-169).
+    if "head_dim" not in cfg.fields:
+        fields = {**cfg.fields, "head_dim": _ZAYA_HEAD_DIM}
+        cfg = Fields(fields, cfg.root, cfg.family, cfg.path, cfg.prefix)
     head_dim_field = "head_dim" if cfg.has("head_dim") else "kv_channels"
     head_dim = cfg.int_(head_dim_field)
 
