@@ -133,12 +133,7 @@ def json_object(text: str) -> dict[str, Any]:
 
 def speculative_config(text: str) -> dict[str, Any]:
     """vLLM's ``--speculative-config`` JSON, the keys this package reads."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise argparse.ArgumentTypeError(f"not JSON: {show(text, limit=40)}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"must be a JSON object: {show(text, limit=40)}")
+    value = json_object(text)
     for key in value:
         if key not in _SPECULATIVE_KEYS:
             raise argparse.ArgumentTypeError(
