@@ -22,7 +22,7 @@ The terms, as vLLM 0.27.0 onwards prints them (vllm/v1/worker/gpu_worker.py of 0
 ``SAME_RELEASE`` are the releases whose worker profiles as 0.33.0's does (0.27.0 onwards:
 ``memory_profiling`` and ``determine_available_memory`` differ from 0.33.0's only in the
 allocator's split limit, XPU and a ROCm fallback). Their model runner is named per log: 0.33.0
-runs Model Runner V2 by default (vllm/config/vllm.py:730-765, vllm/v1/worker/gpu/), and 0.27.1
+runs Model Runner V2 by default (vllm/config/vllm.py:730-767, vllm/v1/worker/gpu/), and 0.27.1
 and 0.28.0 ran V1 (vllm/v1/worker/gpu_model_runner.py) for these hybrid and MoE models; no log of
 V2 that prints its CUDA-graph estimate was found.
 
@@ -73,15 +73,16 @@ QWEN3_8_27B = {"vocab_size": 248320, "intermediate_size": 17408}
 # Releases whose profiling is 0.33.0's (tests/logs/README.md: the diff of each against 0.33.0).
 SAME_RELEASE = [
     Case(
-        # 0.28.0's call sites, Model Runner V1. 51 sizes (1..512) and FULL decode 35 (up to 256 seqs).
+        # 0.28.0's call sites, Model Runner V1. 51 sizes (1..512) and FULL decode 35 (up to
+        # 256 seqs).
         "qwen3.8-27b-rocm-80gib-vllm-0.3x.log",
         "CUDA graph pool memory: 0.71 GiB (actual), 1.55 GiB (estimated)",
         QWEN3_8_27B, 1, 256, 2048, 51 + 35, 64,
         {"activation": 2.4 - 1.55, "graphs": 1.55, "non_torch": 51.66 - 51.1},
     ),
     Case(
-        # Model Runner V1. GB10's unified memory: consumed counts the host's allocations too (55.99 - 51.35 =
-        # 4.64 GiB), so its non-torch term is not held.
+        # Model Runner V1. GB10's unified memory: consumed counts the host's allocations too
+        # (55.99 - 51.35 = 4.64 GiB), so its non-torch term is not held.
         "qwen3.8-27b-bf16-gb10-vllm-0.27.1.log",
         "Actual usage is 55.99 GiB for consumed memory (weights + non-torch), 3.78 GiB for "
         "peak activation, and 0.94 GiB for CUDAGraph memory",
@@ -89,7 +90,7 @@ SAME_RELEASE = [
         {"activation": 3.78 - 1.94, "graphs": 1.94},
     ),
     Case(
-        # Model Runner V2 (model_runner.py:407), whose sampler warm-up was one pass in 0.31.0.
+        # Model Runner V2 (model_runner.py:407), whose sampler warm-up was one pass before 0.33.0.
         "llama-3.1-8b-instruct-a100-80gb-vllm-0.31.0.log",
         "Actual usage is 15.26 GiB for consumed memory (weights + non-torch), 1.44 GiB for "
         "peak activation, and 0.23 GiB for CUDAGraph memory",
@@ -97,7 +98,8 @@ SAME_RELEASE = [
         {"peak": 1.44, "non_torch": 15.26 - 15.0},
     ),
     Case(
-        # Model Runner V1. --max-num-seqs 32: sizes 1, 2, 4, 8..64 (11) and FULL decode up to 32 (7).
+        # Model Runner V1. --max-num-seqs 32: sizes 1, 2, 4, 8..64 (11) and FULL decode up to
+        # 32 (7).
         "qwen3-235b-a22b-fp8-tp4-rtxpro6000-vllm-0.27.1.log",
         "Actual usage is 56.89 GiB for consumed memory (weights + non-torch), 0.76 GiB for "
         "peak activation, and 0.32 GiB for CUDAGraph memory",

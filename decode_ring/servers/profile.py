@@ -24,26 +24,34 @@ __all__ = [
     "peak_activation_estimate",
 ]
 
-# What vLLM 0.33.0 profiles (the same in 0.27.0 to 0.33.0: memory_profiling, the printed terms
-# and profile_cudagraph_memory differ only in comments, the allocator's split limit and ROCm's
-# capture stream; tests/logs/README.md). ``transient_peak_headroom`` is the torch peak of
-# profile_run less what it leaves allocated (vllm/utils/mem_utils.py:312-321), the CUDA-graph
-# estimate is taken from the KV budget beside it (vllm/v1/worker/gpu_worker.py:707-757), and the
-# log prints their sum as "peak activation" (gpu_worker.py:748-750, 1051-1054).
+# What vLLM 0.33.0 profiles; its worker's arithmetic is the same from 0.27.0 (memory_profiling
+# and determine_available_memory differ only in the allocator's split limit, XPU and a ROCm
+# fallback; tests/logs/README.md). ``transient_peak_headroom`` is the torch peak of profile_run
+# less what it leaves allocated (vllm/utils/mem_utils.py:312-321), the CUDA-graph estimate is
+# taken from the KV budget beside it (vllm/v1/worker/gpu_worker.py:707-757), and the log prints
+# their sum as "peak activation" (gpu_worker.py:748-750, 1051-1054). 0.33.0 runs Model Runner
+# V2 unless a feature it lacks is asked for (use_v2_model_runner, vllm/config/vllm.py:730-767);
+# V1 (vllm/v1/worker/gpu_model_runner.py) is the fallback. Both profile the same way: one dummy
+# forward over max_num_batched_tokens, then the sampler on the sampled rows.
 #
 # The sampler warms on min(max_num_seqs, max_num_batched_tokens) rows of the whole vocabulary
-# (_dummy_sampler_run, vllm/v1/worker/gpu_model_runner.py:5866-5926): float32 logits
-# (compute_logits), a tempered copy and the probabilities, 12 B an element. Calibrated on the
-# 0.28 ROCm log (headroom 2.4 - 1.55 GiB = 0.85 GiB; estimate 0.91) and held to the printed
-# peaks of the 0.27.1 and 0.31.0 logs (tests/logs/README.md).
+# (V2: _dummy_sampler_run, vllm/v1/worker/gpu/model_runner.py:993-1020, twice, the second with
+# every sampling parameter; V1: gpu_model_runner.py:5866-5926): the logits in the model dtype,
+# their float32 copy (gpu/sample/sampler.py:241-242) and the float32 top-k/top-p result, 10 B an
+# element, and the log-probabilities' scratch. 12 B: calibrated on the 0.28.0 ROCm log (headroom
+# 2.4 - 1.55 GiB = 0.85 GiB; estimate 0.91) and held to the printed peaks of the 0.27.1 and
+# 0.31.0 logs (tests/logs/README.md).
 SAMPLER_BYTES_PER_LOGIT: Final = 12
 # The forward pass's widest transient: three intermediates of the widest MLP per rank.
 FORWARD_INTERMEDIATES: Final = 3
-# profile_cudagraph_memory (gpu_model_runner.py:6268-6380) captures the first two graphs of each
-# mode and extrapolates the second's cost to the rest, so the estimate grows with the number of
-# graphs; a graph's cost grows with the decoder layers it replays. Per graph and layer 0.30 MiB
-# beside a 0.1 GiB pool: calibrated on the three logs that print vLLM's estimate (0.28 ROCm
-# 1.55 GiB, 0.27.1 GB10 1.94 GiB, both 86 graphs of a 64-layer model).
+# profile_cudagraph_memory captures graphs into a throwaway pool and counts what they take: V1
+# (gpu_model_runner.py:6268-6380) the first two of each mode, the second's cost extrapolated to
+# the rest; V2 (gpu/cudagraph_utils.py:922-1010) every PIECEWISE graph and two FULL ones,
+# extrapolated. The estimate grows with the graphs, and a graph's cost with the decoder layers
+# it replays. Per graph and layer 0.30 MiB beside a 0.1 GiB pool: calibrated on the two logs
+# that print V1's estimate (0.28.0 ROCm 1.55 GiB, 0.27.1 GB10 1.94 GiB, both 86 graphs of a
+# 64-layer model). No published log of V2's estimate was found; where V2 measures PIECEWISE
+# graphs whole, which share one pool, its estimate is likely below this one.
 GRAPH_BYTES_PER_LAYER: Final = 314_573  # 0.30 MiB
 GRAPH_POOL_BYTES: Final = 107_374_182  # 0.1 GiB
 # Non-torch memory counted as consumed (consumed less the weights, gpu_worker.py:1051): the CUDA
@@ -109,4 +117,4 @@ def non_torch_estimate(tp: int) -> tuple[int, str]:
     estimate = NON_TORCH_ONE_RANK + peers * NON_TORCH_PER_PEER
     if peers == 0:
         return estimate, "estimate: 0.4 GiB (one rank: CUDA context, cuBLAS)"
-    return estimate, f"estimate: 0.4 GiB + {peers} peers x 0.4 GiB (NCCL, custom all-reduce)"
+    return estimate, f"estimate: 0.4 GiB + 0.4 GiB x {peers} (tp {tp}: NCCL, custom all-reduce)"

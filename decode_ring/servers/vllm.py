@@ -614,8 +614,9 @@ def _profile_cudagraph_memory(
     VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults, vllm/envs.py:329), estimated: the
     graphs ``CudagraphDispatcher`` keys (every size in the mixed mode; under the default
     FULL_AND_PIECEWISE also a FULL decode graph for each size from 1 + s to (1 + s) x
-    max_num_seqs, vllm/v1/cudagraph_dispatcher.py:186-227) x decoder layers x 0.30 MiB, and a
-    0.1 GiB pool; none eager; or ``cuda_graph_bytes``."""
+    max_num_seqs: V1 vllm/v1/cudagraph_dispatcher.py:186-227, V2 vllm/v1/worker/gpu/
+    cudagraph_utils.py:302-372) x decoder layers x 0.30 MiB, and a 0.1 GiB pool; none eager;
+    or ``cuda_graph_bytes``."""
     if not sizes:
         return 0, "no CUDA graphs (--enforce-eager or cudagraph_mode NONE)"
     if launch.cuda_graph_bytes is not None:
