@@ -108,8 +108,10 @@ SAME_RELEASE = [
         {"peak": 0.76, "non_torch": 56.89 - 55.19},
     ),
     Case(
-        # A Windows build, its runner not logged. Qwen3.5-35B-A3B's shapes (assumed the same:
-        # tests/configs/qwen3.5-35b-a3b.json); 24 GiB: 256 seqs, 2048 tokens.
+        # A Windows build, its runner not logged. Qwen3.5-35B-A3B's shapes
+        # (tests/configs/qwen3.5-35b-a3b.json): Qwen3.6-35B-A3B is the same qwen3_5_moe, 40
+        # layers, 256 experts 8 a token, vocab 248320 (stored ids 68285317524, 57862596444).
+        # 24 GiB: 256 seqs, 2048 tokens.
         "qwen3.6-35b-a3b-int4-tp2-24gib-vllm-0.3x.log",
         "Actual usage is 10.7 GiB for consumed memory (weights + non-torch), 1.54 GiB for peak "
         "activation, and 0.54 GiB for CUDAGraph memory",
