@@ -120,16 +120,17 @@ def test_gpu_arch_overrides_the_tables_and_gpu_memory_names_any_gpu() -> None:
 
 def test_the_estimates_and_their_overrides() -> None:
     # Qwen3-Next, tp 2, H200: max_num_seqs 1024, max_num_batched_tokens 8192 (the defaults
-    # above); the sampler's rows min(1024, 8192) x vocab 151,936 x 16 B; the forward pass
+    # above); the sampler's rows min(1024, 8192) x vocab 151,936 x 12 B; the forward pass
     # 8192 tokens x the widest MLP (max(5120, 512, 512 x 10) / 2 = 2560) x 3 x 2 B.
     held = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", weights_bytes=70 * GIB)
-    assert held.peak_activation_bytes == 1024 * 151_936 * 16 + 8192 * 2560 * 3 * 2
+    assert held.peak_activation_bytes == 1024 * 151_936 * 12 + 8192 * 2560 * 3 * 2
     assert held.peak_activation_rule.startswith("estimate: sampler 1024 rows")
-    # Capture sizes: 1, 2, 4, 8..248 by 8, 256..512 by 16 (min(1024 x 2, 512)): 51, twice
-    # under FULL_AND_PIECEWISE, 48 layers x 0.35 MiB each, and a 0.1 GiB pool.
+    # Capture sizes: 1, 2, 4, 8..248 by 8, 256..512 by 16 (min(1024 x 2, 512)): 51 PIECEWISE,
+    # and under FULL_AND_PIECEWISE a FULL decode graph for each size up to 1024 seqs, 51 more
+    # (vllm/v1/cudagraph_dispatcher.py:203-227); 48 layers x 0.30 MiB each, and a 0.1 GiB pool.
     assert held.cuda_graph_sizes == 51
-    assert held.cuda_graph_bytes == 102 * 48 * 367_001 + 107_374_182
-    assert held.non_torch_bytes == GIB  # tensor-parallel peers: 1 GiB
+    assert held.cuda_graph_bytes == 102 * 48 * 314_573 + 107_374_182
+    assert held.non_torch_bytes == 2 * 429_496_730  # 0.4 GiB and 0.4 GiB for the peer
     given = vllm_reservation(
         QWEN3_NEXT,
         tensor_parallel_size=2,
@@ -165,7 +166,7 @@ def test_enforce_eager_and_mode_none_capture_no_graphs() -> None:
     )
     # 1, 2, 4, 8..64 by 8, and max_num_batched_tokens only where it fits (8192 does not).
     assert piecewise.cuda_graph_sizes == 11
-    assert piecewise.cuda_graph_bytes == 11 * 48 * 367_001 + 107_374_182
+    assert piecewise.cuda_graph_bytes == 11 * 48 * 314_573 + 107_374_182
 
 
 def test_max_num_batched_tokens_moves_the_activation() -> None:
@@ -181,7 +182,7 @@ def test_max_num_batched_tokens_moves_the_activation() -> None:
         max_num_seqs=8,
         weights_bytes=70 * GIB,
     )
-    assert estimate.peak_activation_bytes == 8 * 151_936 * 16 + 2048 * 5120 * 3 * 2
+    assert estimate.peak_activation_bytes == 8 * 151_936 * 12 + 2048 * 5120 * 3 * 2
 
 
 def test_a_budget_that_holds_no_block_is_vllms_refusal() -> None:

@@ -611,24 +611,30 @@ def _profile_cudagraph_memory(
 ) -> tuple[int, str]:
     """The CUDA-graph memory vLLM estimates and takes from the KV budget
     (``profile_cudagraph_memory``, gpu_model_runner.py:6268-6380, applied as
-    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults, vllm/envs.py:329), estimated: graphs
-    (each size once per mode: twice under the default FULL_AND_PIECEWISE) x decoder layers x
-    0.35 MiB, and a 0.1 GiB pool; none eager; or ``cuda_graph_bytes``."""
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults, vllm/envs.py:329), estimated: the
+    graphs ``CudagraphDispatcher`` keys (every size in the mixed mode; under the default
+    FULL_AND_PIECEWISE also a FULL decode graph for each size from 1 + s to (1 + s) x
+    max_num_seqs: V1 vllm/v1/cudagraph_dispatcher.py:186-227, V2 vllm/v1/worker/gpu/
+    cudagraph_utils.py:302-372) x decoder layers x 0.30 MiB, and a 0.1 GiB pool; none eager;
+    or ``cuda_graph_bytes``."""
     if not sizes:
         return 0, "no CUDA graphs (--enforce-eager or cudagraph_mode NONE)"
     if launch.cuda_graph_bytes is not None:
         return launch.cuda_graph_bytes, "--cuda-graph-memory"
-    modes = 2 if launch.cudagraph_mode in (None, "FULL_AND_PIECEWISE") else 1
+    graphs = len(sizes)
+    if launch.cudagraph_mode in (None, "FULL_AND_PIECEWISE"):
+        query = 1 + launch.num_speculative_tokens
+        graphs += sum(1 for size in sizes if query <= size <= query * launch.max_num_seqs)
     layers = model.text.get("num_hidden_layers")
     if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
         layers = model.state.ssm_layers
-    return cuda_graph_estimate(sizes=len(sizes), modes=modes, layers=layers)
+    return cuda_graph_estimate(graphs=graphs, layers=layers)
 
 
 def _non_torch_memory(launch: _Launch) -> tuple[int, str]:
     """Non-torch memory vLLM counts as consumed (``MemorySnapshot.non_torch_memory``,
-    vllm/utils/mem_utils.py:140-170), estimated: 0.4 GiB on one rank, 1 GiB with
-    tensor-parallel peers (NCCL, custom all-reduce); or ``non_torch_bytes``."""
+    vllm/utils/mem_utils.py:140-170), estimated: 0.4 GiB on one rank and 0.4 GiB for each
+    tensor-parallel peer (NCCL, custom all-reduce); or ``non_torch_bytes``."""
     if launch.non_torch_bytes is not None:
         return launch.non_torch_bytes, "--non-torch-memory"
     return non_torch_estimate(launch.tensor_parallel_size)
