@@ -11,8 +11,12 @@ with ``read_checkpoint`` and runs ``weights_per_rank`` at the log's tensor-paral
 dtype. The logged figure is quoted from the log verbatim; the error is pinned in tenths of a
 percent as tests/logs/README.md tabulates it, so the table cannot drift from the code.
 
-Tolerance: 5% where the checkpoint is known exactly (every case here); the KV projections are
-split by tp (``attention=None``), exact while tp does not exceed the KV heads, as in every log.
+Tolerance: 5% where the checkpoint is known exactly. One is not: the WNA16 Qwen3-Next log serves
+``/models``; its fixture is the compressed-tensors checkpoint in groups of 32 its fixture names,
+with the published recipe's unquantized layers assumed (in groups of 128, the RedHatAI
+checkpoint's, the rule is 7.3% under: the experts' scales are a quarter the size). The KV
+projections are split by tp (``attention=None``), exact while tp does not exceed the KV heads, as
+in every log.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from decode_ring.checkpoints import Checkpoint, read_checkpoint
+from decode_ring.servers.common import ServerArgumentError
 from decode_ring.servers.weights import quantization_method, weights_per_rank
 
 HERE = Path(__file__).resolve().parent
@@ -57,6 +62,9 @@ CASES = [
          "bfloat16", 55.19),
     Case("qwen3-next-80b-a3b-bf16-2xh200-vllm-0.10.2.log",
          "Model loading took 74.2812 GiB", "qwen3-next-80b-a3b-instruct", 2, "bfloat16", 74.2812),
+    Case("qwen3-next-80b-a3b-wna16-fp8kv-2xl40s-vllm-0.13.0.log",
+         "Model loading took 22.5313 GiB memory", "qwen3-next-80b-a3b-instruct-awq-4bit", 2,
+         "bfloat16", 22.5313),
     Case("qwen3.8-27b-bf16-gb10-vllm-0.27.1.log",
          "Model loading took 51.35 GiB memory", "qwen3.8-27b", 1, "bfloat16", 51.35),
     Case("qwen3.8-27b-rocm-80gib-vllm-0.3x.log",
@@ -70,6 +78,7 @@ ERRORS = {
     "qwen2.5-omni-7b-a100-40gb-eager-vllm-0.10.2.log": -0.6,
     "qwen3-235b-a22b-fp8-tp4-rtxpro6000-vllm-0.27.1.log": -0.1,
     "qwen3-next-80b-a3b-bf16-2xh200-vllm-0.10.2.log": 0.0,
+    "qwen3-next-80b-a3b-wna16-fp8kv-2xl40s-vllm-0.13.0.log": 0.2,
     "qwen3.8-27b-bf16-gb10-vllm-0.27.1.log": -0.8,
     "qwen3.8-27b-rocm-80gib-vllm-0.3x.log": -0.3,
 }
@@ -134,6 +143,13 @@ def test_the_llama_fixture_is_the_checkpoint(tmp_path: Path) -> None:
     # with its public copies: the fixture's tensors sum to it exactly.
     found, doc = checkpoint("llama-3.1-8b-instruct", tmp_path)
     assert found.total_bytes == doc["total_size"] == 16_060_522_496
+
+
+def test_an_auto_round_checkpoint_is_refused() -> None:
+    # The qwen3.6-35b-a3b AutoRound log (9.96 GiB at tp 2) is not held: an AutoRound
+    # checkpoint's quant_method is "auto-round", which the package does not model.
+    with pytest.raises(ServerArgumentError, match="not modelled"):
+        quantization_method({"quantization_config": {"quant_method": "auto-round"}}, None)
 
 
 def test_an_omni_checkpoints_speech_stages_are_not_loaded(tmp_path: Path) -> None:
