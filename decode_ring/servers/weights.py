@@ -19,7 +19,8 @@ The rule (both servers build the same parallel layers; vLLM's cited):
 * the speech-output stages of an omni checkpoint (``talker.``, ``token2wav.``, ``code2wav.``) are
   left out: vLLM serves the thinker and maps those prefixes to nothing
   (vllm/model_executor/models/qwen2_5_omni_thinker.py:1106-1113, qwen3_omni_moe_thinker.py:
-  1628-1629).
+  1628-1629), and SGLang skips them unless the talker is enabled
+  (sglang/srt/models/qwen3_omni_moe.py:603).
 
 Floating-point tensors that are not scales load in the model dtype (``--dtype``); quantized
 tensors and their scales keep the checkpoint's dtypes.
