@@ -15,7 +15,12 @@ The rule (both servers build the same parallel layers; vLLM's cited):
 * replicated on every rank: norms, the MoE router (``mlp.gate``, ``shared_expert_gate``,
   ``ReplicatedLinear``, linear.py:329) and single-element scales;
 * multi-token-prediction layers (``mtp.``) are left out: the target model skips them, the MTP
-  drafter loads them.
+  drafter loads them;
+* the speech-output stages of an omni checkpoint (``talker.``, ``token2wav.``, ``code2wav.``) are
+  left out: vLLM serves the thinker and maps those prefixes to nothing
+  (vllm/model_executor/models/qwen2_5_omni_thinker.py:1106-1113, qwen3_omni_moe_thinker.py:
+  1628-1629), and SGLang skips them unless the talker is enabled
+  (sglang/srt/models/qwen3_omni_moe.py:603).
 
 Floating-point tensors that are not scales load in the model dtype (``--dtype``); quantized
 tensors and their scales keep the checkpoint's dtypes.
@@ -57,6 +62,7 @@ _REPLICATED: Final = re.compile(
 _SCALE: Final = re.compile(r"(scale|scales|scale_inv|scale_2|zeros|zero_point|g_idx)$")
 _FLOATS: Final = {"F32": 4, "F16": 2, "BF16": 2, "F64": 8}
 _MTP: Final = re.compile(r"(^|\.)mtp\.")
+_NOT_SERVED: Final = re.compile(r"^(talker|token2wav|code2wav)\.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +117,15 @@ def weights_per_rank(
         )
     per_rank = 0.0
     for tensor in checkpoint.tensors:
-        if _MTP.search(tensor.name) and not mtp:
+        if (_MTP.search(tensor.name) and not mtp) or _NOT_SERVED.match(tensor.name):
             continue
         per_rank += _loaded(tensor, model_dtype, online_fp8) * _share(attention, tensor, tp)
     return WeightsPerRank(
         round(per_rank),
         f"{len(checkpoint.tensors)} tensors of {checkpoint.source!a}: linear, expert and vocab "
         f"tensors split by tp {tp}, KV projections by the KV heads a rank holds, norms and "
-        "routers whole" + ("; MTP layers loaded" if mtp else "; MTP layers left out"),
+        "routers whole, an omni model's talker and token2wav left out"
+        + ("; MTP layers loaded" if mtp else "; MTP layers left out"),
     )
 
 
