@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import decode_ring.cli as cli_package
 from decode_ring.cli import main
 from decode_ring.cli.launch import CLASSES, grammar, read_launch
 from decode_ring.cli.servers import SGLANG_COMMAND, VLLM_COMMAND
@@ -22,8 +23,10 @@ from decode_ring.releases import SGLANG, VLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "tests" / "configs"
-FLAGS = ROOT / "decode_ring" / "cli" / "flags"
-CLASS_TABLES = ROOT / "decode_ring" / "cli" / "flag_classes"
+# The tables as installed (the wheel matrix runs these tests beside a wheel, with no source tree).
+INSTALLED_CLI = Path(cli_package.__file__).resolve().parent
+FLAGS = INSTALLED_CLI / "flags"
+CLASS_TABLES = INSTALLED_CLI / "flag_classes"
 QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
 NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
 SERVERS = {"vllm": (VLLM, VLLM_COMMAND), "sglang": (SGLANG, SGLANG_COMMAND)}

@@ -73,11 +73,18 @@ def test_a_timeout_under_a_millisecond_waits_a_millisecond(ranks: Ranks, timeout
         [{"agree": 4}],
     ]
     late, waiting = outcomes_of(ranks, plans)
-    assert waiting["agreed"] == 4
-    assert late.get("agreed") == 4 or late["error"].startswith(
+    if late.get("agreed") == 4:
+        assert waiting["agreed"] == 4
+        return
+    assert late["error"].startswith(
         "decode ring agreement all_gather: the ranks did not all arrive within the 0.001 s "
         "timeout (rank 0 of a group of 2, waited "
     ), late
+    # On a loaded machine the millisecond can run out: gloo then ends the exchange, and the
+    # rank that waited says that its peer left it, or agreed if the exchange had completed.
+    assert waiting.get("agreed") == 4 or waiting["error"].startswith(
+        "decode ring agreement all_gather failed on rank 1 of a group of 2 after "
+    ), waiting
 
 
 @pytest.mark.parametrize(
