@@ -159,18 +159,19 @@ def test_lfm2_sglang_passes_its_config_for_the_ssm_dtype() -> None:
     assert tensors(state)[1][3] == "bfloat16"
 
 
-def test_lfm2_full_attn_idxs_must_agree_with_layer_types() -> None:
+def test_lfm2_layer_types_win_over_full_attn_idxs() -> None:
+    # Issue 27: transformers' Lfm2Config (and SGLang's subclass) reads full_attn_idxs only to
+    # make a missing layer_types (configuration_lfm2.py:81-88): a given list wins.
     agreeing = lfm2_1_2b() | {"full_attn_idxs": [2, 5, 8, 10, 12, 14]}
     assert ssm_state(agreeing).layer_indices == LFM2_CONV
-    message = refusal(lfm2_1_2b() | {"full_attn_idxs": [2, 5, 8, 10, 12]})
-    assert message == (
-        "lfm2 config: field 'full_attn_idxs': layer 14 is 'not listed' but layer_types makes it "
-        "'full_attention'; the two layer descriptions disagree"
-    )
-    message = refusal(lfm2_1_2b() | {"full_attn_idxs": [16]})
-    assert message == (
-        "lfm2 config: field 'full_attn_idxs': entry 16 is not a layer number from 0 to 15"
-    )
+    for full in ([2, 5, 8, 10, 12], [16]):
+        for layout in ("vllm", "sglang"):
+            given = lfm2_1_2b() | {"full_attn_idxs": full}
+            assert ssm_state(given, layout=layout).layer_indices == LFM2_CONV
+    derived = {key: value for key, value in lfm2_1_2b().items() if key != "layer_types"}
+    derived["full_attn_idxs"] = [2, 5, 8, 10, 12, 14]
+    for layout in ("vllm", "sglang"):
+        assert ssm_state(derived, layout=layout).layer_indices == LFM2_CONV
 
 
 def test_lfm2_layer_types_must_cover_every_layer() -> None:
@@ -195,14 +196,22 @@ def test_vllm_reads_the_lfm2_channels_even_without_conv_layers() -> None:
     # AttributeError, so vLLM does not start. metrale follows vLLM's reading.
     for layout in ("vllm", "metrale"):
         assert refusal(exported("lfm2"), layout=layout) == (
-            "lfm2 config: field 'conv_dim': missing"
+            "lfm2 config: field 'conv_dim': missing; vLLM 0.33.0 sizes the short conv by conv_dim "
+            "for every lfm2 model (vllm/model_executor/models/lfm2.py:575), which transformers' "
+            "class does not define; SGLang 0.5.23 sizes it by hidden_size (use layout sglang)"
         )
     # lfm2_moe and lfm2_vl read hidden_size and conv_L_cache there (lfm2_moe.py:565-566,
     # lfm2_vl.py:673-674).
     moe = exported("lfm2_moe", layer_types=["full_attention"] * 32)
     del moe["conv_L_cache"]
-    assert refusal(moe) == "lfm2_moe config: field 'conv_L_cache': missing"
-    assert ssm_state(moe, layout="sglang").ssm_layers == 0
+    # Issue 27: a missing conv_L_cache is the class's default, 3 (configuration_lfm2_moe.py).
+    assert ssm_state(moe).ssm_layers == ssm_state(moe, layout="sglang").ssm_layers == 0
+    del moe["hidden_size"]
+    moe["hidden_size"] = None
+    assert refusal(moe) == "lfm2_moe config: field 'hidden_size': must be an integer, got None " + (
+        "(NoneType) (Lfm2MoeConfig (transformers 5.20.2, "
+        "transformers/models/lfm2_moe/configuration_lfm2_moe.py:22))"
+    )
 
 
 def test_sglang_takes_a_null_lfm2_moe_layer_types_as_no_layer() -> None:
@@ -216,10 +225,10 @@ def test_sglang_takes_a_null_lfm2_moe_layer_types_as_no_layer() -> None:
         assert state.attention is None
         # vLLM indexes config.layer_types and fails (models/lfm2_moe.py:433).
         assert "field 'layer_types'" in refusal(given)
-    # lfm2 and lfm2_vl have no such case in SGLang (configs/lfm2.py:47-51 enumerates it) and
-    # transformers' Lfm2Config fills it in; a null one is refused as before.
-    lfm2 = exported("lfm2", conv_dim=1024) | {"layer_types": None}
-    assert "field 'layer_types'" in refusal(lfm2, layout="sglang")
+    # lfm2 and lfm2_vl have no such case: transformers' Lfm2Config, which SGLang's subclasses,
+    # makes a null layer_types from full_attn_idxs (configuration_lfm2.py:81-88; issue 27).
+    lfm2 = exported("lfm2", conv_dim=1024) | {"layer_types": None, "full_attn_idxs": [1, 3]}
+    assert ssm_state(lfm2, layout="sglang").layer_indices == (0, 2, *range(4, 32))
 
 
 # --- gated delta net: OLMo hybrid, MiniCPM-V 4.6, Qwen3.5 -----------------------------------------
@@ -305,7 +314,14 @@ def test_kimi_linear_layers_and_mla_attention() -> None:
 
 def test_kda_recurrent_state_is_float32_and_refuses_float16_under_vllm() -> None:
     kimi = config("kimi-linear-48b-a3b-instruct.json")
-    assert ssm_state(kimi, ssm_dtype="bf16").ssm_dtype == "bfloat16"
+    # Issue 27: Kimi-Linear's KDA layer (no use_full_rank_gate) passes no --mamba-ssm-cache-
+    # dtype (kimi_gdn_linear_attn.py:157-164): float32; the model-level view takes the flag.
+    assert ssm_state(kimi, ssm_dtype="bf16").ssm_dtype == "float32"
+    assert ssm_state(kimi, ssm_dtype="bf16", view="model").ssm_dtype == "bfloat16"
+    full_rank = kimi | {
+        "linear_attn_config": {**kimi["linear_attn_config"], "use_full_rank_gate": True}
+    }
+    assert ssm_state(full_rank, ssm_dtype="bf16").ssm_dtype == "bfloat16"
     assert refusal(kimi, ssm_dtype="fp16") == (
         "argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
         "bfloat16 (vllm/model_executor/layers/mamba/mamba_utils.py:143-149), not float16"
@@ -512,12 +528,16 @@ def test_nemotron_h_vl_under_llm_config(layout: str) -> None:
     assert state.per_sequence_bytes == 27 * (3 * 12288 * 2 + 128 * 80 * 128 * 4)
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_a_nemotron_h_config_with_no_mamba_layer_is_0_layers_and_0_bytes(layout: str) -> None:
-    # Issue 17: cosmos-rl's dense config has no Mamba field at all; it was refused.
-    state = ssm_state(CONFIGS / "nemotron-dense-siglip2.json", layout=layout, tp_size=4)
+def test_a_nemotron_h_config_with_no_mamba_layer_is_0_layers_and_0_bytes() -> None:
+    # Issue 17: cosmos-rl's dense config has no Mamba field at all; it was refused. Issue 27:
+    # its architecture (NemotronVLForConditionCausalLM) is neither vLLM's nor SGLang's, so
+    # both servers' layouts refuse it; the reference reads its geometry.
+    path = CONFIGS / "nemotron-dense-siglip2.json"
+    state = ssm_state(path, layout="metrale", tp_size=4)
     assert (state.ssm_layers, state.groups, state.per_sequence_bytes) == (0, (), 0)
     assert state.attention is not None and len(state.attention.layer_indices) == 28
+    for layout in ("vllm", "sglang"):
+        assert "field 'architectures'" in refusal(path, layout=layout)
 
 
 @pytest.mark.parametrize(
@@ -554,10 +574,11 @@ def test_minimax_m1_is_refused_as_removed_not_for_its_layernorm_fields() -> None
     assert "layernorm" not in message
 
 
-def test_a_wrapper_family_needs_its_text_config() -> None:
-    assert refusal({"model_type": "lfm2_vl"}) == (
-        "lfm2_vl config: field 'text_config': missing; the wrapper keeps its language model there"
-    )
+def test_a_wrapper_without_its_text_config_is_its_class_default() -> None:
+    # Issue 27: a wrapper's class builds its default text config when the file gives none
+    # (transformers' Lfm2VlConfig: Lfm2Config(), every layer attention, no conv layer).
+    for layout in ("vllm", "sglang"):
+        assert ssm_state({"model_type": "lfm2_vl"}, layout=layout).ssm_layers == 0
 
 
 # --- the attention side of tensor parallelism ---------------------------------------------------
@@ -650,7 +671,6 @@ def test_the_readme_family_table_lists_every_family_with_its_servers() -> None:
         ("zamba2-2.7b.json", "layers_block_type", "vllm"),
         ("qwen3.5-35b-a3b.json", "layer_types", "sglang"),
         ("jet-nemotron-2b.json", "layer_types", "sglang"),
-        ("nemotron-nano-9b-v2.json", "hybrid_override_pattern", "vllm"),
     ],
 )
 def test_a_layer_list_one_short_is_refused_in_every_family(
@@ -690,9 +710,10 @@ def test_importing_decode_ring_imports_no_models_module() -> None:
 ZAYA_PEER = {
     1: ((1280, 2), 5120),
     2: ((640, 2), 2560),
-    4: ((320, 2), 1280),
-    8: ((160, 2), 640),
 }
+# Issue 27: at tp 4 and 8 SGLang's ZAYA1 attention asserts num_query_groups (2) % tp_size == 0
+# (S:sglang/srt/models/zaya.py:921-925; the oracle's attention check runs that assert).
+ZAYA_REFUSED = (4, 8)
 
 
 @pytest.mark.parametrize("tp", sorted(ZAYA_PEER))
@@ -716,6 +737,15 @@ def test_zaya_state_is_sglangs_two_conv_tensors(name: str, tp: int, layers: int)
     assert state.attention.layer_indices == group.layer_indices
     assert (state.attention.num_attention_heads, state.attention.num_key_value_heads) == (8, 2)
     assert state.attention.head_dim == 128
+
+
+@pytest.mark.parametrize("tp", ZAYA_REFUSED)
+def test_zaya_refuses_a_tp_that_splits_its_query_groups(tp: int) -> None:
+    for name in ("zaya1-8b-legacy.json", "zaya1-8b.json"):
+        with pytest.raises(TensorParallelSplitError) as caught:
+            ssm_state(CONFIGS / name, tp_size=tp, layout="sglang")
+        assert caught.value.field == "num_key_value_heads"
+        assert f"tp_size {tp} does not divide the 2 query groups" in str(caught.value)
 
 
 def test_zaya_metrale_keeps_every_column_in_float32() -> None:
@@ -748,11 +778,14 @@ def test_zaya_layers_list_gives_the_layers_whatever_num_hidden_layers_says() -> 
 
 
 def test_zaya_cca_windows_and_head_dim_spellings() -> None:
-    fields = {**config("zaya1-8b-legacy.json"), "cca_time0": 3, "cca_time1": 4}
+    fields = {**config("zaya1-8b-legacy.json"), "cca_time0": 3, "cca_time1": 4, "kv_channels": 64}
     del fields["head_dim"]
-    # head_dim from kv_channels (configs/zaya.py:151-154); padding (3 - 1) + (4 - 1) = 5.
+    # Issue 27: a missing head_dim is ZayaConfig's default 128; kv_channels stands in only for a
+    # null one (S:sglang/srt/configs/zaya.py:165-169). Padding (3 - 1) + (4 - 1) = 5.
     (conv, _, _) = ssm_state(fields, layout="sglang").groups[0].tensors
     assert conv.shape == (1280, 5)
+    (conv, _, _) = ssm_state(fields | {"head_dim": None}, layout="sglang").groups[0].tensors
+    assert conv.shape == (640, 5)
 
 
 def test_zaya_refusals_name_the_fields() -> None:
@@ -760,7 +793,8 @@ def test_zaya_refusals_name_the_fields() -> None:
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(fields, layout="sglang")
     assert str(caught.value) == (
-        "zaya config: field 'num_query_groups': is 4 but num_key_value_heads is 2"
+        "zaya config: field 'num_query_groups': is 4 but num_key_value_heads is 2 "
+        "(ZayaConfig (SGLang 0.5.23, sglang/srt/configs/zaya.py:29))"
     )
     with pytest.raises(TensorParallelSplitError) as split:
         ssm_state(config("zaya1-8b-legacy.json"), tp_size=3, layout="sglang")

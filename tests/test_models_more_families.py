@@ -85,12 +85,19 @@ def test_glm5_next_vllm_lets_the_ssm_dtype_flag_reach_its_kda_state() -> None:
 def test_glm5_next_text_only_checkpoints_keep_the_fields_at_the_top_level() -> None:
     # transformers' Glm5NextConfig.__post_init__ and SGLang's Glm5NextConfig.__init__ take the
     # top-level keys as the text config when there is no text_config.
+    # Issue 27: SGLang serves GLM-5.3-Flash as Glm5NextForConditionalGeneration only (its one
+    # EntryClass, sglang/srt/models/glm5_next.py:1979); vLLM has Glm5NextForCausalLM too.
     text = glm5()["text_config"]
-    flat = {**text, "model_type": "glm5_next", "architectures": ["Glm5NextForCausalLM"]}
-    for layout in ("vllm", "sglang"):
+    for layout, architecture in (
+        ("vllm", "Glm5NextForCausalLM"),
+        ("sglang", "Glm5NextForConditionalGeneration"),
+    ):
+        flat = {**text, "model_type": "glm5_next", "architectures": [architecture]}
         nested = ssm_state(glm5(), layout=layout)
         state = ssm_state(flat, layout=layout)
         assert (state.layer_indices, tensors(state)) == (nested.layer_indices, tensors(nested))
+    flat = {**text, "model_type": "glm5_next", "architectures": ["Glm5NextForCausalLM"]}
+    assert "field 'architectures'" in refusal(flat, layout="sglang")
 
 
 def test_glm5_next_without_layer_types_takes_every_fourth_layer_as_attention() -> None:
@@ -291,13 +298,20 @@ def test_gigachat3_5_layer_rules_and_dtype_hook() -> None:
     assert "field 'layer_types': has 11 entries but num_hidden_layers is 12" in refusal(
         listed, layout="sglang"
     )
+    # transformers 5 renames a legacy 'mamba' to 'linear_attention' for SGLang's class too
+    # (PreTrainedConfig.__post_init__, remap_legacy_layer_types): a linear layer (issue 27).
     listed["layer_types"] = ["linear_attention"] * 11 + ["mamba"]
-    assert "field 'layer_types': entry 11 is 'mamba'; expected" in refusal(listed, layout="sglang")
-    # Its mamba2_cache_params needs every linear field, layers or not (gigachat35.py:213-218).
+    assert ssm_state(listed, layout="sglang").ssm_layers == 12
+    listed["layer_types"] = ["linear_attention"] * 11 + ["conv"]
+    assert "field 'layer_types': entry 11 is 'conv'; expected" in refusal(listed, layout="sglang")
+    # Its mamba2_cache_params needs every linear field, layers or not (gigachat35.py:213-218);
+    # a missing one is GigaChat35Config's default (128; issue 27), a null one is refused.
     listed["layer_types"] = ["attention"] * 12
     del listed["linear_value_head_dim"]
+    assert ssm_state(listed, layout="sglang").ssm_layers == 0
+    listed["linear_value_head_dim"] = None
     assert refusal(listed, layout="sglang") == (
-        "gigachat3_5 config: field 'linear_value_head_dim': missing"
+        "gigachat3_5 config: field 'linear_value_head_dim': must be an integer, got None (NoneType)"
     )
 
 

@@ -62,6 +62,9 @@ FALCON: dict[str, Any] = {
 }
 ZAMBA2: dict[str, Any] = {
     "model_type": "zamba2",
+    # Issue 27: transformers' Zamba2Config holds layers_block_type to num_hidden_layers (54 by
+    # default; validate_layer_type).
+    "num_hidden_layers": 2,
     "mamba_expand": 2,
     "hidden_size": 64,
     "n_mamba_heads": 8,
@@ -142,10 +145,10 @@ def test_other_values_are_shown_by_their_type() -> None:
 
 
 def test_a_layer_list_of_100000_entries_is_read_and_one_more_is_not() -> None:
-    config = {**ZAMBA2, "layers_block_type": ["mamba"] * 100_000}
+    config = {**ZAMBA2, "layers_block_type": ["mamba"] * 100_000, "num_hidden_layers": 100_000}
     assert ssm_state(config).ssm_layers == 100_000
     error = refused(
-        {**ZAMBA2, "layers_block_type": ["mamba"] * 100_001},
+        {**ZAMBA2, "layers_block_type": ["mamba"] * 100_001, "num_hidden_layers": 100_001},
         "zamba2 config: field 'layers_block_type': 100001 layers is implausible",
     )
     assert fields_of(error) == (None, "zamba2", "layers_block_type")
@@ -154,7 +157,8 @@ def test_a_layer_list_of_100000_entries_is_read_and_one_more_is_not() -> None:
 def test_a_bad_layer_entry_names_the_vocabulary_and_no_note() -> None:
     error = refused(
         {**ZAMBA2, "layers_block_type": ["mamba", "attention"]},
-        "zamba2 config: field 'layers_block_type': entry 1 is 'attention'; "
+        # transformers 5 renames a legacy 'attention' to 'full_attention' (issue 27).
+        "zamba2 config: field 'layers_block_type': entry 1 is 'full_attention'; "
         "expected hybrid, linear_attention, mamba",
     )
     assert fields_of(error) == (None, "zamba2", "layers_block_type")
@@ -162,11 +166,12 @@ def test_a_bad_layer_entry_names_the_vocabulary_and_no_note() -> None:
 
 def test_a_pattern_of_100000_layers_is_read_and_one_more_is_not() -> None:
     assert ssm_state({**NEMOTRON, "hybrid_override_pattern": "M" * 100_000}).ssm_layers == 100_000
+    # Issue 27: the classes read the pattern into layers_block_type, which is refused.
     error = refused(
         {**NEMOTRON, "hybrid_override_pattern": "M" * 100_001},
-        "nemotron_h config: field 'hybrid_override_pattern': 100001 layers is implausible",
+        "nemotron_h config: field 'layers_block_type': 100001 layers is implausible",
     )
-    assert error.field == "hybrid_override_pattern"
+    assert error.field == "layers_block_type"
 
 
 def test_a_pattern_that_is_not_a_string() -> None:
@@ -335,9 +340,9 @@ def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
 
 FAMILY_LIST = (
     "supported families: alice_ai, bailing_hybrid, falcon_h1, falcon_mamba, gigachat3_5, "
-    "glm5_next, granitemoehybrid, jamba, jet_nemotron, kimi_linear, lfm2, lfm2_moe, lfm2_vl, "
-    "mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, olmo_hybrid, qwen3_5, qwen3_5_moe, "
-    "qwen3_next, zamba2, zaya"
+    "glm5_next, granitemoehybrid, inkling, interns2_mobius, jamba, jet_nemotron, kimi_linear, "
+    "lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, "
+    "nemotron_h_puzzle, olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, qwen4_exp, zamba2, zaya"
 )
 
 
@@ -546,6 +551,11 @@ KIMI: dict[str, Any] = {
     "num_attention_heads": 4,
     "kv_lora_rank": 8,
     "qk_rope_head_dim": 2,
+    # vLLM builds Kimi's attention as NoPE MLA and asserts these (issue 27,
+    # vllm/models/kimi_k3/nvidia/model.py:735-745).
+    "qk_nope_head_dim": 8,
+    "v_head_dim": 8,
+    "mla_use_nope": True,
     "linear_attn_config": {
         "kda_layers": [1, 3],
         "full_attn_layers": [2],
@@ -622,8 +632,9 @@ def test_gqa_attention_defaults() -> None:
     jamba = {**JAMBA, "num_attention_heads": 1, "hidden_size": 8, "mamba_expand": 1}
     attention = ssm_state(jamba).attention
     assert attention is not None
-    # No num_key_value_heads: one per head; no head_dim: hidden_size // heads.
-    assert (attention.layer_indices, attention.num_key_value_heads) == ((0, 2), 1)
+    # No num_key_value_heads: JambaConfig's default, 8 (issue 27; it was one per head); no
+    # head_dim: hidden_size // heads.
+    assert (attention.layer_indices, attention.num_key_value_heads) == ((0, 2), 8)
     assert (attention.head_dim, attention.v_head_dim, attention.mla) == (8, 8, False)
     assert (attention.kv_lora_rank, attention.qk_rope_head_dim) == (None, None)
     assert attention.model_dtype == "bfloat16"
@@ -694,7 +705,9 @@ def test_the_vllm_hooks_read_their_field() -> None:
     )
     refused(
         {**NEMOTRON, "mamba_ssm_cache_dtype": None},
-        "nemotron_h config: field 'mamba_ssm_cache_dtype': unknown dtype None",
+        "nemotron_h config: field 'mamba_ssm_cache_dtype': must be a string, got None (NoneType) "
+        "(NemotronHConfig (transformers 5.20.2, "
+        "transformers/models/nemotron_h/configuration_nemotron_h.py:25))",
     )
 
 
@@ -705,6 +718,10 @@ def test_linear_attention_dtype_rules() -> None:
         "layer_group_size": 2,
         "num_attention_heads": 2,
         "head_dim": 4,
+        # transformers 5.20's BailingHybridConfig makes head_dim qk_rope_head_dim (issue 27).
+        "qk_rope_head_dim": 4,
+        # vLLM picks lightning by the architecture (bailing_moe_linear.py).
+        "architectures": ["BailingMoeV2_5ForCausalLM"],
     }
     state = ssm_state(lightning)
     (tensor,) = state.groups[0].tensors
@@ -721,16 +738,18 @@ def test_linear_attention_dtype_rules() -> None:
     conv, state_tensor = ssm_state(lightning, layout="sglang", ssm_dtype="fp16").groups[0].tensors
     assert (state_tensor.dtype, state_tensor.dtype_rule) == ("float16", "override --ssm-dtype")
     assert (conv.shape, conv.bytes) == ((0, 0), 0)
-    # The head size falls back to hidden_size // num_attention_heads.
-    fallback = {k: v for k, v in lightning.items() if k != "head_dim"} | {"hidden_size": 6}
-    assert ssm_state(fallback).groups[0].tensors[0].shape == (2, 3, 3)
+    # SGLang's head size falls back to hidden_size // num_attention_heads for a null head_dim.
+    fallback = lightning | {"hidden_size": 6, "head_dim": None}
+    assert ssm_state(fallback, layout="sglang").groups[0].tensors[1].shape == (2, 3, 3)
     assert ssm_state(lightning).per_layer_bytes == 2 * 4 * 4 * 2
     assert ssm_state(lightning).layer_indices == (0,)
 
 
 def test_kda_override_rules() -> None:
-    state = ssm_state(KIMI, ssm_dtype="bf16")
+    # Kimi-Linear's layer keeps float32 whatever the flag; the model-level view reads it.
+    state = ssm_state(KIMI, ssm_dtype="bf16", view="model")
     assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", "override --ssm-dtype")
+    assert ssm_state(KIMI, ssm_dtype="bf16").ssm_dtype == "float32"
     error = refused(
         KIMI,
         "argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
@@ -958,11 +977,8 @@ def test_full_attn_idxs_that_list_a_conv_layer() -> None:
         "num_attention_heads": 1,
         "hidden_size": 4,
     }
-    refused(
-        lfm2,
-        "lfm2 config: field 'full_attn_idxs': layer 0 is 'listed' but layer_types makes it "
-        "'conv'; the two layer descriptions disagree",
-    )
+    # Issue 27: Lfm2Config reads full_attn_idxs only without layer_types; the list wins.
+    assert ssm_state(lfm2).layer_indices == (0,)
 
 
 def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
@@ -1001,16 +1017,18 @@ def test_gqa_where_a_kda_or_lightning_model_has_no_mla() -> None:
         "num_key_value_heads": 2,
         "head_dim": 8,
     }
-    attention = ssm_state(gqa_kimi).attention
-    assert attention is not None
-    assert (attention.layer_indices, attention.mla, attention.num_key_value_heads) == (
-        (1,),
-        False,
-        2,
+    # Issue 27: vLLM builds every Kimi attention layer as MLA and asserts kv_lora_rank
+    # (vllm/models/kimi_k3/nvidia/model.py:735-745).
+    refused(
+        gqa_kimi,
+        "kimi_linear config: field 'kv_lora_rank': missing; vLLM 0.33.0 builds Kimi's attention "
+        "layers as MLA and asserts it (vllm/models/kimi_k3/nvidia/model.py:735-745)",
     )
+    # Bailing's classes default kv_lora_rank 512 and qk_rope_head_dim 64, and vLLM builds its
+    # attention as MLA whatever (bailing_moe_linear.py:77-116): no GQA reading (issue 27).
     lightning = ssm_state({**LIGHTNING, "num_key_value_heads": 1}).attention
     assert lightning is not None
-    assert (lightning.layer_indices, lightning.mla, lightning.head_dim) == ((1,), False, 4)
+    assert (lightning.layer_indices, lightning.mla, lightning.head_dim) == ((1,), True, 576)
     mla = ssm_state({**LIGHTNING, "kv_lora_rank": 4, "qk_rope_head_dim": 2}).attention
     assert mla is not None and (mla.layer_indices, mla.mla, mla.head_dim) == ((1,), True, 6)
 
@@ -1041,16 +1059,10 @@ def test_mamba2_tensors_are_named_conv_and_ssm() -> None:
 
 
 def test_nemotron_descriptions_of_different_lengths() -> None:
-    refused(
-        {**NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]},
-        "nemotron_h config: field 'layers_block_type': layer 3 is 'mlp' but "
-        "hybrid_override_pattern makes it None; the two layer descriptions disagree",
-    )
-    refused(
-        {**NEMOTRON, "layers_block_type": ["mamba", "attention"]},
-        "nemotron_h config: field 'layers_block_type': layer 2 is None but "
-        "hybrid_override_pattern makes it 'M'; the two layer descriptions disagree",
-    )
+    # Issue 27: the classes take the list over the pattern, whatever their lengths.
+    longer = {**NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]}
+    assert ssm_state(longer).layer_indices == (0, 2)
+    assert ssm_state({**NEMOTRON, "layers_block_type": ["mamba", "attention"]}).ssm_layers == 1
     refused(
         {**NEMOTRON, "layers_block_type": ["mamba", "ssm"]},
         "nemotron_h config: field 'layers_block_type': entry 1 is 'ssm'; expected attention, "
@@ -1059,11 +1071,10 @@ def test_nemotron_descriptions_of_different_lengths() -> None:
 
 
 def test_a_layer_type_that_the_interval_makes_linear() -> None:
-    refused(
-        {**QWEN, "layer_types": ["full_attention"] * 3 + ["full_attention"]},
-        "qwen3_next config: field 'layer_types': layer 0 is 'full_attention' but "
-        "full_attention_interval makes it 'linear_attention'; the two layer descriptions disagree",
-    )
+    # Issue 27: vLLM reads the list, SGLang the interval.
+    qwen = {**QWEN, "layer_types": ["full_attention"] * 3 + ["full_attention"]}
+    assert ssm_state(qwen).ssm_layers == 0
+    assert ssm_state(qwen, layout="sglang").layer_indices == (0, 1, 2)
 
 
 def test_refusals_of_nested_fields_and_kda_dtypes_name_the_file(tmp_path: Path) -> None:
@@ -1138,12 +1149,16 @@ def test_a_head_size_from_hidden_size_is_an_integer() -> None:
 
 
 def test_a_wrapper_without_text_config_in_a_file_names_it(tmp_path: Path) -> None:
+    # Issue 27: a class that cannot build a text config without one is refused, naming it.
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "lfm2_vl"}))
+    path.write_text(json.dumps({"model_type": "minicpmv4_6", "text_config": {}}))
     error = refused(
         path,
-        f"{str(path)!a}: lfm2_vl config: field 'text_config': missing; the wrapper keeps its "
-        "language model there",
+        f"{str(path)!a}: minicpmv4_6 config: field 'text_config.model_type': missing; "
+        "MiniCPMV4_6Config (SGLang 0.5.23, sglang/srt/configs/minicpmv4_6.py:96) refuses a "
+        "text_config without model_type (KeyError: 'Unknown text_config model_type: None'); "
+        "give model_type 'qwen3_5_text' in text_config",
+        layout="sglang",
     )
     assert error.path == str(path)
 
@@ -1185,19 +1200,21 @@ def test_vllm_sizes_lfm2_vl_by_the_text_config_and_reads_it_with_no_conv_layer()
     assert [(tensor.name, tensor.shape) for tensor in state.groups[0].tensors] == [("conv", (2, 8))]
     # That model-level function runs for every hybrid model, conv layers or none.
     no_conv = lfm2_vl(layer_types=["full_attention"] * 2)
-    del no_conv["text_config"]["conv_L_cache"]
-    refused(no_conv, "lfm2_vl config: field 'conv_L_cache': missing")
-    assert ssm_state(no_conv, layout="sglang").ssm_layers == 0
+    del no_conv["text_config"]["hidden_size"]
+    no_conv["text_config"]["hidden_size"] = None
+    refused(
+        no_conv,
+        "lfm2_vl config: field 'hidden_size': must be an integer, got None (NoneType) "
+        "(Lfm2Config (transformers 5.20.2, transformers/models/lfm2/configuration_lfm2.py:23))",
+    )
 
 
 def test_sglang_refuses_an_lfm2_vl_text_config_with_null_layer_types() -> None:
-    # S:sglang/srt/configs/lfm2_vl.py:47-53: linear_layer_ids enumerates
-    # text_config.layer_types, a TypeError for None; only lfm2_moe takes it as no layer.
-    refused(
-        lfm2_vl(layer_types=None),
-        "lfm2_vl config: field 'layer_types': must be a list of layer types, got None",
-        layout="sglang",
-    )
+    # Issue 27: Lfm2Config makes a null layer_types from full_attn_idxs (default: every layer
+    # attention), for SGLang's subclass too: no conv layer.
+    assert ssm_state(lfm2_vl(layer_types=None), layout="sglang").ssm_layers == 0
+    half = lfm2_vl(layer_types=None, full_attn_idxs=[1])
+    assert ssm_state(half, layout="sglang").layer_indices == (0,)
 
 
 def test_gigachat3_5_takes_full_attention_as_an_alias_of_attention() -> None:

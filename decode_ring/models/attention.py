@@ -34,6 +34,16 @@ def gqa(
     heads = cfg.int_("num_attention_heads")
     kv_heads = cfg.opt_int("num_key_value_heads")
     head_dim = cfg.opt_int(head_dim_field, minimum=0) or cfg.int_("hidden_size") // heads
+    if head_dim == 0:
+        # vLLM's get_head_size (model_arch_config_convertor.py:91-118) and SGLang's
+        # (configs/model_config.py:1341-1350) take hidden_size // heads for a missing or 0
+        # head_dim; 0 sizes a 0-byte KV page, which vLLM divides by (platforms/interface.py:
+        # 1098-1101).
+        raise cfg.fail(
+            head_dim_field,
+            f"missing or 0, and hidden_size {show(cfg.int_('hidden_size'))} // "
+            f"num_attention_heads {show(heads)} is 0: no head size the servers can run with",
+        )
     return AttentionLayers(
         layer_indices=layers,
         num_attention_heads=heads,

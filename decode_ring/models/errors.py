@@ -3,7 +3,7 @@ argument it refuses."""
 
 from __future__ import annotations
 
-__all__ = ["ModelConfigError", "TensorParallelSplitError", "refuse_argument"]
+__all__ = ["ModelConfigError", "NotModelledError", "TensorParallelSplitError", "refuse_argument"]
 
 
 class ModelConfigError(ValueError):
@@ -37,6 +37,11 @@ class ModelConfigError(ValueError):
 class TensorParallelSplitError(ModelConfigError):
     """The model cannot be split over ``tp_size`` ranks: a head or channel
     count that the servers shard evenly does not divide by it."""
+
+
+class NotModelledError(ModelConfigError):
+    """The servers serve the model, but its state is of a shape this package does not model yet
+    (several KV-cache specs per model: Qwen4-Exp, Inkling); the message says what is missing."""
 
 
 def refuse_argument(
