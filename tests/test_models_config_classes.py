@@ -33,6 +33,7 @@ from decode_ring.models import ModelConfigError, class_fields, ssm_state
 from decode_ring.models.classes import LEGACY_LAYER_TYPES, config_class, table
 from decode_ring.models.families import REGISTRY, WRAPPED
 from decode_ring.releases import SGLANG, VLLM
+from decode_ring.servers.vllm import vllm_reservation
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -213,6 +214,22 @@ def test_bailing_head_dim_is_each_servers_classs() -> None:
     assert ssm_state(bailing).ssm_shape == (8, 64, 64)
     assert ssm_state(bailing, layout="sglang").ssm_shape == (8, 128, 128)
     assert class_fields(bailing)["linear_head_dim"] == 128
+
+
+def test_glm5_next_gate_bound_is_the_class_default_under_vllm() -> None:
+    # transformers 5.20.2's Glm5NextTextConfig defaults linear_lower_bound to -5.0 and folds
+    # linear_attn_config's gate_lower_bound over it (configuration_glm5_next.py:146, :189-197).
+    # vLLM's KDA layer prefills with FlashKDA given a bound (vllm/models/glm5next/common/kda.py:
+    # 137-159, :338-351), which in align mode plans one prefill checkpoint block: 2 + 0 + 1
+    # blocks per request, 10,267,656,192 B for 256 sequences at tp 1 (tools/peer_agreement
+    # grid on this file: vLLM's own planning, run from the wheel).
+    glm5 = config("written/glm5-next-linear-attn-config-written.json")
+    assert "linear_lower_bound" not in glm5["text_config"]
+    assert class_fields(glm5)["linear_lower_bound"] == -5.0
+    reservation = vllm_reservation(glm5)
+    assert reservation.prefill_checkpoint_blocks == 1
+    assert reservation.planned_blocks_per_request == 3
+    assert reservation.planned_state_bytes == 10_267_656_192
 
 
 def test_sglang_reads_granite_layers_by_its_own_names() -> None:

@@ -2538,7 +2538,10 @@ WHOLE_ANSWERS: tuple[tuple[str, str, dict[str, Any], dict[str, object]], ...] = 
     (
         "sglang",
         "nemotron-nano-9b-v2.json",
-        {"available_memory": 40 * GIB, "mamba_radix_cache_strategy": "no_buffer"},
+        # Issue 27: an explicit no_buffer needs --disable-overlap-schedule, which SGLang asserts
+        # (mamba_hook.py:156-160); extra_buffer_lazy keeps one tracking slot (ratio 4). The
+        # oracle's SglangReservations (its class snapshots) gives these values.
+        {"available_memory": 40 * GIB, "mamba_radix_cache_strategy": "extra_buffer_lazy"},
         {
             "model_type": "nemotron_h",
             "family": "nemotron_h",
@@ -2554,18 +2557,18 @@ WHOLE_ANSWERS: tuple[tuple[str, str, dict[str, Any], dict[str, object]], ...] = 
             "per_request_bytes": 143548416,
             "available_memory": 42949672960,
             "mamba_full_memory_ratio": 0.9,
-            "mamba_radix_cache_strategy": "no_buffer",
+            "mamba_radix_cache_strategy": "extra_buffer_lazy",
             "strategy_rule": "flag",
             "overlap_schedule": True,
             "disable_radix_cache": False,
-            "ratio": 3,
+            "ratio": 4,
             "slots": 140,
             "slots_rule": "0.9/(1+0.9) of available_memory, one slot padding",
             "pool_bytes": 20240326656,
-            "max_running_requests": 46,
+            "max_running_requests": 35,
             "max_running_requests_rule": (
                 "min(SGLang's estimate clamp(1386068 KV tokens / context 131072 x 512, "
-                "2048, 4096), slots 140 // ratio 3, 1386068 KV tokens // 2)"
+                "2048, 4096), slots 140 // ratio 4, 1386068 KV tokens // 2)"
             ),
             "speculative_num_draft_tokens": 0,
             "speculative_scratch_bytes": 0,
@@ -2575,10 +2578,10 @@ WHOLE_ANSWERS: tuple[tuple[str, str, dict[str, Any], dict[str, object]], ...] = 
             "kv_bytes_per_token": 16384,
             "kv_bytes_per_token_rule": "8 KV heads x (128 + 128) x 4 layers x 2 B",
             "kv_tokens": 1386068,
-            "requested_requests": 46,
-            "slots_for_requested": 138,
-            "pool_bytes_for_requested": 19953229824,
-            "naive_state_bytes": 6603227136,
+            "requested_requests": 35,
+            "slots_for_requested": 140,
+            "pool_bytes_for_requested": 20240326656,
+            "naive_state_bytes": 5024194560,
             "context_length": 131072,
             "context_length_rule": "config max_position_embeddings",
             "max_total_tokens": None,
@@ -2586,7 +2589,7 @@ WHOLE_ANSWERS: tuple[tuple[str, str, dict[str, Any], dict[str, object]], ...] = 
                 "CUDA, one attention data-parallel rank, one pipeline stage, page size 1",
                 "no ReplaySSM, no fused draft state, no multimodal reserve",
             ],
-            "multiplier": 3.0217391304347827,
+            "multiplier": 4.0285714285714285,
         },
     ),
     (
@@ -3412,22 +3415,19 @@ def test_sglang_strategy_of_a_radix_architecture_without_extra_buffer() -> None:
     assert auto.assumptions[-1] == (
         "no_buffer runs without the overlap scheduler, as SGLang pairs them"
     )
-    flag = sglang_reservation(
-        JET, available_memory=20 * GIB, mamba_radix_cache_strategy="no_buffer"
-    )
-    assert (flag.mamba_radix_cache_strategy, flag.strategy_rule, flag.overlap_schedule) == (
-        "no_buffer",
-        "flag",
-        True,
-    )
-    assert len(flag.assumptions) == 2
+    # Issue 27: an explicit no_buffer asserts the overlap scheduler off (mamba_hook.py:156-160),
+    # which a default launch leaves on: refused, as the oracle's SGLang run refuses it.
+    with pytest.raises(ServerArgumentError) as flag:
+        sglang_reservation(JET, available_memory=20 * GIB, mamba_radix_cache_strategy="no_buffer")
+    assert "no_buffer needs --disable-overlap-schedule" in str(flag.value)
     for strategy in ("extra_buffer", "extra_buffer_lazy"):
         with pytest.raises(ServerArgumentError) as raised:
             sglang_reservation(JET, available_memory=20 * GIB, mamba_radix_cache_strategy=strategy)
         assert raised.value.field == "mamba_radix_cache_strategy"
         assert str(raised.value) == (
-            f"argument mamba_radix_cache_strategy: SGLang 0.5.23 supports {strategy} only for "
-            "its extra_buffer architectures, not JetNemotronForCausalLM (overrides.py:403-451)"
+            f"argument mamba_radix_cache_strategy: {strategy} is not supported for "
+            "JetNemotronForCausalLM; use no_buffer: SGLang 0.5.23 asserts it "
+            "(sglang/srt/arg_groups/mamba_hook.py:115-119, overrides.py:403-451)"
         )
     off = sglang_reservation(JET, available_memory=20 * GIB, disable_radix_cache=True)
     assert (off.mamba_radix_cache_strategy, off.strategy_rule, off.overlap_schedule) == (
@@ -3446,8 +3446,9 @@ def test_sglang_refusals_are_these_lines() -> None:
             mamba_radix_cache_strategy="extra_buffer",
         )
     assert str(not_radix.value) == (
-        "argument mamba_radix_cache_strategy: extra_buffer needs the hybrid-mamba radix cache, "
-        "which SGLang does not use for MambaForCausalLM (model_hook.py:1059-1066)"
+        "argument mamba_radix_cache_strategy: extra_buffer needs mamba state, got "
+        "MambaForCausalLM: SGLang 0.5.23 refuses it where the mamba radix cache is off "
+        "(sglang/srt/arg_groups/model_hook.py:1059-1066)"
     )
     with pytest.raises(ServerArgumentError) as no_slot:
         sglang_reservation(NEMOTRON, available_memory=100 * 2**20)

@@ -184,10 +184,12 @@ def test_sglang_running_256_takes_five_slots_each() -> None:
 
 
 def test_sglang_strategies_change_the_cap_not_the_pool() -> None:
-    no_buffer = sglang_reservation(
-        NEMOTRON, available_memory=60 * GIB, mamba_radix_cache_strategy="no_buffer"
-    )
-    assert (no_buffer.slots, no_buffer.ratio, no_buffer.max_running_requests) == (211, 3, 70)
+    # Issue 27: an explicit no_buffer needs --disable-overlap-schedule, which SGLang asserts
+    # (sglang/srt/arg_groups/mamba_hook.py:156-160): refused on a default launch.
+    with pytest.raises(ServerArgumentError, match="no_buffer needs --disable-overlap-schedule"):
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GIB, mamba_radix_cache_strategy="no_buffer"
+        )
     off = sglang_reservation(NEMOTRON, available_memory=60 * GIB, disable_radix_cache=True)
     assert (off.slots, off.ratio, off.max_running_requests) == (211, 1, 211)
     assert off.kv_cache_bytes == 33_992_245_248
@@ -220,8 +222,16 @@ def test_sglang_fixed_pool() -> None:
 def test_sglang_non_radix_architecture_keeps_ratio_three() -> None:
     r = sglang_reservation(MAMBA, available_memory=60 * GIB)
     assert (r.mamba_radix_cache_strategy, r.ratio) == ("auto", 3)
-    with pytest.raises(ServerArgumentError, match="mamba_radix_cache_strategy"):
-        sglang_reservation(MAMBA, available_memory=60 * GIB, mamba_radix_cache_strategy="no_buffer")
+    # Issue 27: SGLang ignores no_buffer where it keeps no mamba radix cache and sizes as under
+    # auto (model_hook.py:1056-1067); it refuses the extra-buffer strategies there.
+    ignored = sglang_reservation(
+        MAMBA, available_memory=60 * GIB, mamba_radix_cache_strategy="no_buffer"
+    )
+    assert (ignored.ratio, ignored.slots, ignored.pool_bytes) == (r.ratio, r.slots, r.pool_bytes)
+    with pytest.raises(ServerArgumentError, match="needs mamba state, got MambaForCausalLM"):
+        sglang_reservation(
+            MAMBA, available_memory=60 * GIB, mamba_radix_cache_strategy="extra_buffer"
+        )
 
 
 def test_sglang_estimate_from_the_kv_pool_binds() -> None:
