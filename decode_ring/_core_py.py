@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from ._usize_py import USIZE_MAX, optional_str, saturating_add, saturating_mul, usize
 
@@ -55,19 +55,42 @@ class DecodeRingDecision:
 
     ``skip_reason`` is set only for the implicit skips (speculative decode,
     watchdogs disabled), so the allocating call site can log the saving.
+
+    Immutable as the compiled one is, ``object.__setattr__`` included: the
+    values live in two slots whose descriptors are taken out of the class
+    (``_SLOTS``, ``_SKIP_REASON``), so nothing outside this module can set
+    them, and the shared decisions below stay what they are. Final, too: a
+    subclass is refused.
     """
 
-    __slots__ = ("skip_reason", "slots")
+    __slots__ = ("_skip_reason_value", "_slots_value")
     __match_args__ = ("slots", "skip_reason")
 
-    slots: int
-    skip_reason: str | None
+    if TYPE_CHECKING:
+        slots: int
+        skip_reason: str | None
+    else:
+
+        @property
+        def slots(self):
+            return _SLOTS.__get__(self, DecodeRingDecision)
+
+        @property
+        def skip_reason(self):
+            return _SKIP_REASON.__get__(self, DecodeRingDecision)
 
     def __init__(self, slots: int, skip_reason: str | None = None) -> None:
-        if hasattr(self, "slots"):
+        try:
+            _SLOTS.__get__(self, DecodeRingDecision)
+        except AttributeError:  # not set yet: this is the construction
+            pass
+        else:
             raise AttributeError("DecodeRingDecision is immutable")
-        object.__setattr__(self, "slots", usize(slots, "slots"))
-        object.__setattr__(self, "skip_reason", optional_str(skip_reason, "skip_reason"))
+        _SLOTS.__set__(self, usize(slots, "slots"))
+        _SKIP_REASON.__set__(self, optional_str(skip_reason, "skip_reason"))
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        raise TypeError(f"type '{__name__}.DecodeRingDecision' is not an acceptable base type")
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("DecodeRingDecision is immutable")
@@ -88,6 +111,12 @@ class DecodeRingDecision:
 
     def __reduce__(self) -> tuple[type[DecodeRingDecision], tuple[int, str | None]]:
         return DecodeRingDecision, (self.slots, self.skip_reason)
+
+
+# The slots' descriptors, out of the class: only this module holds them.
+_SLOTS: Final[Any] = DecodeRingDecision.__dict__["_slots_value"]
+_SKIP_REASON: Final[Any] = DecodeRingDecision.__dict__["_skip_reason_value"]
+del DecodeRingDecision._slots_value, DecodeRingDecision._skip_reason_value  # type: ignore[attr-defined]
 
 
 # The recurring outcomes are shared, so the hot path allocates nothing.
@@ -168,13 +197,15 @@ def _decide(
     watchdogs_disabled: bool,
 ) -> tuple[DecodeRingDecision, str]:
     # The one copy of the order in this core. Every argument is checked
-    # before any rule applies, as the compiled core's conversions are.
-    num_ssm_layers = usize(num_ssm_layers, "num_ssm_layers")
+    # before any rule applies, in the compiled core's order: its flags
+    # (``bint``) convert as the call starts, then the body checks the rest,
+    # so that a call with several bad arguments raises the same error.
     use_speculative = bool(use_speculative)
+    watchdogs_disabled = bool(watchdogs_disabled)
+    num_ssm_layers = usize(num_ssm_layers, "num_ssm_layers")
     if published is not None:
         published = usize(published, "published")
     optional_str(ring_override, "ring_override")
-    watchdogs_disabled = bool(watchdogs_disabled)
 
     if num_ssm_layers == 0:
         return _BY_NO_SSM_LAYERS
@@ -273,6 +304,17 @@ class EnvironmentDecision:
         watchdogs_variable: str,
         interpret_watchdogs: Callable[[str | None], bool],
     ) -> None:
+        # The compiled core's ``str`` arguments, refused in Cython's words (None passes on to
+        # the reader, as there).
+        for name, value in (
+            ("ring_override_variable", ring_override_variable),
+            ("watchdogs_variable", watchdogs_variable),
+        ):
+            if value is not None and type(value) is not str:
+                raise TypeError(
+                    f"Argument '{name}' has incorrect type (expected str, got "
+                    f"{_type_name_in_c(type(value))})"
+                )
         self._reader = EnvironmentReader((ring_override_variable, watchdogs_variable))
         self._interpret_watchdogs = interpret_watchdogs
 
@@ -284,6 +326,9 @@ class EnvironmentDecision:
     ) -> DecodeRingDecision:
         """The per-sequence ring depth, from the published depth and the
         environment, read afresh at every call."""
+        # The compiled core's order: the flag as the call starts, then the count.
+        use_speculative = bool(use_speculative)
+        num_ssm_layers = usize(num_ssm_layers, "num_ssm_layers")
         ring_override, watchdogs = self._reader.read()
         return decode_rollback_ring_slots_with(
             num_ssm_layers,
@@ -292,6 +337,16 @@ class EnvironmentDecision:
             ring_override,
             bool(self._interpret_watchdogs(watchdogs)),
         )
+
+
+def _type_name_in_c(kind: type) -> str:
+    """A type's name as C code prints it (``tp_name``), as Cython's argument checks do: a
+    class defined in Python by its name, a built-in one by its module and name
+    (``numpy.int64``) unless it is one of Python's own (``int``)."""
+    heap = getattr(kind, "__flags__", 0) & (1 << 9)  # Py_TPFLAGS_HEAPTYPE
+    if heap or kind.__module__ == "builtins":
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _valid_unicode_or_none(value: bytes | str | None) -> str | None:

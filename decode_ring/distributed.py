@@ -47,6 +47,10 @@ from ._usize_py import usize
 
 _NOTHING_PUBLISHED: Final = -1
 _INT64_MAX: Final = 2**63 - 1
+# The longest timeout a rank may take: every wait up to it works on every backend (gloo's wait
+# ends at once, or never, past about 4e12 ms), and no preflight waits longer.
+MAX_TIMEOUT: Final = timedelta(days=7)
+_MILLISECOND: Final = timedelta(milliseconds=1)
 
 # Record kinds. Each invalid kind names the input and what is wrong with it,
 # so that every rank words the same error from the records alone.
@@ -56,7 +60,7 @@ _PROBLEMS: Final[dict[int, tuple[str, str]]] = {
     2: ("slots", "is negative"),
     3: ("slots", "does not fit the int64 the ranks exchange"),
     4: ("published depth", "does not fit the int64 the ranks exchange"),
-    5: ("timeout", "is not a positive, finite number of seconds or a timedelta"),
+    5: ("timeout", "is not a positive, finite number of seconds or a timedelta of at most 7 days"),
 }
 _SLOTS_NOT_INTEGER, _SLOTS_NEGATIVE, _SLOTS_BEYOND_INT64 = 1, 2, 3
 _PUBLISHED_BEYOND_INT64, _BAD_TIMEOUT = 4, 5
@@ -105,7 +109,9 @@ def agree_decode_ring_slots(
       rank waits at most that long for the others, then raises
       ``DecodeRingAgreementError`` saying that the ranks did not all arrive.
       Without it, the wait is bounded only by the group's own timeout. A
-      rank that took an invalid ``timeout`` waits without a deadline.
+      timeout is more than 0 and at most ``MAX_TIMEOUT`` (7 days); every
+      other is invalid, as above, and the rank that took it waits without a
+      deadline.
 
     When the backend fails during the exchange (a peer exited or lost its
     connection) it raises ``DecodeRingAgreementError`` naming the exchange
@@ -171,7 +177,9 @@ def _exchange(
             if work.wait(timeout=deadline) is False:
                 raise RuntimeError("the wait returned before the exchange completed")
     except RuntimeError as error:
-        if deadline is not None and work is not None and not work.is_completed():
+        # Past the deadline the wait ended it, though the exchange may have completed since.
+        late = deadline is not None and time.monotonic() - started >= deadline.total_seconds()
+        if deadline is not None and work is not None and (late or not work.is_completed()):
             raise DecodeRingAgreementError(
                 f"{_EXCHANGE}: the ranks did not all arrive within the "
                 f"{deadline.total_seconds():g} s timeout (rank {rank} of a group of "
@@ -284,18 +292,25 @@ def _invalid_inputs(records: list[list[int]]) -> str | None:
 
 
 def _deadline(timeout: object) -> timedelta | None:
-    """``timeout`` as a whole number of milliseconds (rounded up, so that a
-    tiny timeout still waits), or None when it is not a positive, finite
-    number of seconds or a ``timedelta`` that a wait can take."""
+    """``timeout`` as a whole number of milliseconds (rounded up, so that a tiny timeout still
+    waits), or None when it is not a number of seconds (an ``int`` of any size or a ``float``)
+    or a ``timedelta`` above 0 and at most ``MAX_TIMEOUT``. Never raises: a rank with a refused
+    timeout must still join the exchange."""
     if isinstance(timeout, timedelta):
-        seconds = timeout.total_seconds()
-    elif isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
-        seconds = float(timeout)
+        wait = timeout
+    elif isinstance(timeout, int) and not isinstance(timeout, bool):
+        if not 0 < timeout <= MAX_TIMEOUT.total_seconds():  # exact, whatever its size
+            return None
+        wait = timedelta(seconds=timeout)
+    elif isinstance(timeout, float):
+        if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT.total_seconds()):
+            return None
+        wait = timedelta(milliseconds=math.ceil(timeout * 1000))
     else:
         return None
-    if not (math.isfinite(seconds) and 0 < seconds <= timedelta.max.total_seconds()):
+    if not timedelta(0) < wait <= MAX_TIMEOUT:
         return None
-    return timedelta(milliseconds=math.ceil(seconds * 1000))
+    return _MILLISECOND * -(-wait // _MILLISECOND)
 
 
 def _first_line(error: BaseException) -> str:

@@ -7,12 +7,11 @@ Neither publishes a depth.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from ._selector import DECODE_ROLLBACK_RING_SLOTS
-from ._usize_py import saturating_add, saturating_mul
 from .models import (
     DTYPE_BYTES,
     ConfigSource,
@@ -22,13 +21,15 @@ from .models import (
     load_config,
     ssm_state,
 )
-from .models.errors import refuse_argument
+from .models.errors import check_within_64_bits, refuse_argument
 from .preflight import PreLoadFreeMemory, RingFit, RingSlot, fit_ring, requested_slots
-from .servers import sglang_reservation, vllm_reservation
+from .servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
 __all__ = [
     "DEFAULT_BATCH_SIZES",
     "DEFAULT_TP_SIZES",
+    "GRID_AXES",
+    "MAX_GRID_SIDE",
     "PLAN_SERVERS",
     "Plan",
     "PlanCell",
@@ -36,6 +37,7 @@ __all__ = [
     "Reserve",
     "ServerPlan",
     "ServerRow",
+    "check_grid",
     "divided_evenly",
     "plan",
     "server_plan",
@@ -43,6 +45,29 @@ __all__ = [
 
 DEFAULT_TP_SIZES: Final = (1, 2, 4, 8)
 DEFAULT_BATCH_SIZES: Final = (8, 16, 32, 64, 128, 256, 512)
+# The bound of a plan: at most this many tensor-parallel sizes and batch sizes (4,096 cells),
+# which a run plans, prints and draws in under 2 s and 200 MB (the README).
+MAX_GRID_SIDE: Final = 64
+GRID_AXES: Final = {"tp_sizes": "tensor-parallel sizes", "batch_sizes": "batch sizes"}
+
+
+def grid_refusal(axis: str, count: int) -> str | None:
+    """Why ``count`` values on the grid's ``axis`` (a key of ``GRID_AXES``) are too many, or
+    ``None``."""
+    if count <= MAX_GRID_SIDE:
+        return None
+    return (
+        f"at most {MAX_GRID_SIDE} {GRID_AXES[axis]} (a plan is at most {MAX_GRID_SIDE} x "
+        f"{MAX_GRID_SIDE} cells), got {count}"
+    )
+
+
+def check_grid(tp_sizes: Sequence[int], batch_sizes: Sequence[int]) -> None:
+    """Refuses a grid past ``MAX_GRID_SIDE`` a side (``ModelConfigError`` naming the axis)."""
+    for axis, sizes in (("tp_sizes", tp_sizes), ("batch_sizes", batch_sizes)):
+        refusal = grid_refusal(axis, len(sizes))
+        if refusal is not None:
+            raise refuse_argument(axis, refusal)
 
 
 def divided_evenly(total: int, tp_size: int) -> int:
@@ -98,7 +123,8 @@ class PlanRow:
     sequence and its share of the weights (or why the model cannot be split
     so), a cell per batch, and the largest batch that keeps the full depth
     (``full_depth``: that batch, ``any``, ``none`` when no batch does, ``-``
-    when the requested depth is not the full depth)."""
+    when the requested depth is not the full depth; ``largest_full_depth_batch``
+    is ``None`` but for a batch)."""
 
     tp_size: int
     state: SsmState | None
@@ -143,17 +169,18 @@ def largest_full_depth_batch(
     """The largest batch whose reserve (``fixed`` plus the batch times the
     live state and the KV cache) and full ring fit ``free``, and how the
     plan shows it: the batch, ``any`` (nothing grows with the batch),
-    ``none`` (no batch fits) or ``-`` (the requested depth is not full)."""
+    ``none`` (no batch fits: no batch, not a batch of 0 sequences) or ``-``
+    (the requested depth is not full)."""
     if requested != DECODE_ROLLBACK_RING_SLOTS:
         return None, "-"
     room = free - fixed
     grows = (DECODE_ROLLBACK_RING_SLOTS + 1) * per_sequence + kv
     if room < 0:
-        return 0, "none"
+        return None, "none"
     if grows == 0:
         return None, "any"
     batch = room // grows
-    return batch, str(batch) if batch else "none"
+    return (batch, str(batch)) if batch else (None, "none")
 
 
 def plan_row(
@@ -169,12 +196,20 @@ def plan_row(
     """One tensor-parallel size's row: a cell per batch, each with its own
     reserve, and the largest batch at full depth."""
     weights = divided_evenly(reserve.weights, tp)
-    fixed = saturating_add(weights, reserve.other)
+    fixed = weights + reserve.other
     cells = []
     for batch in batch_sizes:
-        state_bytes = saturating_mul(batch, per_sequence)
-        kv_bytes = saturating_mul(batch, kv)
-        beside = saturating_add(fixed, saturating_add(state_bytes, kv_bytes))
+        # Exact sums, each within 64 bits: a saturated sum would fit a free memory of
+        # USIZE_MAX that it exceeds.
+        state_bytes, kv_bytes = batch * per_sequence, batch * kv
+        beside = fixed + state_bytes + kv_bytes
+        terms = {
+            "state_bytes": state_bytes,
+            "kv_bytes": kv_bytes,
+            "reserve_without_ring_bytes": beside,
+            "total_bytes": beside + requested * state_bytes,
+        }
+        check_within_64_bits(terms, f"plan at tp {tp}, batch {batch}")
         fit = fit_ring(requested, RingSlot(batch, per_sequence), PreLoadFreeMemory(beside, free))
         cells.append(PlanCell(batch, weights, reserve.other, state_bytes, kv_bytes, fit))
     largest, shown = largest_full_depth_batch(requested, fixed, per_sequence, kv, free)
@@ -221,7 +256,9 @@ def plan(
     A tensor-parallel size the model cannot be split over gives a row with
     its ``problem`` and no cells; any other bad config raises
     ``ModelConfigError``. The requested depth comes from the environment as
-    the server's (``requested_slots``)."""
+    the server's (``requested_slots``). A grid past ``MAX_GRID_SIDE`` a side raises
+    ``ModelConfigError``; a reserve or a ring past 64 bits, ``OverflowError``."""
+    check_grid(tp_sizes, batch_sizes)
     loaded = None if config is None else load_config(config)
     rows = []
     first: SsmState | None = None
@@ -305,15 +342,17 @@ class ServerRow:
 class ServerPlan:
     """Which batches of ``max_model_len``-token sequences fit ``server``'s
     per-rank budget, for each tensor-parallel size. A server with no ring
-    shows no ring depth."""
+    shows no ring depth. ``free`` None: the server computes its own budget
+    from the GPU (``gpu``, what it was named as)."""
 
     server: str
     model: str
     source: str | None
-    free: int
+    free: int | None
     reserve: Reserve
     batch_sizes: tuple[int, ...]
     rows: tuple[ServerRow, ...]
+    gpu: str | None = None
 
     @property
     def boots(self) -> bool:
@@ -322,58 +361,83 @@ class ServerPlan:
 
 
 def server_largest_batch(
-    server: str, config: ConfigSource, tp: int, budget: int, max_model_len: int, spec: int
-) -> tuple[int, dict[str, Any]]:
+    server: str,
+    config: ConfigSource,
+    tp: int,
+    budget: int | None,
+    max_model_len: int,
+    spec: int,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[int, int | None, dict[str, Any]]:
     """The most concurrent sequences of ``max_model_len`` tokens that ``server``'s own sizing
-    holds in ``budget`` bytes on one of ``tp`` ranks, read from its reservation, and the
-    figures it came from. vLLM: ``max_concurrency`` (num_blocks over the blocks one request
-    needs), floored. SGLang: its running-request cap, or the sequences of ``max_model_len``
-    tokens its KV pool holds if fewer. Raises ``ServerArgumentError`` for a budget the server
-    refuses to start with."""
+    holds on one of ``tp`` ranks, read from its reservation, the budget it sized from, and the
+    figures it came from. ``budget``: the bytes a rank has for its caches; ``None``: the
+    server's own budget from the launch's GPU in ``options`` (the reservation's keywords).
+    vLLM: ``max_concurrency`` (num_blocks over the blocks one request needs), floored. SGLang:
+    its running-request cap, or the sequences of ``max_model_len`` tokens its KV pool holds if
+    fewer. Raises ``ServerArgumentError`` for a budget the server refuses to start with."""
+    launch = dict(options or {})
     if server == "vllm":
+        if budget is not None:
+            launch.setdefault("max_num_seqs", 1)
         held = vllm_reservation(
             config,
-            tensor_parallel_size=tp,
-            max_num_seqs=1,
-            max_model_len=max_model_len,
-            kv_cache_memory_bytes=budget,
-            num_speculative_tokens=spec,
+            **{
+                **launch,
+                "tensor_parallel_size": tp,
+                "max_model_len": max_model_len,
+                "kv_cache_memory_bytes": budget,
+                "num_speculative_tokens": launch.get("num_speculative_tokens", spec),
+            },
         )
         concurrency = held.max_concurrency or 0.0
-        return int(concurrency), {
-            "num_blocks": held.num_blocks,
-            "blocks_per_request": held.blocks_per_request_at_max_model_len,
-            "max_concurrency": concurrency,
-        }
+        return (
+            int(concurrency),
+            held.kv_cache_memory_bytes,
+            {
+                "num_blocks": held.num_blocks,
+                "blocks_per_request": held.blocks_per_request_at_max_model_len,
+                "max_concurrency": concurrency,
+            },
+        )
     pool = sglang_reservation(
-        config, tp_size=tp, available_memory=budget, context_length=max_model_len
+        config,
+        **{**launch, "tp_size": tp, "available_memory": budget, "context_length": max_model_len},
     )
     sequences = (pool.kv_tokens or 0) // max_model_len
-    return min(pool.max_running_requests, sequences), {
-        "max_running_requests": pool.max_running_requests,
-        "state_slots": pool.slots,
-        "kv_cache_bytes": pool.kv_cache_bytes,
-        "kv_tokens": pool.kv_tokens,
-        "sequences_in_kv_cache": sequences,
-    }
+    return (
+        min(pool.max_running_requests, sequences),
+        pool.available_memory,
+        {
+            "max_running_requests": pool.max_running_requests,
+            "state_slots": pool.slots,
+            "kv_cache_bytes": pool.kv_cache_bytes,
+            "kv_tokens": pool.kv_tokens,
+            "sequences_in_kv_cache": sequences,
+        },
+    )
 
 
 def server_plan(
     server: str,
     config: ConfigSource,
-    free: int,
+    free: int | None,
     reserve: Reserve,
     tp_sizes: Sequence[int] = DEFAULT_TP_SIZES,
     batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
     speculative_tokens: int = 0,
+    options: Mapping[str, Any] | None = None,
+    gpu: str | None = None,
 ) -> ServerPlan:
     """For each ``tp_sizes``, the budget one rank has after its share of the
-    weights and ``reserve.other``, the largest batch of
-    ``reserve.max_model_len``-token sequences that ``server`` (``vllm`` or
+    weights and ``reserve.other`` (or, ``free`` None, the budget the server
+    computes itself from the launch's GPU in ``options``), the largest batch
+    of ``reserve.max_model_len``-token sequences that ``server`` (``vllm`` or
     ``sglang``, through ``decode_ring.servers``) holds in it, and which of
-    ``batch_sizes`` fit. Raises ``ModelConfigError`` as the servers' sizing
-    does, but for a budget too small to start, which is a row that fits no
-    batch."""
+    ``batch_sizes`` fit. ``options``: the launch's other keywords for the
+    reservation. Raises ``ModelConfigError`` as the servers' sizing does, but
+    for a budget too small to start, which is a row that fits no batch."""
+    check_grid(tp_sizes, batch_sizes)
     if reserve.max_model_len is None:
         raise refuse_argument(
             "max_model_len", f"under {server}, a plan fits sequences of this many tokens: give it"
@@ -388,24 +452,51 @@ def server_plan(
             rows.append(ServerRow(tp, None, 0, (), str(error), None, {}))
             continue
         first = first or state
-        budget = free - divided_evenly(reserve.weights, tp) - reserve.other
-        refusal = None
-        largest, detail = 0, dict[str, Any]()
-        if budget <= 0:
-            refusal = "the weights and other alone fill free memory"
-        else:
-            try:
-                largest, detail = server_largest_batch(
-                    server, config, tp, budget, reserve.max_model_len, speculative_tokens
-                )
-            except ModelConfigError as error:
-                if error.field not in _BUDGET_FIELDS:
-                    raise
-                refusal = str(error)
-        fits = tuple(batch <= largest for batch in batch_sizes)
-        rows.append(ServerRow(tp, budget, largest, fits, None, refusal, detail))
+        rows.append(
+            _server_row(server, config, tp, free, reserve, batch_sizes, speculative_tokens, options)
+        )
     refuse_unsplittable(rows)
     assert first is not None
     return ServerPlan(
-        server, first.model_type, first.source, free, reserve, tuple(batch_sizes), tuple(rows)
+        server,
+        first.model_type,
+        first.source,
+        free,
+        reserve,
+        tuple(batch_sizes),
+        tuple(rows),
+        gpu,
     )
+
+
+def _server_row(
+    server: str,
+    config: ConfigSource,
+    tp: int,
+    free: int | None,
+    reserve: Reserve,
+    batch_sizes: Sequence[int],
+    spec: int,
+    options: Mapping[str, Any] | None,
+) -> ServerRow:
+    """One tensor-parallel size under a server: its budget, the largest batch, which fit."""
+    assert reserve.max_model_len is not None
+    budget = None if free is None else free - divided_evenly(reserve.weights, tp) - reserve.other
+    launch = dict(options or {})
+    if free is None and reserve.weights_source == "--weights":
+        launch["weights_bytes"] = divided_evenly(reserve.weights, tp)
+    refusal = None
+    largest, detail = 0, dict[str, Any]()
+    if budget is not None and budget <= 0:
+        refusal = "the weights and other alone fill free memory"
+    else:
+        try:
+            largest, budget, detail = server_largest_batch(
+                server, config, tp, budget, reserve.max_model_len, spec, launch
+            )
+        except ServerArgumentError as error:
+            if error.field not in _BUDGET_FIELDS and error.server_refusal is None:
+                raise
+            refusal = str(error.server_refusal or error)
+    fits = tuple(batch <= largest for batch in batch_sizes)
+    return ServerRow(tp, budget, largest, fits, None, refusal, detail)

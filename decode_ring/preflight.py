@@ -97,6 +97,29 @@ class Yardstick(Protocol):
     def limit(self) -> int: ...
 
 
+_YARDSTICK_PROPERTIES: Final = (
+    "name",
+    "beside_term",
+    "limit_term",
+    "refuses_boot",
+    "beside",
+    "limit",
+)
+
+
+def checked_yardstick(yardstick: object) -> Yardstick:
+    """``yardstick`` when it has every property of one, its byte counts usizes; ``TypeError``
+    otherwise (``OverflowError`` for a count out of range), before anything reads it."""
+    if not all(hasattr(yardstick, name) for name in _YARDSTICK_PROPERTIES):
+        raise TypeError(
+            "yardstick must be a yardstick (PreLoadFreeMemory, PostLoadKvHeadroom, or an object "
+            f"with their properties), not {type(yardstick).__name__}"
+        )
+    checked_usize(getattr(yardstick, "beside"), "yardstick.beside")  # noqa: B009
+    checked_usize(getattr(yardstick, "limit"), "yardstick.limit")  # noqa: B009
+    return yardstick  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class PreLoadFreeMemory:
     """Before the weights load: the ring beside the rest of the reserve,
@@ -284,6 +307,7 @@ def fit_ring(
     fits) and the warning says the KV budget stage decides.
     """
     requested = checked_usize(requested, "requested")
+    yardstick = checked_yardstick(yardstick)
     if isinstance(slot_bytes, RingSlot):
         slot = slot_bytes
         kept = RingFit(
@@ -335,6 +359,7 @@ def autofit(
     is explicit, and a fitted depth that differs from ``requested`` is
     published so that the allocation follows it. Raises
     ``DecodeRingConflict`` if another depth was published meanwhile."""
+    checked_yardstick(yardstick)
     explicit = published_decode_ring_slots() is not None
     fit = fit_ring(requested, slot_bytes, yardstick, explicit)
     if fit.slots != requested:

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from .models import LoadedConfig, ModelConfigError
-from .models.loading import cannot_read, read_json_file, read_json_object
+from .models.loading import (
+    TOO_LARGE,
+    TooLarge,
+    cannot_read,
+    config_entry,
+    read_bounded,
+    read_json_file,
+    read_json_object,
+)
 
 STDIN: Final = "-"
 CONFIG_FILE: Final = "config.json"
@@ -69,7 +77,7 @@ def cache_snapshot(folder: Path) -> Path:
         raise cannot_read(folder / "refs" / "main", reason) from None
     snapshots = folder / "snapshots"
     if revision:
-        return snapshots / revision
+        return _named_snapshot(folder, snapshots, revision)
     try:
         found = sorted(entry.name for entry in snapshots.iterdir())
     except OSError as error:
@@ -81,6 +89,21 @@ def cache_snapshot(folder: Path) -> Path:
             + (", ".join(ascii(name) for name in found[:4]) or "none")
         )
     return snapshots / found[0]
+
+
+def _named_snapshot(folder: Path, snapshots: Path, revision: str) -> Path:
+    """The snapshot ``refs/main`` names: one entry of ``snapshots``, never a path that leaves
+    it (``..``, an absolute path, a path of several parts)."""
+    if (
+        revision in (os.curdir, os.pardir)
+        or "\0" in revision
+        or any(separator in revision for separator in (os.sep, os.altsep) if separator)
+    ):
+        raise ModelConfigError(
+            f"{os.fspath(folder / 'refs' / 'main')!a}: names {revision!a}, which is not a "
+            f"snapshot in {os.fspath(snapshots)!a}"
+        )
+    return snapshots / revision
 
 
 def hub_snapshot(repo_id: str) -> Path:
@@ -116,12 +139,8 @@ def resolve_model(text: str, stdin: TextIO | None = None) -> ModelReference:
             "folder, ORG/NAME from the Hugging Face cache, or - for stdin"
         )
     if text == STDIN:
-        stream = sys.stdin if stdin is None else stdin
-        try:
-            raw = stream.read()
-        except (OSError, ValueError) as error:
-            raise ModelConfigError(f"cannot read the config from stdin: {error}") from None
-        return ModelReference(LoadedConfig(read_json_object(raw, "stdin"), None), "(stdin)", None)
+        config = read_json_object(read_stdin(sys.stdin if stdin is None else stdin), "stdin")
+        return ModelReference(LoadedConfig(config, None), "(stdin)", None)
     path = Path(text)
     try:
         is_dir = path.is_dir()
@@ -140,11 +159,34 @@ def resolve_model(text: str, stdin: TextIO | None = None) -> ModelReference:
     return _snapshot_reference(path, text)
 
 
+def read_stdin(stream: TextIO | None) -> str:
+    """A config from standard input, at most ``MAX_CONFIG_BYTES`` of it: the bytes under a
+    text stream, read as UTF-8 as a file is, or the text of a stream that has none. Raises
+    ``ModelConfigError``; a closed standard input (``None``) is one."""
+
+    def refused(reason: object) -> ModelConfigError:
+        return ModelConfigError(f"cannot read the config from stdin: {reason}")
+
+    if stream is None:
+        raise refused("standard input is closed")
+    binary = getattr(stream, "buffer", None)
+    try:
+        data = read_bounded(stream.read if binary is None else binary.read)
+    except TooLarge:
+        raise refused(TOO_LARGE) from None
+    except (OSError, ValueError) as error:
+        raise refused(getattr(error, "strerror", None) or error) from None
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise refused(f"not UTF-8 text ({error})") from None
+
+
 def _snapshot_reference(path: Path, shown: str) -> ModelReference:
     """The snapshot directory ``path`` and its ``config.json``, read once."""
-    config = path / CONFIG_FILE
-    if not os.path.lexists(config):
-        raise ModelConfigError(f"{os.fspath(path)!a}: directory has no config.json")
+    config = config_entry(path, os.fspath(path))
     return ModelReference(LoadedConfig(read_json_file(config), os.fspath(config)), shown, path)
 
 

@@ -27,7 +27,7 @@ from decode_ring._facade import (
     watchdogs_disabled_from_value,
 )
 
-from .support import CORE_MODULES, RunPython, load_core
+from .support import CORE_MODULES, ROOT, FakeCell, RunPython, load_core, stand_in_once_cell
 
 
 @pytest.fixture(scope="session", params=sorted(CORE_MODULES))
@@ -74,6 +74,17 @@ def ring_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.delenv("METRALE_DISABLE_WATCHDOGS", raising=False)
     monkeypatch.delenv("METRALE_SSM_RESERVE_RING_FULL", raising=False)
     return monkeypatch
+
+
+@pytest.fixture
+def cell(ring_environment: pytest.MonkeyPatch) -> Iterator[FakeCell]:
+    """The package over a stand-in for the once-cell (a test may not publish), with the ring's
+    variables unset, run from the repository's root (where the CLI tests name their configs)
+    on a terminal 100 columns wide (where help text wraps)."""
+    ring_environment.setenv("COLUMNS", "100")
+    ring_environment.chdir(ROOT)
+    with stand_in_once_cell() as fake:
+        yield fake
 
 
 @pytest.fixture

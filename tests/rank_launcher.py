@@ -46,7 +46,8 @@ def run_rank(rank: int, world: int, store: str, plan: list[dict[str, Any]]) -> N
     * ``{"pin": n}``: publish n, as an operator's pinned depth would
     * ``{"fit": free}``: fit the ring to ``free`` bytes, agree on the fit
     * ``{"agree": value, "timeout": t}``: agree on ``value``; t is seconds,
-      ``{"seconds": s}`` for a timedelta, or absent
+      ``{"seconds": s}`` (any of timedelta's fields) for a timedelta, or absent
+    * ``{"sleep": s}``: sleep s seconds (arrive late at the next step)
     * ``{"exit_after": s, "code": c}``: sleep s seconds, then exit at once
       with code c
     * ``{"all_reduce": 1}``: a plain collective: is the group still usable?
@@ -102,9 +103,11 @@ def run_rank(rank: int, world: int, store: str, plan: list[dict[str, Any]]) -> N
         elif "agree" in step:
             timeout = step.get("timeout")
             if isinstance(timeout, dict):
-                timeout = datetime.timedelta(seconds=timeout["seconds"])
+                timeout = datetime.timedelta(**timeout)
             outcomes.append(agree(step["agree"], timeout))
             faulted = "all_gather" in outcomes[-1].get("error", "")
+        elif "sleep" in step:
+            time.sleep(step["sleep"])
         elif "exit_after" in step:
             time.sleep(step["exit_after"])
             os._exit(step["code"])

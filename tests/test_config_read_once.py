@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,13 +57,13 @@ def test_each_command_reads_its_config_once(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reads: list[Path] = []
-    read_bytes = Path.read_bytes
+    opened = Path.open
 
-    def counted(path: Path) -> bytes:
+    def counted(path: Path, *args: Any, **kwargs: Any) -> Any:
         reads.append(path)
-        return read_bytes(path)
+        return opened(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", counted)
+    monkeypatch.setattr(Path, "open", counted)
     assert cli.main([*argv, str(NEMOTRON)]) == 0
     assert reads == [NEMOTRON]
     assert capsys.readouterr().out
@@ -100,10 +101,10 @@ def test_the_resolved_model_is_the_config_read() -> None:
 def test_readers_take_a_loaded_config_without_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     loaded = load_config(NEMOTRON)
 
-    def unread(path: Path) -> bytes:
+    def unread(path: Path, *args: Any, **kwargs: Any) -> Any:
         raise AssertionError(f"read {path} again")
 
-    monkeypatch.setattr(Path, "read_bytes", unread)
+    monkeypatch.setattr(Path, "open", unread)
     assert ssm_state(loaded).source == str(NEMOTRON)
     assert vllm_reservation(loaded).source == str(NEMOTRON)
     assert sglang_reservation(loaded, available_memory=60 * 2**30).source == str(NEMOTRON)

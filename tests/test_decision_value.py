@@ -9,6 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from decode_ring import _core_py
+
+from .support import whole
+
 
 def test_constants_match_the_reference(api: SimpleNamespace) -> None:
     assert api.DECODE_ROLLBACK_RING_SLOTS == 8
@@ -113,3 +117,21 @@ def test_decision_rejects_bad_fields(
 ) -> None:
     with pytest.raises(error):
         api.DecodeRingDecision(*args)
+
+
+# --- the twin's own guards (the compiled core's __cinit__ runs once by construction) ----------
+
+
+def test_the_twin_refuses_a_second_init() -> None:
+    decision = _core_py.DecodeRingDecision(1)
+    with pytest.raises(AttributeError, match=whole("DecodeRingDecision is immutable")):
+        decision.__init__(2)
+    assert decision == _core_py.DecodeRingDecision(1)
+
+
+def test_the_twin_refuses_deleting_a_field_by_name() -> None:
+    decision = _core_py.DecodeRingDecision(1)
+    with pytest.raises(AttributeError, match=whole("DecodeRingDecision is immutable")):
+        del decision.slots
+    with pytest.raises(AttributeError, match=whole("DecodeRingDecision is immutable")):
+        decision.slots = 2

@@ -26,7 +26,9 @@ from typing import IO, Any
 
 import pytest
 
-pytest.importorskip("torch", reason="torch not installed: pip install 'decode_ring[torch]'")
+from .support import TORCH_MISSING
+
+pytest.importorskip("torch", reason=TORCH_MISSING)
 if not hasattr(os, "fork"):
     pytest.skip("the rank launcher forks: no os.fork here", allow_module_level=True)
 
@@ -427,6 +429,21 @@ class BrokenRepr:
         raise ValueError("no repr")
 
 
+@pytest.fixture
+def one_rank(tmp_path: Path) -> Iterator[None]:
+    """A group of one rank, this process, for calls that publish nothing (an invalid input);
+    taken down after the test."""
+    import torch.distributed as dist
+
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+    )
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
 @pytest.mark.parametrize(
     ("value", "says"),
     [
@@ -436,21 +453,30 @@ class BrokenRepr:
     ],
     ids=["int-beyond-str", "broken-repr", "float"],
 )
+@pytest.mark.usefixtures("one_rank")
 def test_an_offending_value_travels_in_the_record_as_short_text(value: object, says: str) -> None:
-    from decode_ring.distributed import _invalid_inputs, _own_record
+    # The value is said in the record every rank gathers (int64 words, which the exchange
+    # carries), short whatever its size or its repr.
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
 
-    record, _ = _own_record(value, None, None)
-    assert len(record) == 10
-    assert all(-(2**63) <= word < 2**63 for word in record)
-    assert f"(rank 0: {says}" in (_invalid_inputs([record]) or "")
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        agree_decode_ring_slots(value)  # type: ignore[arg-type]
+    assert f"(rank 0: {says}" in str(raised.value)
 
 
 @pytest.mark.parametrize("timeout", [0, -1.0, float("nan"), float("inf"), True, "3", 1e300])
+@pytest.mark.usefixtures("one_rank")
 def test_a_timeout_that_no_wait_can_take_is_invalid(timeout: object) -> None:
-    from datetime import timedelta
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
 
-    from decode_ring.distributed import _deadline
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        agree_decode_ring_slots(8, timeout=timeout)  # type: ignore[arg-type]
+    assert "(rank 0: timeout " in str(raised.value)
+    assert "is not a positive, finite number of seconds or a timedelta" in str(raised.value)
 
-    assert _deadline(timeout) is None
-    assert _deadline(timedelta(seconds=1.5)) == timedelta(milliseconds=1500)
-    assert _deadline(0.0001) == timedelta(milliseconds=1)
+
+def test_a_timedelta_and_a_timeout_under_a_millisecond_are_waits(ranks: Ranks) -> None:
+    # A tiny timeout still waits (it is rounded up to whole milliseconds): one rank agrees.
+    ranks.launch([[{"agree": 8, "timeout": {"seconds": 1.5}}, {"agree": 8, "timeout": 0.0001}]])
+    outcomes = ranks.outcomes(0)
+    assert [(outcome.get("agreed"), outcome["published"]) for outcome in outcomes] == [(8, 8)] * 2

@@ -8,7 +8,9 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from .support import RunPython, blocks_allocated_by
+from decode_ring import _core_py
+
+from .support import RunPython, blocks_allocated_by, whole
 
 RING = "METRALE_SSM_DECODE_RING"
 WATCHDOGS = "METRALE_DISABLE_WATCHDOGS"
@@ -230,3 +232,25 @@ def test_an_unchanged_value_is_interpreted_once(
     ring_environment.setenv(WATCHDOGS, " TRUE ")
     assert decide(48, False).slots == 0
     assert interpreted == [" TRUE ", " FALSE ", " TRUE "]
+
+
+def test_environment_variable_names_are_checked(core: ModuleType) -> None:
+    with pytest.raises(TypeError, match=whole("variable names must be str, not int")):
+        core.EnvironmentReader(["A", 1])
+    for bad in ["", "A=B", "A\0B"]:
+        with pytest.raises(ValueError, match=whole(f"invalid environment variable name {bad!r}")):
+            core.EnvironmentReader([bad])
+
+
+def test_the_twin_reads_str_environments_too(ring_environment: pytest.MonkeyPatch) -> None:
+    # Where the platform has no bytes environment (Windows), os.environ is read.
+    ring_environment.setattr(os, "supports_bytes_environ", False)
+    ring_environment.setenv("METRALE_SSM_DECODE_RING", "1")
+    ring_environment.setenv("METRALE_DISABLE_WATCHDOGS", "caf\xe9")
+    reader = _core_py.EnvironmentReader(
+        ["METRALE_SSM_DECODE_RING", "METRALE_DISABLE_WATCHDOGS", "METRALE_SSM_RESERVE_RING_FULL"]
+    )
+    assert reader.read() == ("1", "caf\xe9", None)
+    assert reader.present() == (True, True, False)
+    ring_environment.setitem(os.environ, "METRALE_DISABLE_WATCHDOGS", "\udcff")
+    assert reader.read() == ("1", None, None)

@@ -18,6 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "decode_ring"
 README = ROOT / "README.md"
 
+# The house is the source tree: where the tests run from a copy beside an installed wheel (the
+# wheel matrix), there is no source to read, and the readme run reads it.
+pytestmark = pytest.mark.skipif(
+    not (ROOT / "setup.py").is_file(), reason="the source tree is not beside the tests"
+)
+
 # Functions longer than this (their docstring not counted) are hard to read whole.
 LONGEST_BODY = 45
 # The reservations are the servers' pipelines: they read as the steps, and no longer.
@@ -235,6 +241,7 @@ def test_each_reservation_reads_as_the_servers_steps(module: str, pipeline: str)
 FLOORS = {
     "printable": 0,
     "releases": 0,
+    "gpus": 1,
     "_usize_py": 0,
     "_core_py": 1,
     "_core": 1,
@@ -244,6 +251,7 @@ FLOORS = {
     "models": 1,
     "preflight": 4,
     "snapshots": 2,
+    "checkpoints": 2,
     "workers": 5,
     "distributed": 5,
     "servers": 5,
@@ -251,8 +259,9 @@ FLOORS = {
     "plan": 6,
     "cli": 7,
 }
-# Imported inside a function on purpose: optional extras, and the core the selector chooses.
-DEFERRED = {"matplotlib", "torch", "huggingface_hub", "_core", "_core_py"}
+# Imported inside a function on purpose: optional extras, the core the selector chooses, and
+# the command line's commands (``cli.main`` loads them, so that Ctrl-C then exits quietly).
+DEFERRED = {"matplotlib", "torch", "huggingface_hub", "pynvml", "yaml", "_core", "_core_py", "app"}
 
 
 def top_module(path: Path) -> str:
@@ -366,7 +375,8 @@ def test_the_design_table_names_files_that_exist() -> None:
     design = readme_section("## Design")
     named = re.findall(r"`((?:decode_ring|tests|benchmarks|tools|\.ci)/[^`\s]*)`", design)
     assert len(named) >= 20
-    missing = [name for name in named if not (ROOT / name.rstrip("/")).exists()]
+    # A pattern such as tests/test_cli_<command>.py names a kind of file, not one file.
+    missing = [n for n in named if "<" not in n and not (ROOT / n.rstrip("/")).exists()]
     assert missing == []
 
 

@@ -1,10 +1,16 @@
-"""The published depth, a process-wide once-cell: each test in a fresh process."""
+"""The published depth, a process-wide once-cell: each test in a fresh process, or, for the
+pure-Python twin, on a fresh import of it in this one."""
 
 from __future__ import annotations
 
+import importlib.util
+from types import ModuleType
+
 import pytest
 
-from .support import CORE_MODULES, RunPython, load_core
+from decode_ring._facade import make_decode_rollback_ring_slots
+
+from .support import CORE_MODULES, RunPython, load_core, whole
 
 
 @pytest.fixture(params=sorted(CORE_MODULES))
@@ -137,3 +143,34 @@ def test_the_package_publishes_through_the_core_in_use(run_python: RunPython) ->
         env={"DECODE_RING_NO_EXTENSIONS": "1"},
     )
     assert lines == ["python", 2, 2]
+
+
+# --- the twin's cell, in this process -------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_twin(ring_environment: pytest.MonkeyPatch) -> ModuleType:
+    """The pure-Python core imported afresh, as a new process imports it: a module of its own,
+    with its own empty once-cell, which the test may set. The package's twin, and the process's
+    published depth, stay as they were."""
+    spec = importlib.util.find_spec("decode_ring._core_py")
+    assert spec is not None and spec.loader is not None
+    twin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(twin)
+    return twin
+
+
+def test_the_twin_cell_first_write_wins(fresh_twin: ModuleType) -> None:
+    with pytest.raises(TypeError, match=whole("slots must be an integer, not str")):
+        fresh_twin.set_decode_ring_slots("3")
+    assert fresh_twin.published_decode_ring_slots() is None
+    assert fresh_twin.set_decode_ring_slots(3) == 3
+    assert fresh_twin.set_decode_ring_slots(5) == 3
+    assert fresh_twin.published_decode_ring_slots() == 3
+
+
+def test_the_twin_environment_decision_reads_the_cell(fresh_twin: ModuleType) -> None:
+    decide = make_decode_rollback_ring_slots(fresh_twin)
+    assert decide(48, False) == fresh_twin.DecodeRingDecision(8)
+    fresh_twin.set_decode_ring_slots(2)
+    assert decide(48, True) == fresh_twin.DecodeRingDecision(2)

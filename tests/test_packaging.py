@@ -1,10 +1,12 @@
-"""Which core the package uses, and what it exports."""
+"""Which core the package uses, what it exports, and its console script."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import decode_ring
+from decode_ring.cli import main
 
 from .support import RunPython, compiled_core_may_be_missing, load_core
 
@@ -143,3 +146,19 @@ def test_only_the_selector_names_a_core() -> None:
         and naming.search(path.read_text())
     ]
     assert offenders == []
+
+
+def test_the_console_script_is_the_entry_point() -> None:
+    (entry,) = importlib.metadata.entry_points(group="console_scripts", name="decode-ring")
+    assert entry.load() is main
+
+
+def test_the_installed_console_script_runs() -> None:
+    script = shutil.which("decode-ring", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("decode-ring is not installed beside this interpreter")
+    completed = subprocess.run(
+        [script, "fit", "--example", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert completed.returncode == 0
+    assert json.loads(completed.stdout)["slots"] == 1

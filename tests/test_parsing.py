@@ -6,6 +6,8 @@ import pytest
 
 from decode_ring._facade import parse_decode_ring_slots, watchdogs_disabled_from_value
 
+from .support import whole
+
 UNKNOWN = "unknown ssm-decode-ring-slots '{}' (valid: auto, 0..=8)"
 EXCEEDS = "ssm-decode-ring-slots {} exceeds the 8 the ring is sized for"
 
@@ -120,3 +122,11 @@ def test_watchdogs_truthiness(value: str | None, disabled: bool) -> None:
 def test_watchdogs_take_str_or_none(value: object) -> None:
     with pytest.raises(TypeError):
         watchdogs_disabled_from_value(value)  # type: ignore[arg-type]
+
+
+def test_facade_type_errors() -> None:
+    with pytest.raises(TypeError, match=whole("ssm-decode-ring-slots must be str, not int")):
+        parse_decode_ring_slots(3)  # type: ignore[arg-type]
+    message = "watchdogs value must be str or None, not bytes"
+    with pytest.raises(TypeError, match=whole(message)):
+        watchdogs_disabled_from_value(b"1")  # type: ignore[arg-type]

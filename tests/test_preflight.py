@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from decode_ring import preflight
 from decode_ring.preflight import (
+    DecodeRingConflict,
     PostLoadKvHeadroom,
+    Preflight,
     PreLoadFreeMemory,
+    RingFit,
+    RingSlot,
+    Rung,
     autofit,
     fit_ring,
+    pin_decode_ring_slots,
     requested_slots,
     slot_bytes,
 )
 
-from .support import FakeCell, RunPython
+from .support import FakeCell, RunPython, whole
+
+# Ints where a bool goes: the result must hold a bool all the same.
+ZERO: Any = 0
+ONE: Any = 1
 
 MiB, GiB = 2**20, 2**30
 PER_SEQUENCE_STATE = 158_859_264
@@ -191,35 +203,26 @@ def test_post_load_yardstick_rejects_bad_sizes() -> None:
         PostLoadKvHeadroom(kv_floor=-1, headroom=0)
 
 
-@pytest.fixture
-def fake_cell(monkeypatch: pytest.MonkeyPatch) -> FakeCell:
-    """Stands in for the process's once-cell, which a test may not set."""
-    cell = FakeCell()
-    monkeypatch.setattr(preflight, "set_decode_ring_slots", cell.set)
-    monkeypatch.setattr(preflight, "published_decode_ring_slots", cell.get)
-    return cell
-
-
-def test_autofit_publishes_a_fitted_depth(fake_cell: FakeCell) -> None:
+def test_autofit_publishes_a_fitted_depth(cell: FakeCell) -> None:
     assert autofit(8, SLOT, PreLoadFreeMemory(RESERVE, FREE)).slots == 1
-    assert fake_cell.writes == [1]
+    assert cell.writes == [1]
 
 
-def test_autofit_publishes_nothing_when_the_request_stands(fake_cell: FakeCell) -> None:
+def test_autofit_publishes_nothing_when_the_request_stands(cell: FakeCell) -> None:
     assert autofit(8, SLOT, PreLoadFreeMemory(RESERVE, 64 * GiB)).slots == 8
     assert autofit(8, SLOT, PreLoadFreeMemory(20 * GiB, FREE)).slots == 8
-    assert fake_cell.writes == []
+    assert cell.writes == []
 
 
-def test_autofit_treats_a_published_depth_as_explicit(fake_cell: FakeCell) -> None:
-    fake_cell.value = 8
+def test_autofit_treats_a_published_depth_as_explicit(cell: FakeCell) -> None:
+    cell.value = 8
     fit = autofit(8, SLOT, PreLoadFreeMemory(RESERVE, FREE))
     assert (fit.slots, fit.fits, fit.warning) == (8, False, None)
-    assert fake_cell.writes == []
+    assert cell.writes == []
 
 
 def test_autofit_refuses_to_disagree_with_a_racing_publisher(
-    fake_cell: FakeCell, monkeypatch: pytest.MonkeyPatch
+    cell: FakeCell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(preflight, "set_decode_ring_slots", lambda slots: 4)
     with pytest.raises(RuntimeError, match="published"):
@@ -246,3 +249,163 @@ def test_only_the_pre_load_yardstick_refuses() -> None:
     post_load = fit_ring(8, SLOT, PostLoadKvHeadroom(kv_floor=5 * GiB, headroom=GiB))
     assert not post_load.fits
     assert not post_load.refused
+
+
+# --- publishing: pin, preflight (over the stand-in once-cell) -----------------------------------
+
+
+def test_pin_publishes_or_refuses(cell: FakeCell) -> None:
+    assert pin_decode_ring_slots(4) == 4
+    assert pin_decode_ring_slots(4) == 4
+    with pytest.raises(DecodeRingConflict, match=whole("a ring depth of 4 is already published")):
+        pin_decode_ring_slots(2)
+    assert cell.writes == [4, 4, 2]
+
+
+def test_preflight_fits_and_publishes(cell: FakeCell) -> None:
+    slot = RingSlot(32, PER_SEQUENCE_STATE)
+    yardstick = PreLoadFreeMemory(RESERVE, FREE)
+    found = preflight.preflight(48, ZERO, slot, yardstick)
+    assert found.use_speculative is False
+    assert found == Preflight(
+        48,
+        False,
+        RingFit(
+            1,
+            8,
+            5_083_496_448,
+            yardstick,
+            "ssm decode ring lowered from 8 to 1 slots to fit pre-load free memory (14.10 GiB); "
+            "pass --ssm-decode-ring-slots N to pin a depth (refused rather than shrunk)",
+            32,
+            PER_SEQUENCE_STATE,
+        ),
+        1,
+    )
+    assert cell.writes == [1]
+
+
+def test_preflight_pins_first(cell: FakeCell) -> None:
+    slot = RingSlot(32, PER_SEQUENCE_STATE)
+    yardstick = PreLoadFreeMemory(RESERVE, FREE)
+    found = preflight.preflight(48, ONE, slot, yardstick, pinned=2)
+    assert found.use_speculative is True
+    assert found == Preflight(
+        48, True, RingFit(2, 2, 5_083_496_448, yardstick, None, 32, PER_SEQUENCE_STATE), 2
+    )
+    assert (found.fit.fits, cell.writes) == (False, [2])
+
+
+def test_preflight_without_ssm_layers_publishes_nothing(cell: FakeCell) -> None:
+    found = preflight.preflight(0, False, RingSlot(1, 1), PreLoadFreeMemory(0, 0))
+    assert (found.fit.slots, found.fit.requested, found.published) == (0, 0, None)
+    assert cell.writes == []
+
+
+def test_ring_terms_need_both_the_batch_and_the_state() -> None:
+    yardstick = PreLoadFreeMemory(0, 1)
+    for batch, state in [(32, None), (None, 7)]:
+        fit = RingFit(1, 1, 2 * MiB, yardstick, None, batch, state)
+        assert fit.refusal == (
+            "refused: ring depth 1 does not fit pre-load free memory: ring 1 x 2.00 MiB = "
+            "2.00 MiB, + reserve without ring 0 B = 2.00 MiB > free memory 1 B; "
+            "the deepest depth that fits is 0"
+        )
+
+
+# --- whole messages and the fit's terms -----------------------------------------------------------
+
+
+PIN_HINT = "pass --ssm-decode-ring-slots N to pin a depth (refused rather than shrunk)"
+
+
+def test_requested_slots_names_a_bad_layer_count(ring_environment: pytest.MonkeyPatch) -> None:
+    with pytest.raises(TypeError, match=whole("num_ssm_layers must be an integer, not str")):
+        requested_slots("1", False)  # type: ignore[arg-type]
+
+
+def test_reserve_ring_full_reserves_eight_for_one_layer(
+    ring_environment: pytest.MonkeyPatch,
+) -> None:
+    ring_environment.setenv("METRALE_SSM_RESERVE_RING_FULL", "0")
+    assert requested_slots(1, True) == 8
+    assert requested_slots(0, True) == 0
+
+
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda bad: RingSlot(bad, 1), "max_batch_size"),
+        (lambda bad: RingSlot(1, bad), "per_seq_state_bytes"),
+        (lambda bad: slot_bytes(bad, 1), "max_batch_size"),
+        (lambda bad: slot_bytes(1, bad), "per_seq_state_bytes"),
+        (lambda bad: PreLoadFreeMemory(bad, 1), "reserve_without_ring"),
+        (lambda bad: PreLoadFreeMemory(1, bad), "free_mem"),
+        (lambda bad: PostLoadKvHeadroom(bad, 1), "kv_floor"),
+        (lambda bad: PostLoadKvHeadroom(1, bad), "headroom"),
+        (lambda bad: fit_ring(bad, 1, PreLoadFreeMemory(1, 1)), "requested"),
+        (lambda bad: fit_ring(1, bad, PreLoadFreeMemory(1, 1)), "slot_bytes"),
+    ],
+)
+def test_bad_arguments_are_named(make: object, name: str) -> None:
+    assert callable(make)
+    with pytest.raises(TypeError, match=whole(f"{name} must be an integer, not str")):
+        make("1")
+    with pytest.raises(OverflowError, match=whole(f"{name} must be in 0..={USIZE_MAX}, got -1")):
+        make(-1)
+
+
+def test_a_slot_past_usize_names_its_terms() -> None:
+    big = 2**63
+    message = (
+        f"max batch size {big} x per-sequence state 2 B exceeds the {USIZE_MAX} B a usize holds"
+    )
+    with pytest.raises(OverflowError, match=whole(message)):
+        RingSlot(big, 2)
+
+
+def test_a_ring_slot_fit_keeps_the_batch_and_the_state() -> None:
+    fit = fit_ring(
+        8, RingSlot(32, PER_SEQUENCE_STATE), PreLoadFreeMemory(RESERVE, FREE), explicit=True
+    )
+    assert (fit.max_batch_size, fit.per_seq_state, fit.slot_bytes) == (
+        32,
+        PER_SEQUENCE_STATE,
+        5_083_496_448,
+    )
+    assert fit.refusal == (
+        "refused: ring depth 8 does not fit pre-load free memory: ring 8 x batch 32 x "
+        "per-sequence state 151.50 MiB = 37.88 GiB, + reserve without ring 6.87 GiB = "
+        "44.75 GiB > free memory 14.10 GiB; the deepest depth that fits is 1"
+    )
+    plain = fit_ring(8, 5_083_496_448, PreLoadFreeMemory(RESERVE, FREE), explicit=True)
+    assert (plain.max_batch_size, plain.per_seq_state) == (None, None)
+    assert "ring 8 x 4.73 GiB = 37.88 GiB" in str(plain.refusal)
+
+
+def test_rungs_carry_their_ring_bytes() -> None:
+    fit = fit_ring(8, 10, PreLoadFreeMemory(5, 30))
+    assert fit.rungs() == [
+        Rung(8, 80, 85, False),
+        Rung(4, 40, 45, False),
+        Rung(2, 20, 25, True),
+        Rung(1, 10, 15, True),
+        Rung(0, 0, 5, True),
+    ]
+
+
+def test_a_request_of_one_that_does_not_fit_drops_to_zero() -> None:
+    fit = fit_ring(1, 10, PreLoadFreeMemory(5, 10))
+    assert (fit.slots, fit.requested, fit.fits) == (0, 1, True)
+    assert fit.warning == (
+        f"ssm decode ring lowered from 1 to 0 slots to fit pre-load free memory (10 B); {PIN_HINT}"
+    )
+
+
+def test_post_load_warning_when_nothing_fits() -> None:
+    fit = fit_ring(8, 10, PostLoadKvHeadroom(5, 4))
+    assert (fit.slots, fit.fits, fit.refused) == (0, False, False)
+    assert fit.warning == (
+        "ssm decode ring lowered from 8 to 0 slots: not even 0 fits post-load KV headroom "
+        f"(4 B); the KV budget stage will decide; {PIN_HINT}"
+    )

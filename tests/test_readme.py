@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from .support import TORCH_MISSING
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -66,7 +68,7 @@ def test_interactive_examples_print_what_they_say(number: int, tmp_path: Path) -
 def test_python_examples_run(number: int, tmp_path: Path) -> None:
     example = blocks("python")[number]
     if "import torch" in example:
-        pytest.importorskip("torch", reason="torch not installed: pip install 'decode_ring[torch]'")
+        pytest.importorskip("torch", reason=TORCH_MISSING)
     script = tmp_path / "example.py"
     script.write_text(example)
     completed = run([sys.executable, str(script)])

@@ -62,9 +62,11 @@ def test_heads_larger_than_the_hidden_size_without_head_dim() -> None:
     for layout in ("vllm", "sglang", "metrale"):
         with pytest.raises(ModelConfigError) as caught:
             ssm_state(qwen, layout=layout)
-        assert caught.value.field == "head_dim"
-        assert "hidden_size 2048 // num_attention_heads 4096 is 0" in str(caught.value)
-    with pytest.raises(ModelConfigError, match="field 'head_dim'"):
+        assert caught.value.field == "hidden_size"
+        assert "2048 // num_attention_heads 4096 is a head size of 0; give head_dim" in str(
+            caught.value
+        )
+    with pytest.raises(ModelConfigError, match="field 'hidden_size'"):
         vllm_reservation(qwen)
 
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from decode_ring.units import format_size, parse_memory_size, parse_size
+from decode_ring import USIZE_MAX
+from decode_ring.printable import show
+from decode_ring.units import ACCEPTED_FORMS, format_size, parse_memory_size, parse_size
+
+from .support import whole
 
 
 @pytest.mark.parametrize(
@@ -129,3 +135,50 @@ def test_a_memory_size_refuses_what_parse_size_refuses() -> None:
         parse_memory_size("14.1")
     with pytest.raises(TypeError):
         parse_memory_size(80)  # type: ignore[arg-type]
+
+
+# --- what mutation testing found: whole messages, the edges of sizes, quoting -------------------
+
+
+def test_a_size_that_is_not_a_str_names_its_type() -> None:
+    with pytest.raises(TypeError, match=whole("a size must be str, not int")):
+        parse_size(5)  # type: ignore[arg-type]
+
+
+def test_only_spaces_and_tabs_around_a_size_are_stripped() -> None:
+    assert parse_size(" \t5 \t") == 5
+    for text in ["\n5", "5\n", "5\r", "\x0b5", "X5", "5X", "XX5XX"]:
+        with pytest.raises(
+            ValueError, match=whole(f"invalid size {text!a}: write {ACCEPTED_FORMS}")
+        ):
+            parse_size(text)
+
+
+def test_a_bare_fraction_suggests_the_same_number_in_gib() -> None:
+    message = (
+        f"invalid size '14.1': bytes must be whole; did you mean 14.1GiB? Write {ACCEPTED_FORMS}"
+    )
+    with pytest.raises(ValueError, match=whole(message)):
+        parse_size("14.1")
+    with pytest.raises(ValueError, match=re.escape("did you mean .5GiB?")):
+        parse_size(".5 B")
+
+
+def test_usize_max_bytes_is_a_size_and_one_more_is_not() -> None:
+    assert parse_size(str(USIZE_MAX)) == USIZE_MAX
+    too_many = str(USIZE_MAX + 1)
+    message = f"size '{too_many}' exceeds the {USIZE_MAX} bytes a usize holds"
+    with pytest.raises(ValueError, match=whole(message)):
+        parse_size(too_many)
+
+
+def test_show_keeps_its_limit_of_characters_whole() -> None:
+    assert show("a" * 40, limit=40) == "'" + "a" * 40 + "'"
+    assert show("a" * 41, limit=40) == "'" + "a" * 40 + "'... (41 characters)"
+    assert show("b" * 5, limit=4) == "'bbbb'... (5 characters)"
+    assert show("a" * 65) == "'" + "a" * 64 + "'... (65 characters)"
+    assert show(2**200) == "<201-bit integer>"
+    assert show(2**128 - 1) == str(2**128 - 1)
+    assert show([1]) == "<list>"
+    assert show(1.5) == "1.5"
+    assert show("\n") == "'\\n'"

@@ -1,196 +1,55 @@
-"""decode-ring: the depth a server would choose here and now, its fit, and a model's state.
+"""decode-ring, the command line: ``main`` runs it (``app`` holds the commands).
 
-Each command has a function for its flags and one that computes its value,
-registered in ``COMMANDS``; ``render`` prints the value. Every error is one
-line on stderr (and, with ``--json``, a JSON object on stdout).
+``main`` imports the commands when it runs, not when this module is imported, so that Ctrl-C
+while they load (a few tenths of a second: the models, the servers, the plan) exits 130
+quietly, as it does at any later point. The command line's other names (``COMMANDS``, the
+exit statuses) are ``app``'s, read through this module as well.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Final
 
-from .. import __version__
-from .._facade import (
-    DISABLE_WATCHDOGS_VARIABLE,
-    RESERVE_RING_FULL_VARIABLE,
-    RING_OVERRIDE_VARIABLE,
-)
-from ..models import ModelConfigError
-from ..snapshots import HUB_EXTRA
-from .model import plan_flags, run_plan, run_state, state_flags
-from .output import discard_unwritten_output, one_line, write
-from .parsing import (
-    MODEL_ARGUMENT_FLAGS,
-    PLAN_ARGUMENT_FLAGS,
-    PROGRAM,
-    SEE_TOP_HELP,
-    SIZES_EPILOG,
-    Parser,
-    PlotWriteError,
-    UsageError,
-)
-from .render import render
-from .ring import decide_flags, fit_flags, run_decide, run_fit
-from .servers import SGLANG_COMMAND, VLLM_COMMAND, ServerCommand
+__all__ = ["main"]
 
-__all__ = ["COMMANDS", "EXIT_IO_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "main"]
-
-EXIT_OK: Final = 0
-EXIT_REFUSED: Final = 1
-EXIT_USAGE: Final = 2
-EXIT_IO_ERROR: Final = 74  # sysexits.h EX_IOERR
-EXIT_BROKEN_PIPE: Final = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 EXIT_INTERRUPTED: Final = 128 + 2
-
-HELP_EPILOG: Final = f"""\
-exit status:
-  0    the chosen depth fits (fit; post-load, also when the KV budget stage
-       decides); some cell of the grid boots (plan); decide, state, vllm, sglang
-  1    the server would refuse to boot (fit); no cell of the grid boots (plan)
-  2    a usage error, or a config that cannot be read or that the servers refuse
-  74   the output (or the --plot file) cannot be written
-  130  interrupted
-  141  the reader closed the pipe early
-
-environment:
-  {RING_OVERRIDE_VARIABLE}        1: the full ring, 0: none (the decision)
-  {DISABLE_WATCHDOGS_VARIABLE}      true (any case, trimmed): skip the ring
-  {RESERVE_RING_FULL_VARIABLE}  present, any value: fit reserves the full depth
-  DECODE_RING_NO_EXTENSIONS      set, not empty or 0: the pure-Python core
-  HF_HOME, HF_HUB_CACHE          where --config ORG/NAME is looked up ({HUB_EXTRA})
-
-Run decode-ring COMMAND --help for a command's flags."""
-
-# --- the commands ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Command:
-    """One subcommand: its help line, the function that adds its flags, the
-    function that computes its value (``render`` prints it), the text under
-    its flags in ``--help``, and the flag that names each API argument in a
-    refusal. A new command is one entry in ``COMMANDS``."""
-
-    help: str
-    flags: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], object]
-    epilog: str = SEE_TOP_HELP
-    # The line for flags the command does not take (None: argparse's own).
-    unknown: Callable[[list[str]], str] | None = None
-    argument_flags: Mapping[str, str] = field(default_factory=lambda: MODEL_ARGUMENT_FLAGS)
-
-
-def server_command(command: ServerCommand) -> Command:
-    """The entry of a server's command."""
-    return Command(
-        f"what {command.release} reserves for the state, from a launch line's flags",
-        command.flags,
-        command.run,
-        f"{command.epilog} {SEE_TOP_HELP}",
-        command.refuse_unknown,
-        command.argument_flags,
-    )
-
-
-COMMANDS: Final[dict[str, Command]] = {
-    "decide": Command("the depth the runtime would choose here", decide_flags, run_decide),
-    "fit": Command("preflight: request, fit to memory, publish", fit_flags, run_fit, SIZES_EPILOG),
-    "state": Command("a model's SSM state from its config.json", state_flags, run_state),
-    "plan": Command(
-        "depth by tensor-parallel size and batch, memory per rank",
-        plan_flags,
-        run_plan,
-        SIZES_EPILOG,
-        argument_flags=PLAN_ARGUMENT_FLAGS,
-    ),
-    "vllm": server_command(VLLM_COMMAND),
-    "sglang": server_command(SGLANG_COMMAND),
-}
-
-
-def build_parser() -> Parser:
-    """The ``decode-ring`` parser: one subparser per entry of ``COMMANDS``."""
-    parser = Parser(
-        prog=PROGRAM,
-        description=__doc__.split("\n\n")[0],
-        epilog=HELP_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
-    subparsers = parser.add_subparsers(dest="command", parser_class=Parser)
-    for name, command in COMMANDS.items():
-        command.flags(subparsers.add_parser(name, help=command.help, epilog=command.epilog))
-    return parser
-
-
-def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line's flags; a flag that no command takes, or no command,
-    is a ``UsageError`` (a server command names the server's flags it does
-    not model)."""
-    args, extras = build_parser().parse_known_args(argv)
-    if extras:
-        unknown = COMMANDS[args.command].unknown if args.command else None
-        raise UsageError(
-            unknown(extras) if unknown else f"unrecognized arguments: {' '.join(extras)}"
-        )
-    if args.command is None:
-        raise UsageError(
-            f"no command: give one of {', '.join(COMMANDS)} ({PROGRAM} --help says more)"
-        )
-    return args
-
-
-def compute(args: argparse.Namespace) -> Any:
-    """The command's rendered value; every failure of the input is a ``UsageError``."""
-    command = COMMANDS[args.command]
-    try:
-        return render(command.run(args))
-    except ModelConfigError as error:
-        flag = command.argument_flags.get(error.field or "")
-        raise UsageError(str(error) if flag is None else error.worded(flag)) from None
-    except OverflowError as error:
-        raise UsageError(str(error)) from None
-    except OSError as error:  # an input that cannot be read, wherever it was opened
-        name = getattr(error, "filename", None) or args.config or "the input"
-        raise UsageError(f"cannot read {str(name)!a}: {error.strerror or error}") from None
+# What this module hands on from ``app``, which it imports on first use.
+_FROM_APP: Final = frozenset(
+    {
+        "COMMANDS",
+        "EXIT_BROKEN_PIPE",
+        "EXIT_INTERRUPTED",
+        "EXIT_IO_ERROR",
+        "EXIT_OK",
+        "EXIT_REFUSED",
+        "EXIT_USAGE",
+        "HELP_EPILOG",
+        "Command",
+        "build_parser",
+        "compute",
+        "parse",
+        "server_command",
+    }
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs ``decode-ring``; returns the exit status."""
-    wants_json = "--json" in (sys.argv[1:] if argv is None else argv)
+    """Runs ``decode-ring``; returns the exit status (the README's table)."""
     try:
-        args = parse(argv)
-        rendered = compute(args)
-        write(sys.stdout, json.dumps(rendered.json) if args.json else "\n".join(rendered.lines))
-    except UsageError as error:
-        message = one_line(str(error))
-        if wants_json:
-            write(sys.stdout, json.dumps({"error": message, "status": EXIT_USAGE}))
-        write(sys.stderr, f"{PROGRAM}: error: {message}")
-        return EXIT_USAGE
-    except PlotWriteError as error:
-        write(sys.stderr, f"{PROGRAM}: error: {one_line(str(error))}")
-        return EXIT_IO_ERROR
-    except BrokenPipeError:
-        discard_unwritten_output()
-        return EXIT_BROKEN_PIPE
-    except OSError as error:
-        discard_unwritten_output()
-        write(sys.stderr, f"{PROGRAM}: error: cannot write the output: {one_line(str(error))}")
-        return EXIT_IO_ERROR
+        from .app import run  # the commands: loading them may be interrupted too
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except SystemExit as finished:  # --help and --version: argparse printed and exits
-        return finished.code if isinstance(finished.code, int) else EXIT_USAGE
-    if rendered.refusal is not None:
-        write(sys.stderr, f"{PROGRAM}: {one_line(rendered.refusal)}")
-        return EXIT_REFUSED
-    return EXIT_OK
+    return run(argv)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_APP:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import app  # the commands, on first use of one of their names
+
+    return getattr(app, name)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..plan import (
     DEFAULT_BATCH_SIZES,
@@ -16,16 +17,18 @@ from ..plan import (
     server_plan,
 )
 from ..reports import state_report
-from ..snapshots import ModelReference, snapshot_weights
-from .output import one_line, write
+from ..snapshots import ModelReference, resolve_model, snapshot_weights
+from .launch import LaunchLine, grammar, read_launch, strip_program
+from .output import one_line, say
 from .parsing import (
     PROGRAM,
     PlotWriteError,
     UsageError,
     config_flag,
-    count_list,
+    file_path,
     flag,
     given,
+    grid_axis,
     json_flag,
     layout_flags,
     model_reference,
@@ -37,6 +40,22 @@ from .parsing import (
     state_options,
 )
 from .plot import PlotFormatError, plot_plan
+from .server_flags import keywords
+from .servers import SERVER_COMMANDS, ServerCommand
+
+# Where a namespace keeps the launch line given to plan after "--".
+PLAN_LAUNCH = "plan_launch"
+PLAN_EXAMPLES = """\
+examples:
+  # the reference's ring depth against 80 GiB free a rank
+  decode-ring plan --config tests/configs/nemotron-nano-9b-v2.json --free 80GiB \\
+      --weights 16.5GiB --other 4GiB --max-model-len 8192
+  # vLLM's own budget on an H200 at each tp, a launch line's flags after --
+  decode-ring plan --server vllm --gpu h200 --config ORG/NAME --max-model-len 32768 \\
+      --tp 2,4,8 -- --kv-cache-dtype fp8 --max-num-seqs 256
+  # SGLang's on an H100, mem_fraction_static its default for the GPU and tp
+  decode-ring plan --server sglang --gpu "NVIDIA H100 80GB HBM3" --config ORG/NAME \\
+      --max-model-len 32768 --tp 4,8"""
 
 # --- state --------------------------------------------------------------------
 
@@ -78,7 +97,21 @@ def plan_memory_flags(command: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="without --config: one sequence's recurrent state at tp 1 (divided evenly by tp)",
     )
-    command.add_argument("--free", type=size, required=True, metavar="SIZE", help="per rank")
+    command.add_argument(
+        "--free",
+        type=size,
+        metavar="SIZE",
+        help="per rank (under --server vllm or sglang, --gpu or --gpu-memory instead: the "
+        "server's own budget)",
+    )
+    command.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="under --server vllm or sglang: the GPU, as decode-ring vllm --gpu takes it",
+    )
+    command.add_argument(
+        "--gpu-memory", type=size, metavar="SIZE", help="under --server: the GPU's total memory"
+    )
     command.add_argument(
         "--weights",
         type=size,
@@ -105,14 +138,14 @@ def plan_grid_flags(command: argparse.ArgumentParser) -> None:
     """The grid's axes, whose budget it shows, and its picture."""
     command.add_argument(
         "--tp",
-        type=count_list,
+        type=grid_axis("tp_sizes"),
         default=DEFAULT_TP_SIZES,
         metavar="N,N,...",
         help="tensor-parallel sizes (default 1,2,4,8)",
     )
     command.add_argument(
         "--max-batch-size",
-        type=count_list,
+        type=grid_axis("batch_sizes"),
         default=DEFAULT_BATCH_SIZES,
         metavar="B,B,...",
         help="batch sizes (default 8,16,32,64,128,256,512)",
@@ -126,6 +159,7 @@ def plan_grid_flags(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--plot",
+        type=file_path,
         metavar="FILE",
         help="also draw the grid into exactly FILE, in its extension's format "
         "(PNG without one; needs matplotlib)",
@@ -153,6 +187,14 @@ def plan_reserve(args: argparse.Namespace, reference: ModelReference | None) -> 
 def run_plan(args: argparse.Namespace) -> object:
     if args.server != "metrale":
         return run_server_plan(args)
+    idle = given(args, "gpu", "gpu_memory") + (["--"] if getattr(args, PLAN_LAUNCH, None) else [])
+    if idle:
+        raise UsageError(
+            f"{', '.join(idle)}: a launch line and its GPU are the servers' (--server vllm or "
+            "sglang); drop " + ("it" if len(idle) == 1 else "them")
+        )
+    if args.free is None:
+        raise UsageError("plan needs --free SIZE (or --server vllm|sglang with --gpu)")
     reference = None
     if args.config is None:
         refuse_without_config(args, ("layout", "conv_dtype", "ssm_dtype", "max_model_len"))
@@ -195,18 +237,73 @@ def run_server_plan(args: argparse.Namespace) -> object:
             f"{args.server}: the server lays out its own state and there is no ring to draw; "
             "drop " + ("it" if len(idle) == 1 else "them")
         )
-    if args.config is None:
-        raise UsageError(f"plan --server {args.server} needs --config")
-    reference = model_reference(args)
+    command = SERVER_COMMANDS[args.server]
+    launch, options = plan_launch(command, getattr(args, PLAN_LAUNCH, None) or [])
+    model = args.config or launch.model
+    if model is None:
+        raise UsageError(f"plan --server {args.server} needs --config (or the line's model)")
+    if args.config is not None and launch.model is not None:
+        raise UsageError("the model is given twice: --config and the launch line's; give one")
+    reference = resolve_model(str(model))
+    gpu = args.gpu or options.pop("gpu", None)
+    options["gpu"], options["gpu_memory_bytes"] = gpu, args.gpu_memory
+    if args.free is not None and (gpu is not None or args.gpu_memory is not None):
+        raise UsageError("--free and --gpu (or --gpu-memory) are two budgets; give one")
+    if args.free is None and gpu is None and args.gpu_memory is None:
+        raise UsageError(f"plan --server {args.server} needs --free SIZE, or --gpu NAME")
+    if args.free is None:
+        refuse_other(args)
+        options = {k: v for k, v in options.items() if v is not None}
     return server_plan(
         args.server,
         reference.config,
         args.free,
-        plan_reserve(args, reference),
+        plan_budget_reserve(args, reference),
         args.tp,
         args.max_batch_size,
         args.speculative_tokens,
+        options if args.free is None else {},
+        None if gpu is None else str(gpu),
     )
+
+
+def plan_launch(command: ServerCommand, tokens: list[str]) -> tuple[LaunchLine, dict[str, Any]]:
+    """The launch line after ``--`` (its flags, or the whole command), read as the server
+    reads it, and the reservation's keywords it gives; the plan's ``--tp`` list replaces its
+    tensor-parallel size."""
+    words, serve = tokens, False
+    if (tokens and tokens[0] in ("vllm", "sglang", "python", "python3")) or "-m" in tokens[:3]:
+        words, serve = strip_program(command.release, tokens)
+    launch = read_launch(grammar(command.release), words, serve=serve)
+    unmodelled = launch.by_class("unmodelled")
+    if unmodelled:
+        raise UsageError(
+            f"{command.release} flags that change memory in a way the plan does not model: "
+            + ", ".join(unmodelled)
+        )
+    server = command.server_namespace(launch)
+    combined, _ = command.combine(server)
+    options = {**keywords(command.server_rows, server), **combined}
+    for name in ("tensor_parallel_size", "tp_size"):
+        options.pop(name, None)
+    return launch, options
+
+
+def refuse_other(args: argparse.Namespace) -> None:
+    """Under the server's own budget, ``--other`` means nothing: the server's terms replace it."""
+    if given(args, "other"):
+        raise UsageError(
+            "--other is the explicit budget's (--free); under --gpu the server's own terms "
+            "(activation, graphs, non-torch) replace it: drop it"
+        )
+
+
+def plan_budget_reserve(args: argparse.Namespace, reference: ModelReference) -> Reserve:
+    """The reserve's inputs; under the server's own budget the weights may come from the
+    snapshot, which the server reads itself."""
+    if args.free is None and args.weights is None:
+        return Reserve(0, "the server's own (the snapshot's safetensors)", 0, args.max_model_len)
+    return plan_reserve(args, reference)
 
 
 def draw(grid: Plan, path: str) -> None:
@@ -219,4 +316,4 @@ def draw(grid: Plan, path: str) -> None:
         raise UsageError(f"--plot {path!a}: {error}") from None
     except OSError as error:
         raise PlotWriteError(f"cannot write {path!a}: {error.strerror or error}") from None
-    write(sys.stderr, f"{PROGRAM}: wrote {one_line(path)}")
+    say(sys.stderr, f"{PROGRAM}: wrote {one_line(path)}")

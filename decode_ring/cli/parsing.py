@@ -5,17 +5,23 @@ ring flag), the flags several commands take, and reading ``--config`` once."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, NoReturn
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from .._facade import parse_decode_ring_slots, rust_usize_from_str
 from .._usize_py import USIZE_MAX
 from ..models import LAYOUTS, MAX_LAYERS, SsmState
+from ..plan import grid_refusal
 from ..preflight import DecodeRingConflict, pin_decode_ring_slots
 from ..printable import show
 from ..reports import state_report
 from ..snapshots import CONFIG_HELP, ModelReference, resolve_model
 from ..units import ACCEPTED_FORMS, parse_memory_size
+from .output import write
 
 PROGRAM: Final = "decode-ring"
 GIVEN: Final = "given_flags"  # the namespace attribute that records the flags given
@@ -93,6 +99,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse's own swallows a write that fails, and writes to stderr when stdout is
+        # closed: --help and --version to a full disk would exit 0, having said nothing. Its
+        # callers here (help, usage, version) print to stdout; a failure raises OSError.
+        if message:
+            write(sys.stdout if file is None else file, message, end="")  # type: ignore[arg-type]
+
 
 def given(args: argparse.Namespace, *names: str) -> list[str]:
     """The flags among ``names`` (destinations) that the command line gave."""
@@ -128,11 +141,25 @@ def positive_count(text: str) -> int:
 
 def layer_count(text: str) -> int:
     """A count of SSM layers, within the one limit the models apply to any
-    layer count."""
+    layer count, however many digits it has."""
+    digits = text.removeprefix("+")
+    if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) > len(str(MAX_LAYERS)):
+        digits = digits.lstrip("0")
+        value_text = digits if len(digits) <= 40 else f"{digits[:40]}... ({len(digits)} digits)"
+        raise argparse.ArgumentTypeError(
+            f"{value_text} layers is implausible (at most {MAX_LAYERS:,})"
+        )
     value = count(text)
     if value > MAX_LAYERS:
         raise argparse.ArgumentTypeError(f"{value} layers is implausible (at most {MAX_LAYERS:,})")
     return value
+
+
+def file_path(text: str) -> str:
+    """A file to write: any path but the empty one (``--config ''`` is refused alike)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path; give the file to draw into")
+    return text
 
 
 def count_list(text: str) -> tuple[int, ...]:
@@ -140,6 +167,19 @@ def count_list(text: str) -> tuple[int, ...]:
     if len(set(values)) != len(values):
         raise argparse.ArgumentTypeError(f"a value repeats in {show(text, limit=40)}")
     return values
+
+
+def grid_axis(axis: str) -> Callable[[str], tuple[int, ...]]:
+    """The value type of a plan's axis (``tp_sizes`` or ``batch_sizes``): a ``count_list`` of
+    at most ``MAX_GRID_SIDE`` values, counted before any is read."""
+
+    def axis_values(text: str) -> tuple[int, ...]:
+        refusal = grid_refusal(axis, text.count(",") + 1)
+        if refusal is not None:
+            raise argparse.ArgumentTypeError(refusal)
+        return count_list(text)
+
+    return axis_values
 
 
 def size(text: str) -> int:

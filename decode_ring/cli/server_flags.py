@@ -26,9 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..gpus import GPUS
 from ..printable import show
 from ..servers import GPU_ARCHS
 from ..servers.sglang import MAMBA_RADIX_CACHE_STRATEGIES
+from ..snapshots import CONFIG_HELP
 from .parsing import size
 
 __all__ = [
@@ -98,6 +100,37 @@ def server_float(text: str) -> float:
     return value
 
 
+def server_fraction(text: str) -> float:
+    """A float as the server reads it (``float``); its range is the reservation's to check, with
+    the server's message."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {show(text, limit=40)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {show(text, limit=40)}")
+    return value
+
+
+def server_number(text: str) -> float:
+    """A non-negative number (vLLM's ``--cpu-offload-gb``, ``ge=0``)."""
+    value = server_fraction(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {show(text, limit=40)}")
+    return value
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object, as vLLM and SGLang read their dict flags (``json.loads``)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise argparse.ArgumentTypeError(f"not JSON: {show(text, limit=40)}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object: {show(text, limit=40)}")
+    return value
+
+
 def speculative_config(text: str) -> dict[str, Any]:
     """vLLM's ``--speculative-config`` JSON, the keys this package reads."""
     try:
@@ -132,7 +165,8 @@ class ServerFlag:
     ``keyword``: the API keyword it feeds directly (``None``: the command combines it with
     other flags, as the server does). ``memory``: whether it changes what the server reserves.
     ``package``: the package's own flag, not the server's. ``state_argument``: the argument of
-    ``ssm_state`` the reservation passes it on as, which a refusal of the state names."""
+    ``ssm_state`` the reservation passes it on as, which a refusal of the state names. ``many``:
+    the server's flag takes several values (``nargs='+'``)."""
 
     flag: str
     keyword: str | None
@@ -148,6 +182,7 @@ class ServerFlag:
     state_argument: str | None = None
     negations: tuple[str, ...] = ()
     argument: str | None = None
+    many: bool = False
 
     @property
     def dest(self) -> str:
@@ -164,14 +199,65 @@ class ServerFlag:
         return (self.flag, *self.aliases, *extra)
 
 
+_CONFIG: Final = ServerFlag(
+    "--config",
+    None,
+    str,
+    package=True,
+    memory=False,
+    metavar="MODEL",
+    help="the model the earlier way, before the launch line: " + CONFIG_HELP,
+)
+_ALLOW_UNMODELLED: Final = ServerFlag(
+    "--allow-unmodelled",
+    None,
+    switch="store_true",
+    default=False,
+    package=True,
+    memory=False,
+    help="answer a launch line with flags that change memory in ways not modelled, ignoring "
+    "them (and naming them)",
+)
 _GPU_ARCH: Final = ServerFlag(
     "--gpu-arch",
     "gpu_arch",
     read=str,
-    default="sm90",
     package=True,
     choices=tuple(GPU_ARCHS),
-    help="the GPU the server runs on (default sm90: H100/H200)",
+    help="the GPU's architecture, over --gpu's (default sm90: H100/H200, without --gpu)",
+)
+_GPU: Final = ServerFlag(
+    "--gpu",
+    "gpu",
+    read=str,
+    package=True,
+    metavar="NAME",
+    help="the GPU: one of " + ", ".join(GPUS) + ", the name nvidia-smi prints, or auto (NVML)",
+)
+_GPU_MEMORY: Final = ServerFlag(
+    "--gpu-memory",
+    "gpu_memory_bytes",
+    read=size,
+    package=True,
+    metavar="SIZE",
+    help="the GPU's total memory, for a GPU the table lacks (or over the table's)",
+)
+
+
+def _estimate(flag: str, keyword: str, what: str) -> ServerFlag:
+    return ServerFlag(
+        flag, keyword, read=size, package=True, metavar="SIZE", help=f"{what}, per rank"
+    )
+
+
+_WEIGHTS_MEMORY: Final = _estimate(
+    "--weights-memory", "weights_bytes", "the weights instead of the snapshot's safetensors'"
+)
+_VLLM_ESTIMATES: Final = (
+    _WEIGHTS_MEMORY,
+    _estimate("--activation-memory", "activation_bytes", "the peak activation, not estimated"),
+    _estimate("--cuda-graph-memory", "cuda_graph_bytes", "the CUDA graphs, not estimated"),
+    _estimate("--non-torch-memory", "non_torch_bytes", "non-torch memory, not estimated"),
 )
 _JSON: Final = ServerFlag(
     "--json",
@@ -184,7 +270,12 @@ _JSON: Final = ServerFlag(
 )
 
 VLLM_FLAGS: Final = (
+    _CONFIG,
+    _ALLOW_UNMODELLED,
+    _GPU,
+    _GPU_MEMORY,
     _GPU_ARCH,
+    *_VLLM_ESTIMATES,
     _JSON,
     ServerFlag(
         "--tensor-parallel-size",
@@ -195,7 +286,7 @@ VLLM_FLAGS: Final = (
         metavar="N",
         state_argument="tp_size",
     ),
-    ServerFlag("--max-num-seqs", "max_num_seqs", server_int, default=256, metavar="N"),
+    ServerFlag("--max-num-seqs", "max_num_seqs", server_int, metavar="N"),
     ServerFlag("--max-model-len", "max_model_len", human_readable_int, metavar="N"),
     ServerFlag("--block-size", "block_size", server_int, metavar="N"),
     ServerFlag(
@@ -238,10 +329,33 @@ VLLM_FLAGS: Final = (
     ServerFlag(
         "--replayssm-buffer-len", "replayssm_buffer_len", server_int, default=16, metavar="N"
     ),
+    ServerFlag(
+        "--gpu-memory-utilization",
+        "gpu_memory_utilization",
+        server_fraction,
+        default=0.92,
+        aliases=("--device-memory-utilization",),
+    ),
+    ServerFlag("--dtype", "dtype", str, default="auto"),
+    ServerFlag("--quantization", "quantization", str, aliases=("-q",)),
+    ServerFlag("--max-num-batched-tokens", "max_num_batched_tokens", human_readable_int),
+    ServerFlag("--enforce-eager", "enforce_eager", switch="negatable", default=False),
+    ServerFlag("--cpu-offload-gb", "cpu_offload_gb", server_number, default=0),
+    ServerFlag("--hf-overrides", "hf_overrides", json_object),
+    ServerFlag("--compilation-config", None, json_object, aliases=("-cc",)),
+    ServerFlag("--cudagraph-capture-sizes", None, server_int, many=True),
+    ServerFlag("--max-cudagraph-capture-size", None, server_int),
+    ServerFlag("--spec-method", None, str),
+    ServerFlag("--spec-model", None, str),
 )
 
 SGLANG_FLAGS: Final = (
+    _CONFIG,
+    _ALLOW_UNMODELLED,
+    _GPU,
+    _GPU_MEMORY,
     _GPU_ARCH,
+    _WEIGHTS_MEMORY,
     _JSON,
     # SGLang takes --tp as an unambiguous prefix of --tp-size (argparse's allow_abbrev).
     ServerFlag(
@@ -283,6 +397,14 @@ SGLANG_FLAGS: Final = (
     ),
     ServerFlag("--context-length", "context_length", server_int, metavar="N"),
     ServerFlag("--max-total-tokens", "max_total_tokens", server_int, metavar="N"),
+    ServerFlag("--mem-fraction-static", "mem_fraction_static", server_fraction),
+    ServerFlag("--page-size", "page_size", server_int),
+    ServerFlag("--kv-cache-dtype", "kv_cache_dtype", str, default="auto"),
+    ServerFlag("--chunked-prefill-size", "chunked_prefill_size", server_int),
+    ServerFlag("--json-model-override-args", "json_model_override_args", json_object),
+    ServerFlag("--dtype", "dtype", str, default="auto"),
+    ServerFlag("--quantization", "quantization", str),
+    ServerFlag("--speculative-draft-model-path", None, str, aliases=("--speculative-draft-model",)),
 )
 
 

@@ -33,17 +33,7 @@ def gqa(
         return None
     heads = cfg.int_("num_attention_heads")
     kv_heads = cfg.opt_int("num_key_value_heads")
-    head_dim = cfg.opt_int(head_dim_field, minimum=0) or cfg.int_("hidden_size") // heads
-    if head_dim == 0:
-        # vLLM's get_head_size (model_arch_config_convertor.py:91-118) and SGLang's
-        # (configs/model_config.py:1341-1350) take hidden_size // heads for a missing or 0
-        # head_dim; 0 sizes a 0-byte KV page, which vLLM divides by (platforms/interface.py:
-        # 1098-1101).
-        raise cfg.fail(
-            head_dim_field,
-            f"missing or 0, and hidden_size {show(cfg.int_('hidden_size'))} // "
-            f"num_attention_heads {show(heads)} is 0: no head size the servers can run with",
-        )
+    head_dim = cfg.opt_int(head_dim_field, minimum=0) or _head_size(cfg, heads, head_dim_field)
     return AttentionLayers(
         layer_indices=layers,
         num_attention_heads=heads,
@@ -55,6 +45,19 @@ def gqa(
         qk_rope_head_dim=None,
         model_dtype=vllm_model_dtype(cfg)[0],
     )
+
+
+def _head_size(cfg: Fields, heads: int, head_dim_field: str) -> int:
+    """``hidden_size // num_attention_heads``, vLLM's head size without a ``head_dim``; refused
+    when it is 0 (more heads than the hidden size has), which no attention page holds."""
+    hidden = cfg.int_("hidden_size")
+    if hidden < heads:
+        raise cfg.fail(
+            "hidden_size",
+            f"{show(hidden)} // num_attention_heads {show(heads)} is a head size of 0; "
+            f"give {head_dim_field}",
+        )
+    return hidden // heads
 
 
 def mla(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:

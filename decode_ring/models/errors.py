@@ -3,7 +3,24 @@ argument it refuses."""
 
 from __future__ import annotations
 
-__all__ = ["ModelConfigError", "NotModelledError", "TensorParallelSplitError", "refuse_argument"]
+import math
+from collections.abc import Mapping
+from typing import Final
+
+from ..printable import show
+
+__all__ = [
+    "MAX_RESULT",
+    "ModelConfigError",
+    "NotModelledError",
+    "TensorParallelSplitError",
+    "check_within_64_bits",
+    "refuse_argument",
+]
+
+# The largest count a result carries (bytes, blocks, slots, tokens): a 64-bit unsigned count.
+# Past it the config or the launch describes nothing a GPU holds.
+MAX_RESULT: Final = 2**64 - 1
 
 
 class ModelConfigError(ValueError):
@@ -56,3 +73,19 @@ def refuse_argument(
     return error(
         f"argument {name}: {problem}", path=path, family=family, field=name, problem=problem
     )
+
+
+def check_within_64_bits(counts: Mapping[str, object], what: str = "") -> None:
+    """Raises ``OverflowError`` naming the first of ``counts`` (a result's fields, by name) that
+    is an ``int`` past ``MAX_RESULT`` or a ``float`` that is not finite: ``[what: ]FIELD would
+    be VALUE, beyond the 18446744073709551615 a 64-bit count holds``."""
+    for field, value in counts.items():
+        beyond = (isinstance(value, int) and value > MAX_RESULT) or (
+            isinstance(value, float) and not math.isfinite(value)
+        )
+        if beyond:
+            where = f"{what}: " if what else ""
+            raise OverflowError(
+                f"{where}{field} would be {show(value)}, beyond the {MAX_RESULT} a 64-bit "
+                "count holds"
+            )

@@ -106,11 +106,12 @@ class Fields:
         return self.int_(legacy if legacy in self.fields else field)
 
     def num_layers(self) -> int:
-        """``num_hidden_layers``, from 0 to ``MAX_LAYERS``."""
-        layers = self.int_("num_hidden_layers", minimum=0)
-        if layers > MAX_LAYERS:
-            raise self.fail("num_hidden_layers", f"{show(layers)} layers is implausible")
-        return layers
+        """``num_hidden_layers``, from 0 to ``MAX_LAYERS``: one limit, worded one way, however
+        large the count (not ``MAX_FIELD``'s "at most 2**63 - 1")."""
+        value = self.fields.get("num_hidden_layers")
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_LAYERS:
+            raise self.fail("num_hidden_layers", f"{show(value)} layers is implausible")
+        return self.int_("num_hidden_layers", minimum=0)
 
     def entries(self, field: str, length: int | None, *, pattern: bool = False) -> Any:
         """List ``field`` (a string when ``pattern``), at most ``MAX_LAYERS`` long and

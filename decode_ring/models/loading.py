@@ -4,14 +4,21 @@ holds a family's fields.
 
 A path that cannot be read is refused as ``cannot read 'PATH': reason`` (``cannot_read``), a
 file that is not a JSON object as ``'PATH': malformed JSON: ...`` (``read_json_file``,
-``read_json_object``): the command line's resolver says the same through the same functions."""
+``read_json_object``): the command line's resolver says the same through the same functions.
+
+A config is read once, and at most ``MAX_CONFIG_BYTES`` of it (``read_bounded``): real configs
+are kilobytes, the largest published safetensors index a few MiB, and an endless input
+(``/dev/zero``, a pipe that never ends) stops there, a chunk at a time, so Ctrl-C stops it too.
+A JSON integer of more than ``MAX_INTEGER_DIGITS`` digits is refused before it is converted,
+whatever limit the interpreter sets."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -20,15 +27,26 @@ from ..printable import show, type_name
 from .errors import ModelConfigError
 
 __all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_INTEGER_DIGITS",
     "WRAPPERS",
     "ConfigSource",
     "LoadedConfig",
     "cannot_read",
+    "config_entry",
     "load",
+    "read_bounded",
     "read_json_file",
     "read_json_object",
     "unknown",
 ]
+
+# The most of a config (or a safetensors index) that is read: 16 MiB.
+MAX_CONFIG_BYTES: Final = 16 * 2**20
+# The longest JSON integer converted: CPython's own default limit, kept whatever the
+# interpreter's (``sys.set_int_max_str_digits``); no field takes more than 19 digits.
+MAX_INTEGER_DIGITS: Final = 4300
+_CHUNK: Final = 2**20
 
 
 class _HasToDict(Protocol):
@@ -90,13 +108,24 @@ def _read_file(given: str | os.PathLike[str]) -> tuple[Mapping[str, Any], str]:
     except OSError as error:  # ENAMETOOLONG and the like, which is_dir() does not swallow
         raise cannot_read(raw, error) from None
     if is_dir:
-        path = path / "config.json"
-        # lexists, not is_file(): a config.json that is a loop or a directory is there, and
-        # reading it says what is wrong with it.
-        if not os.path.lexists(path):
-            raise ModelConfigError(f"{raw!a}: directory has no config.json", path=raw)
+        path = config_entry(path, raw)
     name = os.fspath(path)
     return read_json_file(path), name
+
+
+def config_entry(directory: Path, shown: str) -> Path:
+    """The ``config.json`` of ``directory``; refused as missing only when it is not there, and
+    as ``cannot read`` when it is there but cannot be looked at (a directory without search
+    permission). Not ``is_file()``: a ``config.json`` that is a loop or a directory is there,
+    and reading it says what is wrong with it."""
+    path = directory / "config.json"
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise ModelConfigError(f"{shown!a}: directory has no config.json", path=shown) from None
+    except OSError as error:
+        raise cannot_read(path, error) from None
+    return path
 
 
 def cannot_read(path: str | os.PathLike[str], error: OSError) -> ModelConfigError:
@@ -109,16 +138,42 @@ def cannot_read(path: str | os.PathLike[str], error: OSError) -> ModelConfigErro
     return ModelConfigError(f"cannot read {name!a}: {reason}", path=name)
 
 
+class TooLarge(Exception):
+    """What ``read_bounded`` read is larger than ``MAX_CONFIG_BYTES``."""
+
+
+TOO_LARGE: Final = f"larger than {MAX_CONFIG_BYTES // 2**20} MiB"
+
+
+def read_bounded(read: Callable[[int], bytes | str]) -> bytes | str:
+    """Everything ``read(n)`` returns until it returns nothing, a chunk at a time; raises
+    ``TooLarge`` as soon as that is more than ``MAX_CONFIG_BYTES`` (bytes, or characters of a
+    text stream)."""
+    chunks: list[Any] = []
+    size = 0
+    while chunk := read(min(_CHUNK, MAX_CONFIG_BYTES + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_CONFIG_BYTES:
+            raise TooLarge
+    return (b"" if not chunks or isinstance(chunks[0], bytes) else "").join(chunks)
+
+
 def read_json_file(path: Path) -> dict[str, Any]:
-    """The JSON object in the file at ``path``, read as UTF-8. Every failure is one
-    ``ModelConfigError`` naming the path with the whole reason; never an ``OSError``."""
+    """The JSON object in the file at ``path``, read as UTF-8, at most ``MAX_CONFIG_BYTES``.
+    Every failure is one ``ModelConfigError`` naming the path with the whole reason; never an
+    ``OSError``."""
     name = os.fspath(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = read_bounded(stream.read)
     except OSError as error:
         raise cannot_read(name, error) from None
     except ValueError as error:  # a NUL in the path
         raise ModelConfigError(f"cannot read {name!a}: {error}", path=name) from None
+    except TooLarge:
+        raise ModelConfigError(f"cannot read {name!a}: {TOO_LARGE}", path=name) from None
+    assert isinstance(data, bytes)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -128,11 +183,55 @@ def read_json_file(path: Path) -> dict[str, Any]:
     return read_json_object(text, f"{name!a}", path=name)
 
 
+class _LongInteger(ValueError):
+    """A JSON integer of more than ``MAX_INTEGER_DIGITS`` digits, with its count."""
+
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _json_integer(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > _integer_digits():
+        raise _LongInteger(digits)
+    return int(text)
+
+
+def _integer_digits() -> int:
+    """``MAX_INTEGER_DIGITS``, or the interpreter's own limit where that is lower."""
+    own = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return min(MAX_INTEGER_DIGITS, own) if own else MAX_INTEGER_DIGITS
+
+
+# What a JSON value that is not an object is called, by its Python type.
+_JSON_NAMES: Final = {
+    type(None): "null",
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+}
+
+
+def _json_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _JSON_NAMES.get(type(value), type_name(value))
+
+
 def read_json_object(text: str, where: str, *, path: str | None = None) -> dict[str, Any]:
     """The JSON object in ``text``, refused in one line naming ``where`` (the error's ``path``
-    is ``path``). HF configs write ``Infinity`` (``time_step_limit``), which json accepts."""
+    is ``path``). HF configs write ``Infinity`` (``time_step_limit``), which json accepts; an
+    integer of more than ``MAX_INTEGER_DIGITS`` digits is refused."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_json_integer)
+    except _LongInteger as error:
+        raise ModelConfigError(
+            f"{where}: a JSON integer of {error.digits:,} digits; a config's have at most "
+            f"{_integer_digits():,}",
+            path=path,
+        ) from None
     except json.JSONDecodeError as error:
         # Some of json's messages end in "at" ("Unterminated string starting at"), before the
         # position its str() appends: say the position once.
@@ -144,7 +243,7 @@ def read_json_object(text: str, where: str, *, path: str | None = None) -> dict[
     except RecursionError:
         raise ModelConfigError(f"{where}: malformed JSON: nested too deep", path=path) from None
     if not isinstance(value, dict):
-        raise ModelConfigError(f"{where}: JSON is {type_name(value)}, not an object", path=path)
+        raise ModelConfigError(f"{where}: JSON is {_json_name(value)}, not an object", path=path)
     return value
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .dtypes import DTYPE_BYTES, DtypeRules, Rule
+from .errors import check_within_64_bits
 
 __all__ = [
     "AttentionLayers",
@@ -168,7 +169,8 @@ class SsmState:
     recurrent layer holds the same bytes (0 with no recurrent layer), else ``None``.
     ``conv_dtype`` / ``ssm_dtype`` and their rules are those two tensors', else the layout's conv
     and SSM rules for this config (each tensor's own are in ``groups``). ``source`` is the file
-    the config came from."""
+    the config came from. Raises ``OverflowError`` when ``per_sequence_bytes`` is past 64
+    bits."""
 
     family: str
     model_type: str
@@ -190,6 +192,10 @@ class SsmState:
     conv_bytes: int
     ssm_bytes: int
     per_layer_bytes: int | None
+
+    def __post_init__(self) -> None:
+        # Every tensor's and group's bytes are at most the sequence's.
+        check_within_64_bits({"per_sequence_bytes": self.per_sequence_bytes}, self.model_type)
 
     def as_dict(self) -> dict[str, object]:
         """Every field, nested dataclasses as dicts and tuples as lists: ready for

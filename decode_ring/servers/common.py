@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
+from ..gpus import GPU_ARCHS, Gpu, GpuError, capability_major, gpu
 from ..models import (
     REGISTRY,
     ConfigSource,
@@ -20,52 +21,62 @@ from ..models import (
     ssm_state,
     text_config,
 )
-from ..models.errors import refuse_argument
+from ..models.errors import check_within_64_bits, refuse_argument
 from ..printable import show, type_name
 from ..releases import Release
 
 __all__ = [
     "GPU_ARCHS",
     "MAX_COUNT",
+    "MAX_RATIO",
+    "Device",
     "HybridModel",
     "ServerArgumentError",
+    "capability_major",
     "check_choice",
     "check_count",
     "check_flag",
     "check_optional_count",
     "check_ratio",
+    "device",
     "fail",
+    "gib",
     "hybrid_model",
+    "overridden",
+    "scaled_context_length",
+    "within_64_bits",
 ]
 
 # Tensor sizes are int64 in both servers; a larger count describes no launch.
 MAX_COUNT: Final = 2**63 - 1
-
-# The GPU architectures a launch may name, with the compute capability's major version.
-GPU_ARCHS: Final[Mapping[str, str]] = {
-    "sm80": "A100 (compute capability 8.0)",
-    "sm86": "A10 / RTX 30 (compute capability 8.6)",
-    "sm89": "L40S / RTX 40 (compute capability 8.9)",
-    "sm90": "H100 / H200 (compute capability 9.0)",
-}
-
-
-def capability_major(gpu_arch: str) -> int:
-    """The compute capability's major version of a ``GPU_ARCHS`` key (``sm90``: 9)."""
-    return int(gpu_arch[2:-1])
+# The largest --mamba-full-memory-ratio: SGLang's float arithmetic (r / (1 + r) of the budget)
+# stays finite below it for any budget, and its share is then 0.999999 of the budget.
+MAX_RATIO: Final = 1_000_000.0
 
 
 class ServerArgumentError(ModelConfigError):
     """An argument a server would refuse, or one this package does not model. The message is one
     line that names the argument (also in ``field``, as the API spells it; ``worded`` names it
-    otherwise, as a command line's flag)."""
+    otherwise, as a command line's flag). ``server_refusal``: where the server would not boot,
+    what it says then, in its own words."""
+
+    server_refusal: str | None = None
 
 
-def fail(name: str, problem: str) -> ServerArgumentError:
-    """The refusal of argument ``name``."""
+def fail(name: str, problem: str, server_refusal: str | None = None) -> ServerArgumentError:
+    """The refusal of argument ``name``; ``server_refusal``: the server's own words, where the
+    launch would not boot."""
     refusal = refuse_argument(name, problem, ServerArgumentError)
     assert isinstance(refusal, ServerArgumentError)
+    refusal.server_refusal = server_refusal
     return refusal
+
+
+def gib(value: int | float) -> str:
+    """A size as both servers log it: GiB (2**30 B) rounded to two places, as Python prints the
+    float (vLLM's ``format_gib``, vllm/utils/mem_utils.py:30-31; SGLang's ``GB = 1024**3``,
+    sglang/srt/mem_cache/memory_pool.py:116, printed ``%.2f``)."""
+    return str(round(value / (1 << 30), 2))
 
 
 def check_count(name: str, value: object, minimum: int) -> int:
@@ -100,13 +111,66 @@ def check_choice(name: str, value: object, choices: Mapping[str, Any] | tuple[st
 
 
 def check_ratio(name: str, value: object) -> float:
-    """``value`` as a finite float above 0 (an ``int`` is accepted, a ``bool`` is not)."""
+    """``value`` as a finite float above 0 and at most ``MAX_RATIO`` (an ``int`` is accepted, a
+    ``bool`` is not)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"argument {name}: must be a float, not {type_name(value)}")
-    ratio = float(value)
-    if not math.isfinite(ratio) or ratio <= 0:
-        raise fail(name, f"must be a finite number above 0, got {show(value)}")
+    # An int past float's range is as infinite as a ratio.
+    ratio = float(value) if not isinstance(value, int) or value.bit_length() < 1024 else math.inf
+    if not math.isfinite(ratio) or not 0 < ratio <= MAX_RATIO:
+        raise fail(
+            name,
+            f"must be a finite number above 0 and at most {MAX_RATIO:,.0f}, got {show(ratio)}",
+        )
     return ratio
+
+
+def scaled_context_length(key: str, value: object, factor: object) -> int:
+    """A context length as SGLang reads it from the config field ``key`` and a RoPE scaling
+    ``factor`` (``int(factor * value)``, common.py:690-693, which fails on a factor that is no
+    number or multiplies a string by it). Raises
+    ``ModelConfigError`` naming the field for a value that is not an integer, or that (with its
+    factor) makes no count of tokens from 1 to ``MAX_COUNT``: SGLang divides by it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelConfigError(f"field {key!r}: {show(value)} is not an integer", field=key)
+    tokens = "a count of tokens from 1 to 2**63 - 1"
+    if not 1 <= value <= MAX_COUNT:
+        raise ModelConfigError(f"field {key!r}: {show(value)} is not {tokens}", field=key)
+    field = "rope_scaling.factor"
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float)
+        or factor <= 0
+        or (isinstance(factor, float) and not math.isfinite(factor))
+    ):
+        raise ModelConfigError(
+            f"field {field!r}: {show(factor)} is not a finite factor above 0", field=field
+        )
+    try:
+        scaled: int | None = int(factor * value)
+    except OverflowError:  # a float product past float's range
+        scaled = None
+    if scaled is None or not 1 <= scaled <= MAX_COUNT:
+        shown = "more than 2**1024" if scaled is None else show(scaled)
+        raise ModelConfigError(
+            f"field {field!r}: {value} x {show(factor)} is {shown} tokens, not {tokens}",
+            field=field,
+        )
+    return scaled
+
+
+class _Result(Protocol):
+    def as_dict(self) -> dict[str, object]: ...
+
+
+R = TypeVar("R", bound=_Result)
+
+
+def within_64_bits(result: R) -> R:
+    """``result`` when every count it carries fits 64 bits; ``OverflowError`` naming the first
+    that does not (a launch whose figures no GPU holds, ``block_size=2**62``)."""
+    check_within_64_bits(result.as_dict())
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,3 +199,60 @@ def hybrid_model(
             field="model_type",
         )
     return HybridModel(loaded, text_config(loaded), state, REGISTRY[state.family])
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """The GPU a launch runs on: its name (``None``: only its memory was given), NVML's total
+    and the runtime's (``cudaMemGetInfo``) in bytes, its compute capability (``None``: not
+    known), and where the totals come from."""
+
+    name: str | None
+    memory_bytes: int
+    runtime_bytes: int
+    gpu_arch: str | None
+    rule: str
+
+
+def device(named: object, memory: object) -> Device | None:
+    """The GPU of ``gpu`` (a ``decode_ring.gpus`` key or ``nvidia-smi`` name, or a ``Gpu``) and
+    ``gpu_memory_bytes`` (its total; it overrides the table's); ``None`` without either."""
+    check_optional_count("gpu_memory_bytes", memory, 1)
+    if named is None and memory is None:
+        return None
+    row: Gpu | None
+    if named is None or isinstance(named, Gpu):
+        row = named
+    else:
+        if not isinstance(named, str):
+            raise TypeError(f"argument gpu: must be a str, not {type_name(named)}")
+        try:
+            row = gpu(named)
+        except GpuError as error:
+            raise fail("gpu", str(error)) from None
+    if isinstance(memory, int):
+        arch = row.gpu_arch if row is not None else None
+        name = row.name if row is not None else None
+        return Device(name, memory, memory, arch, f"--gpu-memory {memory:,} B")
+    assert row is not None
+    rule = f"{row.key}: memory.total {row.memory_mib} MiB ({row.citation}); {row.runtime_rule}"
+    return Device(row.name, row.memory_bytes, row.runtime_bytes, row.gpu_arch, rule)
+
+
+def overridden(config: ConfigSource, overrides: Mapping[str, Any]) -> LoadedConfig:
+    """``config`` with ``overrides`` applied to it as the servers apply ``--hf-overrides`` and
+    ``--json-model-override-args``: each key of the config replaced (a mapping merged into a
+    mapping, so a wrapper's ``text_config`` takes its own keys)."""
+    loaded = load_config(config)
+    return LoadedConfig(_merged(loaded.mapping, overrides), loaded.path)
+
+
+def _merged(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        old = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            merged[key] = _merged(old, value)
+        else:
+            merged[key] = value
+    return merged

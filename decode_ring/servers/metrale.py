@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..models import ConfigSource, ssm_state
 from ..preflight import PreLoadFreeMemory, RingFit, RingSlot, fit_ring, requested_slots
-from .common import check_count, check_optional_count
+from .common import check_count, check_optional_count, within_64_bits
 
 __all__ = ["MetraleReservation", "metrale"]
 
@@ -91,7 +91,7 @@ def metrale(
     if free is not None:
         fit = fit_ring(requested, slot, PreLoadFreeMemory(slot.bytes, free))
         slots = fit.slots
-    return MetraleReservation(
+    reservation = MetraleReservation(
         model_type=state.model_type,
         family=state.family,
         source=state.source,
@@ -108,3 +108,4 @@ def metrale(
         free_memory=free,
         fit=fit,
     )
+    return within_64_bits(reservation)

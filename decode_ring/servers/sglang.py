@@ -25,26 +25,37 @@ scratch (``_speculative_scratch``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Final
 
-from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError
+from ..checkpoints import read_checkpoint
+from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
 from ..models.attention import dsa_indexer
 from ..models.read import class_fields
+from ..printable import show
 from ..releases import SGLANG
 from .common import (
     GPU_ARCHS,
+    Device,
     HybridModel,
     ServerArgumentError,
+    capability_major,
     check_choice,
     check_count,
     check_flag,
     check_optional_count,
     check_ratio,
+    device,
     fail,
     hybrid_model,
+    overridden,
+    scaled_context_length,
+    within_64_bits,
 )
+from .weights import quantization_method, weights_per_rank
 
 __all__ = [
     "MAMBA_RADIX_CACHE_STRATEGIES",
@@ -57,6 +68,8 @@ __all__ = [
 MAMBA_SSM_DTYPES: Final = ("float32", "bfloat16", "float16")
 MAMBA_RADIX_CACHE_STRATEGIES: Final = ("auto", "no_buffer", "extra_buffer", "extra_buffer_lazy")
 _GIB: Final = 1 << 30
+# Beyond this, rest x r overflows a float before SGLang divides it by 1 + r.
+_LARGEST_RATIO: Final = 1e300
 # kv_cache_configurator.py:227 and allocation_sizing.py:11-19 (extra_buffer with overlap: two
 # ping-pong tracking slots; lazy: one).
 _BASE_RATIO: Final = 3
@@ -80,6 +93,15 @@ _DEFAULT_CONTEXT_LENGTH: Final = 2048
 # _get_and_verify_dtype (configs/model_config.py:2284-2340): --dtype auto keeps a bfloat16 or
 # float16 config and casts float32 (or none) to float16, so the auto KV cache holds 2 bytes.
 _KV_ELEMENT_BYTES: Final = 2
+# --kv-cache-dtype values modelled (sglang/srt/arg_groups/fields: kv_cache_dtype's choices),
+# with their bytes; None: the auto 2 B above.
+_KV_CACHE_DTYPES: Final[Mapping[str, int | None]] = {
+    "auto": None,
+    "bf16": 2,
+    "bfloat16": 2,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+}
 
 # is_deepseek_dsa (configs/model_config.py:191-211): with an index_topk, an indexer's keys join
 # each attention layer's KV; DSATokenToKVPool.quant_block_size (mem_cache/memory_pool.py:5280).
@@ -192,7 +214,21 @@ class SglangReservation:
     ssm_dtype: str
     ssm_dtype_rule: str
     per_request_bytes: int
+    gpu_name: str | None
+    gpu_memory_bytes: int | None
+    gpu_memory_rule: str | None
+    mem_fraction_static: float | None
+    mem_fraction_static_rule: str
+    chunked_prefill_size: int | None
+    pre_model_load_bytes: int | None
+    weights_bytes: int | None
+    weights_rule: str
+    quantization: str | None
     available_memory: int | None
+    available_memory_rule: str
+    kv_cache_dtype: str
+    page_size: int
+    page_size_rule: str
     mamba_full_memory_ratio: float
     mamba_radix_cache_strategy: str
     strategy_rule: str
@@ -219,6 +255,8 @@ class SglangReservation:
     context_length: int
     context_length_rule: str
     max_total_tokens: int | None
+    full_context_sequences: int | None
+    log_lines: tuple[str, ...]
     assumptions: tuple[str, ...]
 
     @property
@@ -232,6 +270,7 @@ class SglangReservation:
         """Every field, tuples as lists, and the multiplier: ready for ``json.dumps``."""
         fields = asdict(self)
         fields["assumptions"] = list(self.assumptions)
+        fields["log_lines"] = list(self.log_lines)
         fields["multiplier"] = self.multiplier
         return fields
 
@@ -259,12 +298,37 @@ class _Launch:
     context_length: int | None
     max_total_tokens: int | None
     gpu_arch: str
+    gpu: Device | None
+    gpu_memory_bytes: int | None
+    mem_fraction_static: float | None
+    page_size: int | None
+    kv_cache_dtype: str
+    chunked_prefill_size: int | None
+    dtype: str
+    quantization: str | None
+    json_model_override_args: Mapping[str, Any] | None
+    weights_bytes: int | None
+    draft_config: ConfigSource | None
 
     def __post_init__(self) -> None:
         check_count("tp_size", self.tp_size, 1)
+        if self.mem_fraction_static is not None:
+            fraction = check_ratio("mem_fraction_static", self.mem_fraction_static)
+            if fraction >= 1:
+                raise fail("mem_fraction_static", f"must be below 1, got {fraction!r}")
+        check_optional_count("page_size", self.page_size, 1)
+        check_choice("kv_cache_dtype", self.kv_cache_dtype, tuple(_KV_CACHE_DTYPES))
+        check_optional_count("chunked_prefill_size", self.chunked_prefill_size, 1)
+        check_choice("dtype", self.dtype, ("auto", "bfloat16", "float16", "half"))
+        check_optional_count("weights_bytes", self.weights_bytes, 0)
         check_optional_count("available_memory", self.available_memory, 0)
         check_optional_count("max_mamba_cache_size", self.max_mamba_cache_size, 0)
         ratio = check_ratio("mamba_full_memory_ratio", self.mamba_full_memory_ratio)
+        if ratio > _LARGEST_RATIO:
+            raise fail(
+                "mamba_full_memory_ratio",
+                f"{ratio!r} overflows SGLang's rest x r / (1 + r) (at most {_LARGEST_RATIO:g})",
+            )
         object.__setattr__(self, "mamba_full_memory_ratio", ratio)
         check_choice(
             "mamba_radix_cache_strategy",
@@ -295,7 +359,18 @@ def sglang_reservation(
     mamba_ssm_dtype: str | None = None,
     context_length: int | None = None,
     max_total_tokens: int | None = None,
-    gpu_arch: str = "sm90",
+    gpu_arch: str | None = None,
+    gpu: object = None,
+    gpu_memory_bytes: int | None = None,
+    mem_fraction_static: float | None = None,
+    page_size: int | None = None,
+    kv_cache_dtype: str = "auto",
+    chunked_prefill_size: int | None = None,
+    dtype: str = "auto",
+    quantization: str | None = None,
+    json_model_override_args: Mapping[str, Any] | None = None,
+    weights_bytes: int | None = None,
+    draft_config: ConfigSource | None = None,
 ) -> SglangReservation:
     """What SGLang 0.5.23 reserves for the recurrent state of the model ``config`` describes, on
     one of ``tp_size`` ranks, launched with these flags (SGLang's names and defaults).
@@ -313,35 +388,281 @@ def sglang_reservation(
     refuses, for a budget that holds no state slot, and for what is not modelled;
     ``ModelConfigError`` / ``TensorParallelSplitError`` as ``ssm_state`` does; ``TypeError``
     for an argument of the wrong type."""
-    launch = _Launch(
-        tp_size=tp_size,
-        available_memory=available_memory,
-        max_mamba_cache_size=max_mamba_cache_size,
-        mamba_full_memory_ratio=mamba_full_memory_ratio,
-        mamba_radix_cache_strategy=mamba_radix_cache_strategy,
-        disable_radix_cache=disable_radix_cache,
-        max_running_requests=max_running_requests,
-        speculative_num_draft_tokens=speculative_num_draft_tokens,
-        mamba_ssm_dtype=mamba_ssm_dtype,
-        context_length=context_length,
-        max_total_tokens=max_total_tokens,
-        gpu_arch=gpu_arch,
-    )
+    arguments = {name: value for name, value in locals().items() if name != "config"}
+    gpu_device = device(gpu, gpu_memory_bytes)
+    arch = gpu_arch or (gpu_device.gpu_arch if gpu_device is not None else None) or "sm90"
+    launch = _Launch(**{**arguments, "gpu": gpu_device, "gpu_arch": arch})
     model = hybrid_model(
-        config, SGLANG, "sglang", "keeps no state pool", tp_size=tp_size, ssm_dtype=mamba_ssm_dtype
+        _configured(config, launch),
+        SGLANG,
+        "sglang",
+        "keeps no state pool",
+        tp_size=tp_size,
+        ssm_dtype=mamba_ssm_dtype,
     )
     architecture = _architecture(model.config.mapping)
     context = _derive_context_length(model.text, launch.context_length)
+    fraction = _handle_gpu_memory_settings(model, launch, architecture)
+    budget = _profile_available_bytes(model, launch, fraction)
+    launch = replace(launch, available_memory=budget.available_memory)
     strategy = _mamba_radix_cache_resolution(launch, architecture, model)
     ratio = _calculate_mamba_ratio(launch, strategy)
     running = _handle_eagle_family(launch)
     cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running)
-    cell = _compute_cell_size(model, architecture)
-    tokens = _calculate_pool_sizes(launch, cache, cell, context)
+    cell = _draft_cell(model, launch, _compute_cell_size(model, architecture, launch))
+    page = _page_size(launch, architecture)
+    tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
     requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
-    steps = (context, strategy, ratio, cache, cell, tokens, requests, scratch)
-    return _reservation(model, launch, architecture, running, _fields(*steps))
+    steps = (context, fraction, budget, strategy, ratio, cache, cell, page, tokens, requests)
+    log = _log_lines(model, launch, architecture, _fields(*steps, scratch))
+    return within_64_bits(
+        _reservation(model, launch, architecture, running, _fields(*steps, scratch, log))
+    )
+
+
+# --- the budget: the GPU, the static fraction, the weights -------------------------------------
+
+_MIB: Final = 1 << 20
+# handle_gpu_memory_settings (sglang/srt/arg_groups/memory_hook.py:47-345): by the GPU's memory
+# (nvidia-smi's memory.total, MiB), the default chunked prefill and the decode CUDA graphs'
+# largest batch (below tp 4, from tp 4).
+_MEMORY_TIERS: Final = (
+    (20 * 1024, 2048, 8, 8),
+    (35 * 1024, 4096, 48, 160),
+    (60 * 1024, 4096, 32, 160),
+    (90 * 1024, 8192, 256, 512),
+    (160 * 1024, 8192, 256, 512),
+)
+_LARGEST_TIER: Final = (16384, 512, 512)
+_RESERVED_FLOOR_MIB: Final = 10 * 1024  # above 60 GiB of GPU memory
+_VLM_CACHE_MIB: Final = 100  # SGLANG_VLM_CACHE_SIZE_MB (sglang/srt/environ.py:1598)
+# multimodal_breakable_cuda_graph_supported_model_archs (configs/model_config.py:2501-2516).
+_MULTIMODAL_PREFILL_GRAPH_ARCHS: Final = frozenset(
+    {
+        "Glm5NextForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen4ExpForConditionalGeneration",
+        "KimiK3ForConditionalGeneration",
+        "KimiK25ForConditionalGeneration",
+    }
+)
+
+
+def _configured(config: ConfigSource, launch: _Launch) -> ConfigSource:
+    """The config as SGLang reads it: ``--json-model-override-args`` applied
+    (``ModelConfig``'s override of the HF config), and ``--dtype`` as the model's dtype."""
+    overrides = dict(launch.json_model_override_args or {})
+    if launch.dtype != "auto":
+        overrides["dtype"] = "float16" if launch.dtype == "half" else launch.dtype
+    return overridden(config, overrides) if overrides else config
+
+
+@dataclass(frozen=True, slots=True)
+class _StaticFraction:
+    mem_fraction_static: float | None
+    mem_fraction_static_rule: str
+    chunked_prefill_size: int | None
+
+
+def _handle_gpu_memory_settings(
+    model: HybridModel, launch: _Launch, architecture: str
+) -> _StaticFraction:
+    """``--mem-fraction-static``, else SGLang's default for the GPU and tp
+    (``handle_gpu_memory_settings``, memory_hook.py:47-345): ``round((gpu_mem - reserved) /
+    gpu_mem, 3)``, ``reserved`` = 512 + max(chunked prefill, 2048) x 1.5 + tp / 8 x 1024 + the
+    CUDA graphs' (decode max_bs x 2, and 8 a prefill graph size, memory_hook.py:357-399), at
+    least 10 GiB above 60 GiB; a vision model's fraction scaled down
+    (``adjust_mem_fraction_for_vlm``, :417-462)."""
+    gpu = launch.gpu
+    if gpu is None:
+        return _StaticFraction(launch.mem_fraction_static, "", launch.chunked_prefill_size)
+    gpu_mem = gpu.memory_bytes / _MIB
+    chunked, max_bs = _memory_tier(gpu_mem, launch.tp_size)
+    chunked = launch.chunked_prefill_size or chunked
+    if launch.max_running_requests is not None:
+        max_bs = min(max_bs, launch.max_running_requests)
+    if launch.mem_fraction_static is not None:
+        return _StaticFraction(launch.mem_fraction_static, "--mem-fraction-static", chunked)
+    vision = model.config.mapping.get("vision_config")
+    prefill_graphs = vision is None or architecture in _MULTIMODAL_PREFILL_GRAPH_ARCHS
+    graphs = max_bs * 2 + (len(_prefill_graph_sizes(chunked)) * 8 if prefill_graphs else 0)
+    reserved = 512 + max(chunked, 2048) * 1.5 + launch.tp_size / 8 * 1024 + graphs
+    if gpu_mem > 60 * 1024:
+        reserved = max(reserved, _RESERVED_FLOOR_MIB)
+    fraction = round((gpu_mem - reserved) / gpu_mem, 3)
+    rule = f"SGLang's default: round(({gpu_mem:g} - {reserved:g} MiB reserved) / {gpu_mem:g}, 3)"
+    if isinstance(vision, Mapping):
+        fraction = _adjust_for_vlm(fraction, vision)
+        rule += ", scaled for the vision tower"
+    return _StaticFraction(fraction, rule, chunked)
+
+
+def _memory_tier(gpu_mem: float, tp: int) -> tuple[int, int]:
+    """The default chunked prefill and decode CUDA-graph max_bs for ``gpu_mem`` MiB."""
+    for ceiling, chunked, small_tp, large_tp in _MEMORY_TIERS:
+        if gpu_mem < ceiling:
+            return chunked, small_tp if tp < 4 else large_tp
+    return _LARGEST_TIER[0], _LARGEST_TIER[1]
+
+
+def _prefill_graph_sizes(max_bs: int) -> list[int]:
+    """``generate_prefill_cuda_graph_batch_sizes`` (cuda_graph_hook.py:480-497)."""
+    sizes = [
+        *range(4, 33, 4),
+        *range(48, 257, 16),
+        *range(288, 513, 32),
+        *range(576, 1025, 64),
+        *range(1280, 4097, 256),
+        *range(4608, max_bs + 1, 512),
+    ]
+    return [size for size in sizes if size <= max_bs]
+
+
+def _adjust_for_vlm(fraction: float, vision: Mapping[str, Any]) -> float:
+    """``adjust_mem_fraction_for_vlm`` (memory_hook.py:417-462): 0.95 x a factor of the vision
+    tower's size against ViT-L/14's, within [0.8, 1.05]."""
+    layers = vision.get("num_hidden_layers", vision.get("depth", 24))
+    hidden = vision.get("hidden_size", 1024)
+    ratio = (layers * hidden**2) / (24 * 1024**2)
+    factor = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+    return float(fraction * 0.95 * factor)
+
+
+@dataclass(frozen=True, slots=True)
+class _Budget:
+    available_memory: int | None
+    available_memory_rule: str
+    weights_bytes: int | None
+    weights_rule: str
+    quantization: str | None
+    pre_model_load_bytes: int | None
+
+
+def _profile_available_bytes(
+    model: HybridModel, launch: _Launch, fraction: _StaticFraction
+) -> _Budget:
+    """What ``_handle_max_mamba_cache`` receives (``_profile_available_bytes``,
+    kv_cache_configurator.py:2990-3060): free memory after the weights less ``pre-load free x
+    (1 - mem_fraction_static)`` and a vision model's cache (``mm_runtime_reservation_gb``,
+    :202-219), i.e. ``free x fraction - weights``, with free memory before the load taken as the
+    GPU's runtime total; ``available_memory`` given instead."""
+    quantization = quantization_method(model.config.mapping, launch.quantization)
+    weights = _weights(model, launch)
+    gpu = launch.gpu
+    if launch.available_memory is not None:
+        return _Budget(launch.available_memory, "--available-memory", *weights, quantization, None)
+    if gpu is None or fraction.mem_fraction_static is None:
+        return _Budget(None, "", *weights, quantization, None)
+    if weights[0] is None:
+        raise fail(
+            "weights_bytes",
+            "the snapshot holds no safetensors to size the weights from; give them "
+            "(--weights-memory SIZE per rank)",
+        )
+    multimodal = _VLM_CACHE_MIB * _MIB if model.config.mapping.get("vision_config") else 0
+    pre = gpu.runtime_bytes
+    rest = pre * fraction.mem_fraction_static - weights[0] - multimodal
+    if rest <= 0:
+        minimum = 1 - (pre - weights[0]) / pre
+        raise fail(
+            "mem_fraction_static",
+            f"the weights ({weights[0]:,} B) leave nothing of {fraction.mem_fraction_static} x "
+            f"{pre:,} B; SGLang refuses to start",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+            f"--mem-fraction-static={fraction.mem_fraction_static}. Raise "
+            f"--mem-fraction-static above {math.ceil(minimum * 1000) / 1000:.3f} (minimum "
+            f"viable = 1 - available/pre = {minimum:.4f}). If using speculative decoding, draft "
+            "weights are now counted.",
+        )
+    rule = (
+        f"{pre:,} B free x {fraction.mem_fraction_static} - weights"
+        + (" - 100 MiB multimodal cache" if multimodal else "")
+        + " (kv_cache_configurator.py:2990-3060)"
+    )
+    return _Budget(int(rest), rule, *weights, quantization, pre)
+
+
+def _weights(model: HybridModel, launch: _Launch) -> tuple[int | None, str]:
+    """The weights one rank loads (``servers.weights``' rule; SGLang's parallel layers shard as
+    vLLM's), or ``weights_bytes``; with a separate draft model, its weights too ("draft
+    weights are now counted", kv_cache_configurator.py:3050-3058)."""
+    if launch.weights_bytes is not None:
+        return launch.weights_bytes, "--weights-memory"
+    path = model.config.path
+    checkpoint = read_checkpoint(Path(path).parent) if path is not None else None
+    attention = model.state.attention
+    dtype = attention.model_dtype if attention is not None else "bfloat16"
+    found = weights_per_rank(attention, checkpoint, launch.tp_size, dtype)
+    if launch.draft_config is None or found.weights_bytes is None:
+        return found.weights_bytes, found.weights_rule
+    draft = load_config(launch.draft_config)
+    state = ssm_state(draft, layout="sglang", tp_size=launch.tp_size)
+    draft_path = draft.path
+    drafted = weights_per_rank(
+        state.attention,
+        read_checkpoint(Path(draft_path).parent) if draft_path is not None else None,
+        launch.tp_size,
+        dtype,
+    )
+    extra = drafted.weights_bytes or 0
+    return found.weights_bytes + extra, f"{found.weights_rule}; and the draft's {extra:,} B"
+
+
+def _draft_cell(model: HybridModel, launch: _Launch, cell: _CellSize) -> _CellSize:
+    """An EAGLE/NEXTN draft's KV beside the target's: ``cell x draft layers / target layers``
+    more bytes a token (``DefaultPoolConfigurator``, pool_configurator.py:259-313); the draft
+    layers are the draft config's attention layers, else the target's
+    ``num_nextn_predict_layers`` (spec_aux_hidden_state.py:174-176)."""
+    if not launch.speculative_num_draft_tokens or not cell.kv_bytes_per_token:
+        return cell
+    attention = model.state.attention
+    target = len(attention.layer_indices) if attention is not None else 0
+    if launch.draft_config is not None:
+        draft = ssm_state(load_config(launch.draft_config), layout="sglang", tp_size=launch.tp_size)
+        layers = len(draft.attention.layer_indices) if draft.attention is not None else 0
+    else:
+        nextn = model.text.get("num_nextn_predict_layers")
+        layers = nextn if isinstance(nextn, int) and not isinstance(nextn, bool) else 0
+    if not layers or not target:
+        return cell
+    extra = int(cell.kv_bytes_per_token * layers / target)
+    return _CellSize(
+        cell.kv_bytes_per_token + extra,
+        f"{cell.kv_bytes_per_token_rule} + the draft's {layers} layers ({extra} B)",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PageSize:
+    page_size: int
+    page_size_rule: str
+
+
+# Blackwell model overrides: Qwen3.5's and NemotronH's SM100 defaults pick trtllm_mha with
+# 64-token pages (arg_groups/model_overrides/qwen3_5.py:26-48, nemotron_h.py:123-148;
+# overrides.py:1180-1187).
+_SM100_PAGE_64_ARCHS: Final = frozenset(
+    {
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForCausalLM",
+        "Qwen3_5MoeForCausalLM",
+        "NemotronHForCausalLM",
+    }
+)
+
+
+def _page_size(launch: _Launch, architecture: str) -> _PageSize:
+    """``--page-size``, else SGLang's: 64 where a Blackwell model override picks trtllm_mha,
+    else 1 (overrides.py:1341-1363)."""
+    if launch.page_size is not None:
+        return _PageSize(launch.page_size, "--page-size")
+    if capability_major(launch.gpu_arch) == 10 and architecture in _SM100_PAGE_64_ARCHS:
+        return _PageSize(64, f"{architecture} on SM100: trtllm_mha, 64-token pages")
+    return _PageSize(1, "SGLang default 1")
 
 
 # --- the steps ------------------------------------------------------------------------------
@@ -372,19 +693,12 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
     exceed (``_derive_context_length``, configs/model_config.py:1291-1316, without
     SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN). Fields transformers' config class would
     default are not read: a key missing from the file is missing here."""
-    scaling = text.get("rope_scaling")
-    factor: Any = 1
-    if isinstance(scaling, Mapping) and scaling:
-        factor = scaling.get("factor", 1)
-        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
-            factor = 1
+    factor = _rope_scaling_factor(text.get("rope_scaling"))
     derived, rule = _DEFAULT_CONTEXT_LENGTH, "no context-length field: SGLang's default"
     for key in _CONTEXT_LENGTH_KEYS:
         value = text.get(key)
         if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ModelConfigError(f"field {key!r}: {value!r} is not an integer", field=key)
-            derived = int(factor * value) if isinstance(factor, int | float) else value
+            derived = scaled_context_length(key, value, factor)
             rule = f"config {key}" + (f" x RoPE factor {factor}" if factor != 1 else "")
             break
     if given is None:
@@ -396,6 +710,24 @@ def _derive_context_length(text: Mapping[str, Any], given: int | None) -> _Conte
             "(configs/model_config.py:1295-1316)",
         )
     return _ContextLength(given, "--context-length")
+
+
+def _rope_scaling_factor(scaling: object) -> object:
+    """``get_context_length``'s RoPE factor (common.py:680-688): a truthy ``rope_scaling``'s
+    ``factor`` (default 1), 1 with ``original_max_position_embeddings`` or the llama3 type.
+    SGLang calls ``.get`` on any truthy value, so one that is not a mapping stops it
+    (``ModelConfigError``)."""
+    if not scaling:
+        return 1
+    if not isinstance(scaling, Mapping):
+        raise ModelConfigError(
+            f"field 'rope_scaling': {show(scaling)} is not a mapping; SGLang reads its factor "
+            "with .get (common.py:680-686)",
+            field="rope_scaling",
+        )
+    if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+        return 1
+    return scaling.get("factor", 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,18 +870,32 @@ def _kv_cache_bytes(budget: int | None, rest: float | None, pool: int) -> int | 
             "available_memory",
             f"{budget} B leaves no memory for the KV cache after the state pool of "
             f"{pool} B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache (the state pool of "
+            f"{pool / _GIB:.2f} GB takes what is left); raise --mem-fraction-static",
         )
     return int(left * _GIB)
 
 
 def _no_slot(budget: int | None, per_req: int, slots_given: int | None) -> ServerArgumentError:
     """SGLang's refusal of a pool of no slot (kv_cache_configurator.py:3386-3399)."""
+    words = (
+        "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+        f"Computed max_mamba_cache_size={{slots}} (total_rest_memory={(budget or 0) / _GIB:.2f} "
+        f"GB, mamba_cache_per_req={per_req / (1 << 20):.2f} MB). Try: (1) reduce "
+        "--max-running-requests, (2) increase --mem-fraction-static, (3) reduce "
+        "--speculative-num-draft-tokens, or (4) use GPUs with more memory."
+    )
     if slots_given is not None:
-        return fail("max_mamba_cache_size", "0 state slots: SGLang refuses to start")
+        return fail(
+            "max_mamba_cache_size",
+            "0 state slots: SGLang refuses to start",
+            words.format(slots=slots_given),
+        )
     return fail(
         "available_memory",
         f"{budget} B holds no state slot of {per_req} B (with one padding slot); SGLang "
         "refuses to start",
+        words.format(slots=0),
     )
 
 
@@ -559,7 +905,7 @@ class _CellSize:
     kv_bytes_per_token_rule: str
 
 
-def _compute_cell_size(model: HybridModel, architecture: str) -> _CellSize:
+def _compute_cell_size(model: HybridModel, architecture: str, launch: _Launch) -> _CellSize:
     """KV cache bytes per token on one rank, as ``DefaultPoolConfigurator._compute_cell_size``
     (pool_configurator.py:340-534) sizes it for the full-attention layers (:226-235) with the
     auto KV dtype (``AttentionLayers.kv_bytes_per_token`` at 2 B an element): MLA without its
@@ -570,14 +916,13 @@ def _compute_cell_size(model: HybridModel, architecture: str) -> _CellSize:
     attention, tp = model.state.attention, model.state.tp_size
     if attention is None:
         return _CellSize(0, "no attention layer: no KV cache")
+    element = _KV_CACHE_DTYPES[launch.kv_cache_dtype] or _KV_ELEMENT_BYTES
     rope = not (architecture in _MLA_NOPE_ARCHS and model.text.get("use_mla_nope"))
     root = model.config.mapping
     dsa = architecture in _DSA_ARCHS and _sglang_field(root, model.text, "index_topk") is not None
     indexer = dsa_indexer(root, model.text, attention) if dsa else None
-    per_token = attention.kv_bytes_per_token(
-        tp, _KV_ELEMENT_BYTES, latent_rope=rope, indexer=indexer
-    )
-    rule = attention.kv_terms(tp, _KV_ELEMENT_BYTES, latent_rope=rope)
+    per_token = attention.kv_bytes_per_token(tp, element, latent_rope=rope, indexer=indexer)
+    rule = attention.kv_terms(tp, element, latent_rope=rope)
     if indexer is not None:
         rule += f" + DSA indexer {indexer.rule}"
     return _CellSize(per_token, rule)
@@ -597,10 +942,10 @@ class _PoolSizes:
 
 
 def _calculate_pool_sizes(
-    launch: _Launch, cache: _MambaCache, cell: _CellSize, context: _ContextLength
+    launch: _Launch, cache: _MambaCache, cell: _CellSize, context: _ContextLength, page: _PageSize
 ) -> _PoolSizes:
     """The KV pool's tokens (``DefaultPoolConfigurator.calculate_pool_sizes``,
-    pool_configurator.py:623-634, page size 1): what is left over the bytes per token; with no
+    pool_configurator.py:623-652): what is left over the bytes per token, in whole pages; with no
     attention layer, the context (:243-248); at most ``--max-total-tokens``
     (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117)."""
     limit = launch.max_total_tokens
@@ -608,6 +953,7 @@ def _calculate_pool_sizes(
         return _PoolSizes(None, limit)
     if cell.kv_bytes_per_token:
         tokens = cache.kv_cache_bytes // cell.kv_bytes_per_token
+        tokens = tokens // page.page_size * page.page_size  # pool_configurator.py:646
     else:
         tokens = limit or context.context_length
     return _PoolSizes(tokens if limit is None else min(tokens, limit), limit)
@@ -659,21 +1005,31 @@ def _resolve_max_num_reqs(
         capped = min(capped, kv_tokens // 2)
         rule += f", {kv_tokens} KV tokens // 2"
     if capped <= 0:
-        field = (
-            "max_mamba_cache_size"
-            if launch.max_mamba_cache_size is not None
-            else "available_memory"
-        )
-        short = (
-            f"{slots} state slots at {ratio} per request serve"
-            if slots // ratio <= 0
-            else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
-        )
-        raise fail(
-            field,
-            f"{short} no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)",
-        )
+        raise _no_request(launch, slots, ratio, kv_tokens, capped)
     return _RunningRequests(capped, rule + ")")
+
+
+def _no_request(
+    launch: _Launch, slots: int, ratio: int, kv_tokens: int | None, capped: int
+) -> ServerArgumentError:
+    """SGLang's refusal of a launch that serves no request (kv_cache_configurator.py:
+    3160-3168)."""
+    field = (
+        "max_mamba_cache_size" if launch.max_mamba_cache_size is not None else "available_memory"
+    )
+    short = (
+        f"{slots} state slots at {ratio} per request serve"
+        if slots // ratio <= 0
+        else f"a KV pool of {kv_tokens} tokens (requests are capped at tokens // 2) serves"
+    )
+    return fail(
+        field,
+        f"{short} no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)",
+        "RuntimeError: Hybrid (mamba/linear-attention) state cache is too small to serve any "
+        f"requests. max_mamba_cache_size={slots}, mamba_ratio={ratio}, resulting "
+        f"max_num_reqs={capped}. Try: (1) reduce --max-running-requests, (2) increase "
+        "--mem-fraction-static, or (3) use GPUs with more memory.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -707,6 +1063,92 @@ def _speculative_scratch(model: HybridModel, requests: int, launch: _Launch) -> 
     return _SpeculativeScratch(draft, ssm + conv, ssm, conv)
 
 
+# --- what SGLang logs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Log:
+    full_context_sequences: int | None
+    log_lines: tuple[str, ...]
+
+
+# The KV pool's dtype as SGLang prints it (torch's names), and its default prefill budget
+# (--max-prefill-tokens, sglang/srt/arg_groups/fields/schedule.py:71).
+_TORCH_DTYPES: Final = {2: "torch.bfloat16", 1: "torch.float8_e4m3fn"}
+_MAX_PREFILL_TOKENS: Final = 16384
+
+
+def _log_lines(
+    model: HybridModel, launch: _Launch, architecture: str, steps: Mapping[str, Any]
+) -> _Log:
+    """The lines SGLang 0.5.23 logs at boot about this reservation, in its words, with the
+    predicted numbers: "Load weight end" (model_executor/model_runner.py:1372-1379), "Mamba
+    Cache is allocated" (mem_cache/memory_pool.py:983-1009), "KV Cache is allocated"
+    (:2080-2099) and the scheduler's summary (managers/scheduler.py:1267-1276); GB there is
+    2**30 B. What the package cannot predict is ``?``."""
+    lines = []
+    weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
+    if weights is not None and pre is not None:
+        lines.append(
+            f"Load weight end. elapsed=? s, type={architecture}, avail mem="
+            f"{(pre - weights) / _GIB:.2f} GB, mem usage={weights / _GIB:.2f} GB."
+        )
+    slots = steps["slots"]
+    conv = ssm = 0
+    for group in model.state.groups:
+        for tensor in group.tensors:
+            size = (slots + 1) * len(group.layer_indices) * tensor.bytes
+            conv, ssm = (conv + size, ssm) if tensor.name.startswith("conv") else (conv, ssm + size)
+    mamba = (
+        f"Mamba Cache is allocated. max_mamba_cache_size: {slots}, conv_state size: "
+        f"{conv / _GIB:.2f}GB, ssm_state size: {ssm / _GIB:.2f}GB "
+    )
+    if launch.speculative_num_draft_tokens:  # the speculative pool's line names its scratch
+        mamba += (
+            f"intermediate_ssm_state_cache size: "
+            f"{steps['speculative_ssm_scratch_bytes'] / _GIB:.2f}GB "
+            f"intermediate_conv_window_cache size: "
+            f"{steps['speculative_conv_scratch_bytes'] / _GIB:.2f}GB "
+        )
+    lines.append(mamba)
+    tokens, per_token = steps["kv_tokens"], steps["kv_bytes_per_token"]
+    if tokens is not None and per_token:
+        half = tokens * per_token / 2 / _GIB
+        element = _KV_CACHE_DTYPES[launch.kv_cache_dtype] or _KV_ELEMENT_BYTES
+        lines.append(
+            f"KV Cache is allocated. dtype: {_TORCH_DTYPES[element]}, #tokens: {tokens}, "
+            f"K size: {half:.2f} GB, V size: {half:.2f} GB"
+        )
+    if tokens is not None:
+        lines.append(
+            f"max_total_num_tokens={tokens}, chunked_prefill_size="
+            f"{steps['chunked_prefill_size'] or '?'}, max_prefill_tokens={_MAX_PREFILL_TOKENS}, "
+            f"max_running_requests={steps['max_running_requests']}, context_len="
+            f"{steps['context_length']}, available_gpu_mem=? GB"
+        )
+    sequences = tokens // steps["context_length"] if tokens is not None else None
+    return _Log(sequences, tuple(lines))
+
+
+def _assumptions(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
+    """What the reservation takes for granted about the launch."""
+    assumptions = [
+        "CUDA, one attention data-parallel rank, one pipeline stage"
+        + (", page size 1" if steps["page_size"] == 1 else ""),
+        "no ReplaySSM, no fused draft state, no multimodal reserve",
+    ]
+    if launch.speculative_num_draft_tokens:
+        counted = "the draft's" in steps["kv_bytes_per_token_rule"]
+        assumptions.append(
+            "speculation is EAGLE/NEXTN with topk 1"
+            + ("" if counted else " and adds no draft-model KV")
+            + "; conv windows deduplicated (CUDA, linear chain)"
+        )
+    if not steps["overlap_schedule"]:
+        assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
+    return assumptions
+
+
 def _reservation(
     model: HybridModel,
     launch: _Launch,
@@ -717,17 +1159,7 @@ def _reservation(
     """The steps' values as one reservation, with the model, the launch and the assumptions;
     the requests asked to run (else those that run) take ``ratio`` slots each."""
     state, per_req = model.state, model.state.per_sequence_bytes
-    assumptions = [
-        "CUDA, one attention data-parallel rank, one pipeline stage, page size 1",
-        "no ReplaySSM, no fused draft state, no multimodal reserve",
-    ]
-    if launch.speculative_num_draft_tokens:
-        assumptions.append(
-            "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV; conv windows "
-            "deduplicated (CUDA, linear chain)"
-        )
-    if not steps["overlap_schedule"]:
-        assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
+    assumptions = _assumptions(launch, steps)
     ratio = steps["ratio"]
     asked = running if running is not None else steps["max_running_requests"]
     given_dtype = launch.mamba_ssm_dtype is not None
@@ -746,7 +1178,10 @@ def _reservation(
         if given_dtype
         else state.ssm_dtype_rule,
         per_request_bytes=per_req,
-        available_memory=launch.available_memory,
+        gpu_name=launch.gpu.name if launch.gpu is not None else None,
+        gpu_memory_bytes=launch.gpu.memory_bytes if launch.gpu is not None else None,
+        gpu_memory_rule=launch.gpu.rule if launch.gpu is not None else None,
+        kv_cache_dtype=launch.kv_cache_dtype,
         mamba_full_memory_ratio=launch.mamba_full_memory_ratio,
         disable_radix_cache=launch.disable_radix_cache,
         requested_requests=asked,

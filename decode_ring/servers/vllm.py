@@ -43,23 +43,42 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Final
 
-from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, class_fields, ssm_state
+from ..checkpoints import read_checkpoint
+from ..models import (
+    DTYPE_BYTES,
+    KINDS,
+    ConfigSource,
+    ModelConfigError,
+    class_fields,
+    load_config,
+    ssm_state,
+)
 from ..models.kinds import Checkpoint
+from ..printable import type_name
 from ..releases import VLLM
 from .common import (
     GPU_ARCHS,
+    Device,
     HybridModel,
     capability_major,
     check_choice,
     check_count,
     check_flag,
     check_optional_count,
+    check_ratio,
+    device,
     fail,
+    gib,
     hybrid_model,
+    overridden,
+    within_64_bits,
 )
+from .profile import cuda_graph_estimate, non_torch_estimate, peak_activation_estimate
+from .weights import quantization_method, weights_per_rank
 
 __all__ = [
     "KV_CACHE_DTYPES",
@@ -71,8 +90,7 @@ __all__ = [
 # vllm/config/cache.py:175 (MambaDType).
 MAMBA_DTYPES: Final = ("auto", "float32", "float16", "bfloat16")
 # The CacheDType values (vllm/config/cache.py:44-60) modelled here, with their bytes; None:
-# the model dtype. FlashAttention takes fp8 only as FA3, i.e. on SM90
-# (vllm/v1/attention/backends/flash_attn.py:288-296).
+# the model dtype. Which backend takes fp8 on which GPU: ``_refusal``.
 KV_CACHE_DTYPES: Final[Mapping[str, int | None]] = {
     "auto": None,
     "float16": 2,
@@ -109,6 +127,7 @@ class VllmReservation:
     source: str | None
     tensor_parallel_size: int
     max_num_seqs: int
+    max_num_batched_tokens: int | None
     max_model_len: int
     max_model_len_rule: str
     enable_prefix_caching: bool
@@ -118,8 +137,13 @@ class VllmReservation:
     use_replayssm: bool
     gpu_arch: str
     gpu: str
+    gpu_name: str | None
+    gpu_memory_bytes: int | None
+    gpu_memory_rule: str | None
+    enforce_eager: bool
     attention_backend: str | None
     gdn_prefill_backend: str | None
+    attention_backend_rule: str
     kv_cache_dtype: str
     conv_dtype: str
     conv_dtype_rule: str
@@ -135,6 +159,12 @@ class VllmReservation:
     group_size: int
     state_groups: int
     attention_groups: int
+    draft_groups: int
+    draft_attention_layers: int
+    draft_block_size: int | None
+    draft_same_spec: bool
+    draft_weights_bytes: int
+    draft_rule: str
     bytes_per_block: int
     state_blocks_per_request: int
     planned_blocks_per_request: int
@@ -147,6 +177,24 @@ class VllmReservation:
     num_blocks: int | None
     blocks_per_request_at_max_model_len: int
     max_concurrency: float | None
+    weights_bytes: int | None
+    weights_rule: str
+    quantization: str | None
+    gpu_memory_utilization: float
+    requested_memory_bytes: int | None
+    peak_activation_bytes: int | None
+    peak_activation_rule: str
+    cuda_graph_bytes: int | None
+    cuda_graph_rule: str
+    cuda_graph_sizes: int
+    non_torch_bytes: int | None
+    non_torch_rule: str
+    available_kv_cache_memory: int | None
+    kv_cache_memory_rule: str
+    kv_cache_tokens: int | None
+    full_context_sequences: int | None
+    mamba_page_padding_percent: float | None
+    log_lines: tuple[str, ...]
     assumptions: tuple[str, ...]
 
     @property
@@ -164,6 +212,7 @@ class VllmReservation:
         """Every field, tuples as lists, and the multipliers: ready for ``json.dumps``."""
         fields = asdict(self)
         fields["assumptions"] = list(self.assumptions)
+        fields["log_lines"] = list(self.log_lines)
         fields["multiplier"] = self.multiplier
         fields["planned_multiplier"] = self.planned_multiplier
         return fields
@@ -182,7 +231,10 @@ def _fields(*steps: object) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class _Launch:
     """The launch's flags, checked as vLLM's argument parsing and config classes check them
-    (``ServerArgumentError`` for a value vLLM refuses or this module does not model)."""
+    (``ServerArgumentError`` for a value vLLM refuses or this module does not model), with the
+    GPU they name (``gpu``) and the defaults that hang on it (``gpu_arch``, ``max_num_seqs``,
+    ``_device_defaults``); ``max_num_batched_tokens`` hangs on the model too, and is ``None``
+    until ``_scheduler_defaults`` resolves it."""
 
     tensor_parallel_size: int
     max_num_seqs: int
@@ -197,6 +249,24 @@ class _Launch:
     use_replayssm: bool
     replayssm_buffer_len: int
     gpu_arch: str
+    gpu: Device | None
+    gpu_memory_bytes: int | None
+    gpu_memory_utilization: float
+    dtype: str
+    quantization: str | None
+    max_num_batched_tokens: int | None
+    enforce_eager: bool
+    cudagraph_mode: str | None
+    cudagraph_capture_sizes: tuple[int, ...] | None
+    max_cudagraph_capture_size: int | None
+    cpu_offload_gb: float
+    hf_overrides: Mapping[str, Any] | None
+    speculative_method: str | None
+    draft_config: ConfigSource | None
+    weights_bytes: int | None
+    activation_bytes: int | None
+    cuda_graph_bytes: int | None
+    non_torch_bytes: int | None
 
     def __post_init__(self) -> None:
         check_count("tensor_parallel_size", self.tensor_parallel_size, 1)
@@ -215,13 +285,53 @@ class _Launch:
         check_choice("kv_cache_dtype", self.kv_cache_dtype, tuple(KV_CACHE_DTYPES))
         if self.enable_prefix_caching is not None:
             check_flag("enable_prefix_caching", self.enable_prefix_caching)
+        self._check_budget()
+
+    def _check_budget(self) -> None:
+        """The budget's flags, as ``CacheConfig`` (vllm/config/cache.py:215, ``gt=0, le=1``),
+        ``ModelConfig`` and ``CompilationConfig`` check them."""
+        utilization = check_ratio("gpu_memory_utilization", self.gpu_memory_utilization)
+        if utilization > 1:
+            raise fail(
+                "gpu_memory_utilization",
+                f"1 validation error for CacheConfig: Input should be less than or equal to 1 "
+                f"(input_value={utilization!r}): vLLM refuses it",
+            )
+        check_choice("dtype", self.dtype, _DTYPES)
+        check_optional_count("max_num_batched_tokens", self.max_num_batched_tokens, 1)
+        check_flag("enforce_eager", self.enforce_eager)
+        if self.cudagraph_mode is not None:
+            check_choice("cudagraph_mode", self.cudagraph_mode, _CUDAGRAPH_MODES)
+        for size in self.cudagraph_capture_sizes or ():
+            check_count("cudagraph_capture_sizes", size, 1)
+        check_optional_count("max_cudagraph_capture_size", self.max_cudagraph_capture_size, 1)
+        offload = self.cpu_offload_gb
+        if isinstance(offload, bool) or not isinstance(offload, int | float):
+            raise TypeError("argument cpu_offload_gb: must be a number")
+        if not self.cpu_offload_gb >= 0:
+            raise fail("cpu_offload_gb", f"must be 0 or more, got {self.cpu_offload_gb!r}")
+        for name in ("weights_bytes", "activation_bytes", "cuda_graph_bytes", "non_torch_bytes"):
+            check_optional_count(name, getattr(self, name), 0)
+
+
+# --dtype (vllm/engine/arg_utils.py: ModelConfig.dtype's choices) that the models' dtype rule
+# reads; float32 is not modelled (vLLM's auto reads a float32 config as bfloat16).
+_DTYPES: Final = ("auto", "bfloat16", "float16", "half")
+# CUDAGraphMode names (vllm/config/compilation.py).
+_CUDAGRAPH_MODES: Final = (
+    "NONE",
+    "PIECEWISE",
+    "FULL",
+    "FULL_DECODE_ONLY",
+    "FULL_AND_PIECEWISE",
+)
 
 
 def vllm_reservation(
     config: ConfigSource,
     *,
     tensor_parallel_size: int = 1,
-    max_num_seqs: int = 256,
+    max_num_seqs: int | None = None,
     max_model_len: int | None = None,
     block_size: int | None = None,
     enable_prefix_caching: bool | None = None,
@@ -232,34 +342,47 @@ def vllm_reservation(
     kv_cache_memory_bytes: int | None = None,
     use_replayssm: bool = False,
     replayssm_buffer_len: int = 16,
-    gpu_arch: str = "sm90",
+    gpu_arch: str | None = None,
+    gpu: object = None,
+    gpu_memory_bytes: int | None = None,
+    gpu_memory_utilization: float = 0.92,
+    dtype: str = "auto",
+    quantization: str | None = None,
+    max_num_batched_tokens: int | None = None,
+    enforce_eager: bool = False,
+    cudagraph_mode: str | None = None,
+    cudagraph_capture_sizes: tuple[int, ...] | None = None,
+    max_cudagraph_capture_size: int | None = None,
+    cpu_offload_gb: float = 0,
+    hf_overrides: Mapping[str, Any] | None = None,
+    speculative_method: str | None = None,
+    draft_config: ConfigSource | None = None,
+    weights_bytes: int | None = None,
+    activation_bytes: int | None = None,
+    cuda_graph_bytes: int | None = None,
+    non_torch_bytes: int | None = None,
 ) -> VllmReservation:
     """What vLLM 0.33.0 reserves for the recurrent state of the model ``config`` describes, on
     one of ``tensor_parallel_size`` ranks, launched with these flags (their vLLM names and
-    defaults; ``enable_prefix_caching=None`` is vLLM's default: on for a hybrid model, off for
-    an attention-free one) on a GPU of ``gpu_arch`` (one of ``GPU_ARCHS``).
+    defaults: ``gpu_memory_utilization`` 0.92, ``max_num_seqs`` and ``max_num_batched_tokens``
+    by the GPU's memory, ``enable_prefix_caching=None`` on for a hybrid model) on ``gpu`` (a
+    ``decode_ring.gpus`` key or ``nvidia-smi`` name; ``gpu_memory_bytes`` its total, or any
+    GPU's) or, without one, a GPU of ``gpu_arch`` (default sm90) with no budget.
+
+    With a GPU, the KV budget is vLLM's: ``ceil(total x utilization)`` less the weights (the
+    snapshot's safetensors, or ``weights_bytes`` per rank), the peak activation, non-torch
+    memory and CUDA graphs (estimates, or the ``*_bytes`` given); ``kv_cache_memory_bytes``
+    skips all of that, as vLLM skips profiling.
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value vLLM
-    refuses or this function does not model, ``ModelConfigError`` /
-    ``TensorParallelSplitError`` as ``ssm_state`` does and for attention heads the TP cannot
-    split, and ``TypeError`` for an argument of the wrong type."""
-    launch = _Launch(
-        tensor_parallel_size=tensor_parallel_size,
-        max_num_seqs=max_num_seqs,
-        max_model_len=max_model_len,
-        block_size=block_size,
-        enable_prefix_caching=enable_prefix_caching,
-        num_speculative_tokens=num_speculative_tokens,
-        mamba_cache_dtype=mamba_cache_dtype,
-        mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-        kv_cache_dtype=kv_cache_dtype,
-        kv_cache_memory_bytes=kv_cache_memory_bytes,
-        use_replayssm=use_replayssm,
-        replayssm_buffer_len=replayssm_buffer_len,
-        gpu_arch=gpu_arch,
-    )
+    refuses, a launch it would not boot (``server_refusal`` holds vLLM's own words) or what
+    this function does not model, ``ModelConfigError`` / ``TensorParallelSplitError`` as
+    ``ssm_state`` does and for attention heads the TP cannot split, and ``TypeError`` for an
+    argument of the wrong type."""
+    launch = _Launch(**_device_defaults({k: v for k, v in locals().items() if k != "config"}))
+    gpu_device = launch.gpu
     model = hybrid_model(
-        config,
+        _configured(config, launch),
         VLLM,
         "vllm",
         "reserves no state",
@@ -271,16 +394,252 @@ def vllm_reservation(
     caching = _prefix_caching(model, launch)
     _verify_replayssm(model, launch)
     length = _max_model_len(model.text, launch.max_model_len)
+    launch = _scheduler_defaults(launch, gpu_device, length)
     backends = _attention_backends(model, launch)
     specs = _mamba_specs(model, launch, caching, backends)
     block = _align_hybrid_block_size(model, launch, caching, specs)
-    groups = _kv_cache_groups(model, specs, block)
-    blocks = _blocks_per_request(model, launch, caching, specs, groups, block, length)
-    pool = _kv_cache_pool(launch, groups, blocks, length)
-    return _reservation(model, launch, caching, length, backends, block, groups, blocks, pool)
+    drafter = _load_drafter(model, launch, block)
+    groups = _kv_cache_groups(model, specs, block, drafter)
+    blocks = _blocks_per_request(launch, caching, specs, (groups, drafter), block, length)
+    weights = _load_model(model, launch, drafter)
+    memory = _determine_available_memory(model, launch, gpu_device, weights)
+    pool = _kv_cache_pool(launch, memory, groups, blocks, length)
+    steps = (caching, length, backends, block, drafter, groups, blocks, pool, weights, memory)
+    log = _log_lines(launch, _fields(*steps))
+    return within_64_bits(_reservation(model, launch, gpu_device, _fields(*steps, log)))
 
 
 # --- the steps ------------------------------------------------------------------------------
+
+
+# --- the GPU, the model and the defaults that hang on them ------------------------------------
+
+_GIB: Final = 1 << 30
+# get_batch_defaults (vllm/engine/arg_utils.py:2939-3000), for `vllm serve`
+# (UsageContext.OPENAI_API_SERVER): (max_num_seqs, max_num_batched_tokens) by the GPU's NVML
+# total; the middle tier not for an A100 or a GB10. Without a GPU, vLLM's fallback tier.
+_LARGE_GPU: Final = (160 * _GIB, 1024, 16384)
+_HOPPER_CLASS_GPU: Final = (70 * _GIB, 1024, 8192)
+_SMALL_GPU: Final = (0, 256, 2048)
+
+
+def _device_defaults(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The launch's arguments with the GPU they name (``gpu`` and ``gpu_memory_bytes``), its
+    architecture (``gpu_arch`` overrides it; sm90 without a GPU) and vLLM's ``max_num_seqs``
+    for its memory."""
+    gpu = device(arguments["gpu"], arguments["gpu_memory_bytes"])
+    given = arguments["gpu_arch"]
+    if given is not None and not isinstance(given, str):
+        raise TypeError(f"argument gpu_arch: must be a str, not {type_name(given)}")
+    arch = given or (gpu.gpu_arch if gpu is not None else None) or "sm90"
+    seqs = arguments["max_num_seqs"]
+    if seqs is None:
+        seqs = _batch_tier(gpu, arch)[1]
+    return {**arguments, "gpu": gpu, "gpu_arch": arch, "max_num_seqs": seqs}
+
+
+def _batch_tier(gpu: Device | None, arch: str) -> tuple[int, int, int]:
+    """vLLM's batch defaults' tier for ``gpu`` (get_batch_defaults)."""
+    if gpu is None:
+        return _SMALL_GPU
+    if gpu.memory_bytes >= _LARGE_GPU[0]:
+        return _LARGE_GPU
+    name = (gpu.name or "").lower()
+    if gpu.memory_bytes >= _HOPPER_CLASS_GPU[0] and "a100" not in name and arch != "sm121":
+        return _HOPPER_CLASS_GPU
+    return _SMALL_GPU
+
+
+def _configured(config: ConfigSource, launch: _Launch) -> ConfigSource:
+    """The config as vLLM reads it: ``--hf-overrides`` applied, and ``--dtype`` as the model's
+    dtype (``ModelConfig.dtype``), which the models' dtype rule then reads."""
+    overrides = dict(launch.hf_overrides or {})
+    if launch.dtype != "auto":
+        overrides["dtype"] = "float16" if launch.dtype == "half" else launch.dtype
+    return overridden(config, overrides) if overrides else config
+
+
+def _scheduler_defaults(launch: _Launch, gpu: Device | None, length: _MaxModelLen) -> _Launch:
+    """``max_num_batched_tokens``: the flag, else the GPU tier's, at most ``max_num_seqs x
+    max_model_len`` (``_set_default_max_num_seqs_and_batched_tokens_args``,
+    vllm/engine/arg_utils.py:3151-3230; chunked prefill on, as for a generative model)."""
+    if launch.max_num_batched_tokens is not None:
+        return launch
+    tokens = _batch_tier(gpu, launch.gpu_arch)[2]
+    tokens = min(launch.max_num_seqs * length.max_model_len, tokens)
+    return replace(launch, max_num_batched_tokens=tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadedModel:
+    weights_bytes: int | None
+    weights_rule: str
+    quantization: str | None
+
+
+def _load_model(model: HybridModel, launch: _Launch, drafter: _Drafter) -> _LoadedModel:
+    """The weights one rank loads (``load_model``, vllm/v1/worker/gpu_model_runner.py:
+    4960-5092, logged as "Model loading took"): ``weights_bytes`` as given, else the
+    snapshot's safetensors under ``servers.weights``' rule, less what ``--cpu-offload-gb``
+    moves to the host (the UVA offloader moves parameters until it reaches that many GiB,
+    vllm/model_executor/offloader/uva.py:84-94)."""
+    quantization = quantization_method(model.config.mapping, launch.quantization)
+    if launch.weights_bytes is not None:
+        return _LoadedModel(launch.weights_bytes, "--weights-memory", quantization)
+    path = model.config.path
+    checkpoint = read_checkpoint(Path(path).parent) if path is not None else None
+    attention = model.state.attention
+    dtype = attention.model_dtype if attention is not None else model.state.conv_dtype
+    quantized = model.config.mapping.get("quantization_config") is not None
+    online = launch.quantization == "fp8" and not quantized
+    mtp = (launch.speculative_method or "").endswith("mtp")
+    found = weights_per_rank(
+        attention, checkpoint, launch.tensor_parallel_size, dtype, online_fp8=online, mtp=mtp
+    )
+    weights, rule = found.weights_bytes, found.weights_rule
+    if weights is not None and drafter.draft_weights_bytes:
+        weights += drafter.draft_weights_bytes
+        rule += f"; and the drafter's {drafter.draft_weights_bytes:,} B"
+    if weights is not None and launch.cpu_offload_gb:
+        offloaded = min(weights, int(launch.cpu_offload_gb * _GIB))
+        weights -= offloaded
+        rule += f"; less {offloaded:,} B offloaded (--cpu-offload-gb {launch.cpu_offload_gb:g})"
+    return _LoadedModel(weights, rule, quantization)
+
+
+@dataclass(frozen=True, slots=True)
+class _AvailableMemory:
+    gpu_memory_utilization: float
+    requested_memory_bytes: int | None
+    peak_activation_bytes: int | None
+    peak_activation_rule: str
+    cuda_graph_bytes: int | None
+    cuda_graph_rule: str
+    cuda_graph_sizes: int
+    non_torch_bytes: int | None
+    non_torch_rule: str
+    available_kv_cache_memory: int | None
+    kv_cache_memory_rule: str
+
+
+def _determine_available_memory(
+    model: HybridModel, launch: _Launch, gpu: Device | None, weights: _LoadedModel
+) -> _AvailableMemory:
+    """``Worker.determine_available_memory`` (vllm/v1/worker/gpu_worker.py:641-820): with
+    ``--kv-cache-memory-bytes``, that, and no profiling; else ``requested`` (``request_memory``,
+    ceil(runtime total x utilization), vllm/v1/worker/utils.py:716-723) less what profiling
+    finds: the weights and non-torch memory (``total_consumed``), the peak activation
+    (``transient_peak_headroom``) and the CUDA-graph estimate (``profile_cudagraph_memory``,
+    applied by default, :708-743). The profiled terms are the estimates of ``_profile``."""
+    utilization = launch.gpu_memory_utilization
+    sizes = _capture_sizes(model, launch)
+    if launch.kv_cache_memory_bytes is not None:
+        rule = "--kv-cache-memory-bytes"  # profiling skipped, utilization ignored (:655-681)
+        return _AvailableMemory(
+            utilization, None, None, "", None, "", len(sizes), None, "",
+            launch.kv_cache_memory_bytes, rule,
+        )  # fmt: skip
+    if gpu is None:
+        return _AvailableMemory(
+            utilization, None, None, "", None, "", len(sizes), None, "", None, ""
+        )  # fmt: skip
+    requested = math.ceil(gpu.runtime_bytes * utilization)
+    activation, activation_rule = _profile_run_peak(model, launch)
+    graphs, graphs_rule = _profile_cudagraph_memory(model, launch, sizes)
+    non_torch, non_torch_rule = _non_torch_memory(launch)
+    if weights.weights_bytes is None:
+        raise fail(
+            "weights_bytes",
+            "the snapshot holds no safetensors to size the weights from; give them "
+            "(--weights-memory SIZE per rank)",
+        )
+    available = requested - weights.weights_bytes - activation - graphs - non_torch
+    rule = (
+        f"requested {requested:,} B - weights - peak activation - non-torch - CUDA graphs "
+        "(gpu_worker.py:739-743)"
+    )
+    if available <= 0:
+        raise fail(
+            "gpu",
+            f"{requested:,} B requested ({utilization:g} of {gpu.runtime_bytes:,} B) leaves "
+            f"{available:,} B for the KV cache after the weights and the profiled terms; vLLM "
+            "refuses to start",
+            _NO_MEMORY,
+        )
+    return _AvailableMemory(
+        utilization, requested, activation, activation_rule, graphs, graphs_rule, len(sizes),
+        non_torch, non_torch_rule, available, rule,
+    )  # fmt: skip
+
+
+# --- the profiled terms: estimates ------------------------------------------------------------
+
+# _set_cudagraph_sizes (vllm/config/vllm.py:2398-2470): 1, 2, 4, multiples of 8 below 256,
+# multiples of 16 up to the largest; the largest 1024 on SM10x, else 512.
+_LARGEST_GRAPH: Final = {10: 1024}
+_DEFAULT_LARGEST_GRAPH: Final = 512
+
+
+def _profile_run_peak(model: HybridModel, launch: _Launch) -> tuple[int, str]:
+    """The peak activation ``profile_run`` leaves, ``profile.peak_activation_estimate`` for the
+    model's text config at the launch's batch; or ``activation_bytes``."""
+    if launch.activation_bytes is not None:
+        return launch.activation_bytes, "--activation-memory"
+    attention = model.state.attention
+    return peak_activation_estimate(
+        model.text,
+        tp=launch.tensor_parallel_size,
+        max_num_seqs=launch.max_num_seqs,
+        max_num_batched_tokens=launch.max_num_batched_tokens or 0,
+        element=DTYPE_BYTES[attention.model_dtype if attention is not None else "bfloat16"],
+    )
+
+
+def _capture_sizes(model: HybridModel, launch: _Launch) -> tuple[int, ...]:
+    """The batch sizes vLLM captures CUDA graphs for: none eager or with mode NONE; the flag's;
+    else the default list up to ``min(max_num_seqs x (1 + s) x 2, 512 or 1024 on SM10x)``
+    (``--max-cudagraph-capture-size`` instead), with ``max_num_batched_tokens`` where it fits."""
+    if launch.enforce_eager or launch.cudagraph_mode == "NONE":
+        return ()
+    if launch.cudagraph_capture_sizes:
+        return tuple(sorted(set(launch.cudagraph_capture_sizes)))
+    largest = launch.max_cudagraph_capture_size or min(
+        launch.max_num_seqs * (1 + launch.num_speculative_tokens) * 2,
+        _LARGEST_GRAPH.get(capability_major(launch.gpu_arch), _DEFAULT_LARGEST_GRAPH),
+    )
+    sizes = {1, 2, 4, *range(8, 256, 8), *range(256, largest + 1, 16)}
+    tokens = launch.max_num_batched_tokens
+    if tokens is not None and tokens <= largest:
+        sizes.add(tokens)
+    return tuple(sorted(size for size in sizes if size <= largest))
+
+
+def _profile_cudagraph_memory(
+    model: HybridModel, launch: _Launch, sizes: tuple[int, ...]
+) -> tuple[int, str]:
+    """The CUDA-graph memory vLLM estimates and takes from the KV budget
+    (``profile_cudagraph_memory``, gpu_model_runner.py:6268-6380, applied as
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults, vllm/envs.py:329), estimated: graphs
+    (each size once per mode: twice under the default FULL_AND_PIECEWISE) x decoder layers x
+    0.35 MiB, and a 0.1 GiB pool; none eager; or ``cuda_graph_bytes``."""
+    if not sizes:
+        return 0, "no CUDA graphs (--enforce-eager or cudagraph_mode NONE)"
+    if launch.cuda_graph_bytes is not None:
+        return launch.cuda_graph_bytes, "--cuda-graph-memory"
+    modes = 2 if launch.cudagraph_mode in (None, "FULL_AND_PIECEWISE") else 1
+    layers = model.text.get("num_hidden_layers")
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:
+        layers = model.state.ssm_layers
+    return cuda_graph_estimate(sizes=len(sizes), modes=modes, layers=layers)
+
+
+def _non_torch_memory(launch: _Launch) -> tuple[int, str]:
+    """Non-torch memory vLLM counts as consumed (``MemorySnapshot.non_torch_memory``,
+    vllm/utils/mem_utils.py:140-170), estimated: 0.4 GiB on one rank, 1 GiB with
+    tensor-parallel peers (NCCL, custom all-reduce); or ``non_torch_bytes``."""
+    if launch.non_torch_bytes is not None:
+        return launch.non_torch_bytes, "--non-torch-memory"
+    return non_torch_estimate(launch.tensor_parallel_size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,42 +768,86 @@ def _rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 class _Backends:
     attention_backend: str | None
     gdn_prefill_backend: str | None
+    attention_backend_rule: str
+
+
+# _get_backend_priorities (vllm/platforms/cuda.py:84-178) for a causal GQA/MHA model: FlashInfer
+# first on SM10x, FlashAttention first elsewhere; the first whose checks pass is used
+# (:377-470). FLEX_ATTENTION and TURBOQUANT follow, not modelled.
+_ATTENTION_PRIORITIES: Final[Mapping[int, tuple[str, ...]]] = {
+    10: ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN"),
+}
+_DEFAULT_PRIORITIES: Final = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
+# FlashInfer's head sizes (flashinfer.py:690-693) and compute capabilities 8.0 to 12.1
+# (:695-704).
+_FLASHINFER_HEADS: Final = (64, 128, 256, 512)
+_FLASHINFER_MAX_CAPABILITY: Final = 121
+# The GDN layer's FlashInfer prefill off SM90 needs this key head size (and CUDA 13, which this
+# wheel is built for): _resolve_gdn_prefill_backend (gdn/qwen_gdn_linear_attn.py:148-270).
+_FLASHINFER_GDN_HEAD_K: Final = 128
 
 
 def _attention_backends(model: HybridModel, launch: _Launch) -> _Backends:
-    """The attention backend vLLM picks by default (``_get_backend_priorities``,
-    vllm/platforms/cuda.py:84-178): FlashAttention first off Blackwell, FlashAttention-MLA on
-    SM90 and Triton-MLA before it; ``None`` without attention layers. The gated delta net's
-    prefill (``_resolve_gdn_prefill_backend``): FlashInfer on SM90, else Triton; ``None``
-    without such layers."""
+    """The attention backend vLLM picks by default: the first of ``_get_backend_priorities``
+    (vllm/platforms/cuda.py:84-178) whose checks pass (``_refusal``); for MLA, FlashAttention-MLA
+    on SM90, FlashInfer-MLA on SM10x, Triton-MLA elsewhere (the first that passes its
+    capability check, cuda.py:96-156); ``None`` without attention layers. The gated delta net's
+    prefill (``_resolve_gdn_prefill_backend``, gdn/qwen_gdn_linear_attn.py:148-270): FlashInfer
+    on SM90, and on SM10x/SM12x when the text config's ``linear_key_head_dim`` is 128; else
+    Triton; ``None`` without such layers."""
     attention, arch, kv_dtype = model.state.attention, launch.gpu_arch, launch.kv_cache_dtype
-    gdn = "flashinfer" if arch == "sm90" else "triton"
+    major = capability_major(arch)
+    flashinfer_gdn = major == 9 or (
+        major in (10, 12) and model.text.get("linear_key_head_dim") == _FLASHINFER_GDN_HEAD_K
+    )
     prefills_gdn = any(
         KINDS[group.kind].vllm_checkpoint is Checkpoint.FLASHINFER_GDN
         for group in model.state.groups
     )
-    gdn_backend = gdn if prefills_gdn else None
+    gdn_backend = ("flashinfer" if flashinfer_gdn else "triton") if prefills_gdn else None
     if attention is None:
-        return _Backends(None, gdn_backend)
+        return _Backends(None, gdn_backend, "no attention layer")
     if attention.mla:
         if kv_dtype not in ("auto", "bfloat16", "float16"):
             raise fail("kv_cache_dtype", f"{kv_dtype} with MLA is not modelled")
-        return _Backends("FLASH_ATTN_MLA" if arch == "sm90" else "TRITON_MLA", gdn_backend)
-    head = attention.head_dim
-    if head % 8 or head > 256:
-        # flash_attn.py:424-433: vLLM would fall back to another backend.
-        raise ModelConfigError(
-            f"head_dim {head}: FlashAttention takes multiples of 8 up to 256; vLLM's fallback "
-            "backend is not modelled",
-            field="head_dim",
-        )
-    if KV_CACHE_DTYPES[kv_dtype] == 1 and arch != "sm90":
-        raise fail(
-            "kv_cache_dtype",
-            f"{kv_dtype} needs FlashAttention 3 (SM90); vLLM's fallback backend on "
-            f"{arch} is not modelled",
-        )
-    return _Backends("FLASH_ATTN", gdn_backend)
+        # FlashAttention-MLA needs FA3 (SM90); FlashMLA and FlashInfer-MLA SM90/SM10x.
+        mla = {9: "FLASH_ATTN_MLA", 10: "FLASHINFER_MLA"}.get(major, "TRITON_MLA")
+        return _Backends(mla, gdn_backend, f"vLLM's first MLA backend on {arch}")
+    priorities = _ATTENTION_PRIORITIES.get(major, _DEFAULT_PRIORITIES)
+    passed: list[str] = []
+    for backend in priorities:
+        refusal = _refusal(backend, attention.head_dim, KV_CACHE_DTYPES[kv_dtype] == 1, arch)
+        if refusal is None:
+            rule = f"first of {', '.join(priorities)} on {arch}"
+            return _Backends(backend, gdn_backend, "; ".join([*passed, rule]))
+        passed.append(f"{backend} refused: {refusal}")
+    raise ModelConfigError(
+        f"no attention backend vLLM tries takes this launch on {arch}: {'; '.join(passed)}",
+        field="head_dim",
+    )
+
+
+def _refusal(backend: str, head: int, fp8: bool, arch: str) -> str | None:
+    """Why ``backend`` refuses a head size, an fp8 KV cache or the GPU, as its checks say; None
+    when it takes them. FlashAttention: heads a multiple of 8 up to 256 (flash_attn.py:424-435),
+    an fp8 KV cache only as FA3 on SM90 or FA4 on SM10x (``flash_attn_supports_kv_cache_dtype``,
+    fa_utils.py:282-313). FlashInfer: its head sizes, capability 8.0 to 12.1 (flashinfer.py:
+    690-704), fp8 taken. Triton: heads of 32 or more (triton_attn.py:379-380), an fp8 KV cache
+    from SM89 (:511-524)."""
+    capability = int(arch[2:])
+    if backend == "FLASH_ATTN":
+        if head % 8 or head > 256:
+            return f"head size {head}"
+        if fp8 and capability_major(arch) not in (9, 10):
+            return "an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x)"
+        return None
+    if backend == "FLASHINFER":
+        if head not in _FLASHINFER_HEADS:
+            return f"head size {head}"
+        return None if capability <= _FLASHINFER_MAX_CAPABILITY else f"capability {arch}"
+    if head < 32:
+        return f"head size {head}"
+    return "an fp8 KV cache needs SM89 or later" if fp8 and capability < 89 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -619,17 +1022,23 @@ class _KvCacheGroups:
     attention_groups: int
     bytes_per_block: int
     attention_layers: int
+    draft_groups: int
 
 
 def _kv_cache_groups(
-    model: HybridModel, specs: tuple[_MambaSpec, ...], block: _BlockSize
+    model: HybridModel, specs: tuple[_MambaSpec, ...], block: _BlockSize, drafter: _Drafter
 ) -> _KvCacheGroups:
     """``_get_kv_cache_groups_uniform_page_size`` (kv_cache_planning.py:1138-1147, :416-556):
     one spec for every layer is one group of them all; otherwise ``g`` layers a group; a block
-    costs ``g`` padded pages (``_get_kv_cache_bytes_per_block``, :574-605)."""
+    costs ``g`` padded pages (``_get_kv_cache_bytes_per_block``, :574-605). A drafter's
+    attention layers join the target's spec where theirs is the same page, else are a spec of
+    their own (their block scaled to the page, ``unify_kv_cache_spec_page_size``, :346-408)."""
     attention = model.state.attention
-    attention_count = len(attention.layer_indices) if attention is not None else 0
-    buckets = [spec.layers for spec in specs] + ([attention_count] if attention_count else [])
+    target = len(attention.layer_indices) if attention is not None else 0
+    merged = drafter.draft_same_spec
+    attention_count = target + (drafter.draft_attention_layers if merged else 0)
+    own = drafter.draft_attention_layers if not merged else 0
+    buckets = [spec.layers for spec in specs] + [n for n in (attention_count, own) if n]
     if len(buckets) == 1:
         group = buckets[0]
     else:
@@ -643,8 +1052,72 @@ def _kv_cache_groups(
         state_groups,
         attention_groups,
         group * block.state_page_bytes_padded,
-        attention_count,
+        target,
+        -(-own // group) if own else 0,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Drafter:
+    draft_attention_layers: int
+    draft_block_size: int | None
+    draft_same_spec: bool
+    draft_weights_bytes: int
+    draft_rule: str
+
+
+def _load_drafter(model: HybridModel, launch: _Launch, block: _BlockSize) -> _Drafter:
+    """A separate draft model (``--speculative-config``'s ``model``: EAGLE, EAGLE3, DFlash, a
+    small LM): its attention layers, which vLLM caches beside the target's
+    (``get_kv_cache_spec``, gpu_model_runner.py:7081-7120), their block, and its weights, which
+    load with the target's (``load_model``, :4960-5076). A recurrent drafter is not modelled."""
+    if launch.draft_config is None:
+        return _Drafter(0, None, False, 0, "")
+    loaded = load_config(launch.draft_config)
+    tp = launch.tensor_parallel_size
+    state = ssm_state(loaded, layout="vllm", tp_size=tp)
+    attention = state.attention
+    if attention is None or state.ssm_layers:
+        raise fail(
+            "draft_config", "a drafter with recurrent layers (or no attention) is not modelled"
+        )
+    element = KV_CACHE_DTYPES[launch.kv_cache_dtype] or DTYPE_BYTES[attention.model_dtype]
+    page = attention.page_bytes_per_token(tp, element)
+    padded = block.state_page_bytes_padded
+    if padded % page:
+        raise fail("draft_config", f"its {page} B a token does not divide the {padded} B page")
+    causal = _drafter_causal(loaded.mapping)
+    same = model.state.attention is not None and causal and page * block.block_size == padded
+    path = loaded.path
+    checkpoint = read_checkpoint(Path(path).parent) if path is not None else None
+    found = weights_per_rank(attention, checkpoint, tp, attention.model_dtype)
+    kind = (
+        "the target's spec" if same else "a spec of their own" + ("" if causal else ", non-causal")
+    )
+    rule = (
+        f"{len(attention.layer_indices)} draft attention layers, {page} B a token a rank, "
+        f"{kind}, block {padded // page}; weights {found.weights_rule}"
+    )
+    layers = len(attention.layer_indices)
+    return _Drafter(layers, padded // page, same, found.weights_bytes or 0, rule)
+
+
+def _drafter_causal(root: Mapping[str, Any]) -> bool:
+    """Whether a drafter's attention is causal: a DFlash drafter's is not unless its config
+    says so (``_dflash_layer_causal``, vllm/model_executor/models/qwen3_dflash.py:62-81), and a
+    non-causal layer's ``FullAttentionSpec(non_causal=True)`` is a spec of its own
+    (vllm/v1/kv_cache_interface.py:634-640), grouped apart from the target's."""
+    names = root.get("architectures")
+    name = names[0] if isinstance(names, list) and names else ""
+    if not (isinstance(name, str) and "DFlash" in name):
+        return True
+    if root.get("is_causal") is not None:
+        return bool(root.get("is_causal"))
+    flash = root.get("dflash_config")
+    if isinstance(flash, Mapping) and flash.get("causal") is not None:
+        return bool(flash.get("causal"))
+    types = root.get("layer_types")
+    return isinstance(types, list) and bool(types) and all(k == "sliding_attention" for k in types)
 
 
 @dataclass(frozen=True, slots=True)
@@ -658,11 +1131,10 @@ class _BlocksPerRequest:
 
 
 def _blocks_per_request(
-    model: HybridModel,
     launch: _Launch,
     caching: _PrefixCaching,
     specs: tuple[_MambaSpec, ...],
-    groups: _KvCacheGroups,
+    grouped: tuple[_KvCacheGroups, _Drafter],
     block: _BlockSize,
     length: _MaxModelLen,
 ) -> _BlocksPerRequest:
@@ -670,7 +1142,9 @@ def _blocks_per_request(
     decode ``1 + s``, planned ``2 + s + c`` in align mode (``c``: the prefill checkpoint block,
     when any spec has one and, for the gated delta net, every state layer exports
     checkpoints), else ``1 + s``; ``s`` is 0 under ReplaySSM. One request at ``max_model_len``
-    takes ``ceil(len / block)`` blocks in every attention group besides."""
+    takes ``ceil(len / block)`` blocks in every attention group besides, and a drafter's own
+    groups ``ceil(len / its block)``."""
+    groups, drafter = grouped
     speculative = 0 if launch.use_replayssm else launch.num_speculative_tokens
     all_aligned = all(spec.checkpoint_alignment is not None for spec in specs)
     checkpoints = max(
@@ -682,6 +1156,8 @@ def _blocks_per_request(
     planned = 2 + speculative + checkpoints if align else held
     attention_blocks = -(-length.max_model_len // block.block_size)
     per_request = groups.attention_groups * attention_blocks + groups.state_groups * planned
+    if groups.draft_groups and drafter.draft_block_size:
+        per_request += groups.draft_groups * -(-length.max_model_len // drafter.draft_block_size)
     state = launch.max_num_seqs * groups.state_groups * groups.bytes_per_block
     return _BlocksPerRequest(
         held, planned, checkpoints if align else 0, per_request, state * held, state * planned
@@ -696,54 +1172,206 @@ class _KvCachePool:
 
 
 def _kv_cache_pool(
-    launch: _Launch, groups: _KvCacheGroups, blocks: _BlocksPerRequest, length: _MaxModelLen
+    launch: _Launch,
+    memory: _AvailableMemory,
+    groups: _KvCacheGroups,
+    blocks: _BlocksPerRequest,
+    length: _MaxModelLen,
 ) -> _KvCachePool:
     """With a KV budget: ``num_blocks = budget // bytes_per_block`` (kv_cache_planning.py:
     1540-1544); vLLM's startup check (``_check_enough_kv_cache_memory``, :50-87, against the
     budget less the null block, :1533-1543): one request at ``max_model_len`` must fit; and
     ``get_max_concurrency_for_kv_cache_config`` (kv_cache_utils.py:1061-1093)."""
-    budget = launch.kv_cache_memory_bytes
+    budget = memory.available_kv_cache_memory
     if budget is None:
         return _KvCachePool(None, None, None)
     per_block, per_request = groups.bytes_per_block, blocks.blocks_per_request_at_max_model_len
     usable = budget - per_block
-    if usable <= 0 or per_block * per_request > usable:
+    field = "kv_cache_memory_bytes" if launch.kv_cache_memory_bytes is not None else "gpu"
+    if usable <= 0:
         raise fail(
-            "kv_cache_memory_bytes",
+            field,
+            f"{budget} B holds {max(usable, 0) // per_block} usable blocks of {per_block} B; "
+            "vLLM refuses to start",
+            _NO_MEMORY,
+        )
+    if per_block * per_request > usable:
+        raise fail(
+            field,
             f"{budget} B holds {max(usable, 0) // per_block} usable blocks of "
             f"{per_block} B; one request at max_model_len {length.max_model_len} needs "
             f"{per_request}: vLLM refuses to start",
+            _not_enough(length.max_model_len, per_block * per_request, usable),
         )
     num_blocks = budget // per_block
     return _KvCachePool(budget, num_blocks, num_blocks / per_request)
 
 
+# _check_enough_kv_cache_memory's refusals (vllm/v1/core/kv_cache_planning.py:50-87).
+_NO_MEMORY: Final = (
+    "ValueError: No available memory for the cache blocks. Try increasing "
+    "`gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory "
+    "reservation on the CPU backend, despite its name). See "
+    "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+)
+
+
+def _not_enough(max_model_len: int, needed: int, available: int) -> str:
+    """vLLM's refusal when one request at ``max_model_len`` does not fit (without its estimate
+    of the length that would, which it searches for)."""
+    return (
+        f"ValueError: To serve at least one request with the model's max seq len "
+        f"({max_model_len}), ({gib(needed)} GiB KV cache is needed, which is larger than the "
+        f"available KV cache memory ({gib(available)} GiB). Try increasing "
+        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+        "decreasing `max_model_len` when initializing the engine. See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
+
+
+# --- what vLLM logs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Log:
+    kv_cache_tokens: int | None
+    full_context_sequences: int | None
+    mamba_page_padding_percent: float | None
+    log_lines: tuple[str, ...]
+
+
+# What vLLM leaves free of its KV-cache suggestion (gpu_worker.py:1018-1021).
+_REDUNDANCY_BUFFER: Final = 150 * (1 << 20)
+
+
+def _log_lines(launch: _Launch, steps: Mapping[str, Any]) -> _Log:
+    """The lines vLLM 0.33.0 logs at boot about this reservation, in its words, with the
+    predicted numbers: "Model loading took" (gpu_model_runner.py:5088-5092), the block and
+    padding lines (``_align_hybrid_block_size``, platforms/interface.py:1106-1137), the KV
+    budget (gpu_worker.py:655-681 or :772-799), the capacity (``update_kv_cache_capacity``,
+    kv_cache_utils.py:1136-1158) and the memory summary (gpu_worker.py:1010-1062). What the
+    package cannot predict (seconds) is ``?``."""
+    lines = []
+    if steps["weights_bytes"] is not None:
+        lines.append(f"Model loading took {gib(steps['weights_bytes'])} GiB memory and ? seconds")
+    block, page, padded = (
+        steps["block_size"],
+        steps["state_page_bytes"],
+        steps["state_page_bytes_padded"],
+    )
+    if steps["block_size_rule"].startswith("raised"):
+        lines.append(
+            f"Setting attention block size to {block} tokens to ensure that attention page size "
+            "is >= mamba page size."
+        )
+    padding = 100 * (padded - page) / page if page and padded > page else None
+    if padding is not None and steps["attention_page_bytes"]:
+        lines.append(
+            f"Padding mamba page size by {padding:.2f}% to ensure that mamba page size and "
+            "attention page size are exactly equal."
+        )
+    lines += _budget_lines(launch, steps)
+    concurrency, length = steps["max_concurrency"], steps["max_model_len"]
+    tokens = int(concurrency * length) if concurrency is not None else None
+    if tokens is not None:
+        lines.append(
+            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
+            f"per request: {concurrency:.2f}x"
+        )
+    lines += _summary_line(launch, steps)
+    sequences = int(concurrency) if concurrency is not None else None
+    return _Log(tokens, sequences, padding, tuple(lines))
+
+
+def _budget_lines(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
+    """The KV budget's lines: the flag's, or the profiled one and the CUDA-graph note."""
+    gpu = launch.gpu
+    if launch.kv_cache_memory_bytes is not None:
+        free = gib(gpu.runtime_bytes) if gpu is not None else "?"
+        return [
+            f"Initial free memory {free} GiB, reserved {gib(launch.kv_cache_memory_bytes)} GiB "
+            "memory for KV Cache as specified by kv_cache_memory_bytes config and skipped "
+            "memory profiling. This does not respect the gpu_memory_utilization config. Only "
+            "use kv_cache_memory_bytes config when you want manual control of KV cache memory "
+            "size. If OOM'ed, check the difference of initial free memory between the current "
+            "run and the previous run where kv_cache_memory_bytes is suggested and update it "
+            "correspondingly."
+        ]
+    available = steps["available_kv_cache_memory"]
+    if available is None or gpu is None:
+        return []
+    lines = [f"Available KV cache memory: {gib(available)} GiB"]
+    graphs = steps["cuda_graph_bytes"] or 0
+    if graphs > 0:
+        util = launch.gpu_memory_utilization
+        delta = graphs / gpu.runtime_bytes
+        lines.append(
+            "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+            f"--gpu-memory-utilization={util:.4f} is equivalent to --gpu-memory-utilization="
+            f"{round(util - delta, 4):.4f} without CUDA graph memory profiling. To maintain the "
+            "same effective KV cache size as before, increase --gpu-memory-utilization to "
+            f"{min(round(util + delta, 4), 1.0):.4f}. To disable, set "
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+        )
+    return lines
+
+
+def _summary_line(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
+    """The memory summary after the graphs are captured, the captured graphs taken as the
+    estimate; none with ``--kv-cache-memory-bytes`` (gpu_worker.py:1010-1062)."""
+    gpu, requested = launch.gpu, steps["requested_memory_bytes"]
+    if gpu is None or requested is None:
+        return []
+    consumed = steps["weights_bytes"] + steps["non_torch_bytes"]
+    peak = steps["peak_activation_bytes"] + steps["cuda_graph_bytes"]
+    graphs = steps["cuda_graph_bytes"]
+    non_kv = consumed + peak + graphs
+    to_requested = requested - non_kv - _REDUNDANCY_BUFFER
+    to_gpu = gpu.runtime_bytes - non_kv - _REDUNDANCY_BUFFER
+    return [
+        f"Free memory on device ({gib(gpu.runtime_bytes)}/{gib(gpu.runtime_bytes)} GiB) on "
+        f"startup. Desired GPU memory utilization is ({launch.gpu_memory_utilization}, "
+        f"{gib(requested)} GiB). Actual usage is {gib(consumed)} GiB for consumed memory "
+        f"(weights + non-torch), {gib(peak)} GiB for peak activation, and {gib(graphs)} GiB "
+        "for CUDAGraph memory. Replace gpu_memory_utilization config with "
+        f"`--kv-cache-memory={to_requested}` ({gib(to_requested)} GiB) to fit into requested "
+        f"memory, or `--kv-cache-memory={to_gpu}` ({gib(to_gpu)} GiB) to fully utilize gpu "
+        f"memory. Current kv cache memory in use is {gib(steps['available_kv_cache_memory'])} "
+        "GiB."
+    ]
+
+
 def _reservation(
-    model: HybridModel,
-    launch: _Launch,
-    caching: _PrefixCaching,
-    length: _MaxModelLen,
-    backends: _Backends,
-    block: _BlockSize,
-    groups: _KvCacheGroups,
-    blocks: _BlocksPerRequest,
-    pool: _KvCachePool,
+    model: HybridModel, launch: _Launch, gpu: Device | None, steps: dict[str, Any]
 ) -> VllmReservation:
     """The steps' values as one reservation, with the model, the launch and the assumptions."""
     state = model.state
-    assumptions = ["CUDA; a draft model's own KV layers are not counted"]
+    assumptions = [
+        "CUDA"
+        if launch.draft_config is not None
+        else "CUDA; a draft model's own KV layers are not counted"
+    ]
     if state.attention is None and not model.family.attention_free:
         assumptions.append("no attention layer: no page alignment, one group of every layer")
+    if gpu is not None and launch.kv_cache_memory_bytes is None:
+        assumptions.append(
+            "the GPU holds nothing else at startup; the profiled terms are estimates"
+        )
     return VllmReservation(
         model_type=state.model_type,
         family=state.family,
         source=state.source,
         tensor_parallel_size=launch.tensor_parallel_size,
         max_num_seqs=launch.max_num_seqs,
+        max_num_batched_tokens=launch.max_num_batched_tokens,
         num_speculative_tokens=launch.num_speculative_tokens,
         use_replayssm=launch.use_replayssm,
         gpu_arch=launch.gpu_arch,
         gpu=GPU_ARCHS[launch.gpu_arch],
+        gpu_name=gpu.name if gpu is not None else None,
+        gpu_memory_bytes=gpu.runtime_bytes if gpu is not None else None,
+        gpu_memory_rule=gpu.rule if gpu is not None else None,
+        enforce_eager=launch.enforce_eager,
         kv_cache_dtype=launch.kv_cache_dtype,
         conv_dtype=state.conv_dtype,
         conv_dtype_rule=state.conv_dtype_rule,
@@ -753,5 +1381,5 @@ def _reservation(
         naive_state_bytes=launch.max_num_seqs * state.per_sequence_bytes,
         per_sequence_bytes=state.per_sequence_bytes,
         assumptions=tuple(assumptions),
-        **_fields(caching, length, backends, block, groups, blocks, pool),
+        **steps,
     )

@@ -11,6 +11,10 @@
     servers' reservation code (``reservations.py``) against ``decode_ring.servers``.
 ``peers``
     The peers' answers alone, as JSON (no checkout needed).
+``budget``
+    The budget's computed parts (issue 25): SGLang's default mem_fraction_static, vLLM's batch
+    defaults and requested memory, from the wheels' own functions, for every GPU of the
+    checkout's table (``budget.py``).
 
 Wheels: ``--wheels`` (files or a folder; default ``$PEER_AGREEMENT_WHEELS``). Get them with
 ``pip download --no-deps -d WHEELS vllm==0.33.0 sglang==0.5.23``.
@@ -50,7 +54,7 @@ def _ints(text: str) -> list[int]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="peer_agreement", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("states", "reservations", "grid", "peers"):
+    for name in ("states", "reservations", "grid", "peers", "budget"):
         command = sub.add_parser(name)
         command.add_argument(
             "--wheels",
@@ -414,6 +418,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command_states(arguments)
     if arguments.command == "peers":
         return command_peers(arguments)
+    if arguments.command == "budget":
+        from peer_agreement.budget import compare
+
+        for line in compare(open_wheels(arguments.wheels), arguments.repo.resolve()):
+            print(line)
+        return 0
     return run_reservations(arguments)
 
 

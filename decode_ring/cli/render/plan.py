@@ -17,7 +17,7 @@ __all__: list[str] = []
 PLAN_FORMULA: Final = "weights / tp + other + batch x (state/seq + kv/seq)"
 
 
-def reserve_json(free: int, reserve: Reserve) -> dict[str, Any]:
+def reserve_json(free: int | None, reserve: Reserve) -> dict[str, Any]:
     """A plan's memory inputs as JSON: free memory and the reserve's terms."""
     return {
         "free_bytes": free,
@@ -168,7 +168,11 @@ def _server_plan_json(plan: ServerPlan) -> dict[str, Any]:
         "model": plan.model,
         "source": plan.source,
         **reserve_json(plan.free, reserve),
-        "formula": "budget per rank = free - weights / tp - other",
+        "gpu": plan.gpu,
+        "formula": "budget per rank = free - weights / tp - other"
+        if plan.free is not None
+        else "budget per rank: the server's own, from the GPU (log_lines of decode-ring "
+        f"{plan.server})",
         "boots": plan.boots,
         "batch_sizes": list(plan.batch_sizes),
         "rows": [
@@ -190,30 +194,41 @@ def _server_plan_lines(plan: ServerPlan) -> list[str]:
     """The grid as a table: one row per tensor-parallel size, whether each batch fits."""
     reserve = plan.reserve
     length = f"{reserve.max_model_len:,}" if reserve.max_model_len else "-"
+    memory = (
+        [f"free memory {format_size(plan.free)}", reserve_line(reserve)]
+        if plan.free is not None
+        else [
+            f"GPU {plan.gpu or '(by its memory)'}: each tp's budget is the server's own, "
+            f"max model len {length}"
+        ]
+    )
     lines = [
         f"{SERVER_NAMES[plan.server]}: batches of {length}-token sequences by tensor-parallel "
         f"size, {plan.model}, per rank",
-        f"free memory {format_size(plan.free)}",
-        reserve_line(reserve),
+        *memory,
         "",
         f"  {'tp':>3}  {'budget':>11}  "
         + "".join(f"{batch:>6}" for batch in plan.batch_sizes)
         + f"  {'largest batch':>13}",
     ]
     for row in plan.rows:
-        if row.budget_bytes is None:
+        if row.problem is not None:
             lines.append(f"  {row.tp_size:>3}  {'-':>11}  cannot split: {row.problem}")
             continue
         cells = "".join(f"{'yes' if fits else 'no':>6}" for fits in row.fits)
-        lines.append(
-            f"  {row.tp_size:>3}  {format_size(max(row.budget_bytes, 0)):>11}  {cells}  "
-            f"{row.largest_batch:>13}"
-        )
+        budget = "-" if row.budget_bytes is None else format_size(max(row.budget_bytes, 0))
+        lines.append(f"  {row.tp_size:>3}  {budget:>11}  {cells}  {row.largest_batch:>13}")
         if row.refusal:
             lines.append(f"       does not start: {row.refusal}")
+    formula = (
+        "budget per rank = free - weights / tp - other: what the server sizes its caches from"
+        if plan.free is not None
+        else "budget per rank: the server's own from the GPU (weights, activation, graphs), "
+        f"as decode-ring {plan.server} shows it"
+    )
     lines += [
         "",
-        "budget per rank = free - weights / tp - other: what the server sizes its caches from",
+        formula,
         f"largest batch: {SERVER_LARGEST[plan.server]}",
         "no ring depth: the decode-rollback ring is the reference server's (--server metrale)",
     ]

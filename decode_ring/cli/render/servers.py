@@ -7,7 +7,8 @@ from __future__ import annotations
 from ...releases import SGLANG, VLLM
 from ...servers import GPU_ARCHS, SglangReservation, VllmReservation
 from ...units import format_size
-from .base import Rendered, render
+from ..servers import LaunchAnswer
+from .base import Rendered, render, source_text
 
 __all__: list[str] = []
 
@@ -36,10 +37,19 @@ def _side_by_side(title: str, rows: list[tuple[str, int, int]]) -> list[str]:
     return lines
 
 
+def _log(release: object, lines: tuple[str, ...]) -> list[str]:
+    """The lines the server would log, verbatim, to set beside its real log."""
+    if not lines:
+        return []
+    return ["", f"  {release} would log (? where the package cannot predict):"] + [
+        f"    {line}" for line in lines
+    ]
+
+
 @render.register
 def _(reservation: VllmReservation) -> Rendered:
     r = reservation
-    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r)]
+    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r), *_log(VLLM, r.log_lines)]
     return Rendered(r.as_dict(), lines)
 
 
@@ -56,7 +66,7 @@ def _vllm_inputs(r: VllmReservation) -> list[str]:
             "vllm/platforms/cuda.py:84-178; gdn/qwen_gdn_linear_attn.py:148-270",
         ),
         *(_row("assumed", note) for note in r.assumptions),
-        _row("config", ascii(r.source) if r.source else "(mapping)"),
+        _row("config", source_text(r.source)),
         _row(
             "prefix caching",
             f"{caching} -> mamba_cache_mode {r.mamba_cache_mode}",
@@ -138,7 +148,8 @@ def _vllm_totals(r: VllmReservation) -> list[str]:
     if r.kv_cache_memory_bytes is not None:
         lines += [
             "",
-            _row("kv cache memory", _bytes(r.kv_cache_memory_bytes), "--kv-cache-memory-bytes"),
+            *_vllm_budget(r),
+            _row("kv cache memory", _bytes(r.kv_cache_memory_bytes), r.kv_cache_memory_rule),
             _row("num blocks", f"{r.num_blocks:,}", f"budget // bytes per block ({_P}:1540-1544)"),
             _row(
                 "blocks per request",
@@ -150,14 +161,40 @@ def _vllm_totals(r: VllmReservation) -> list[str]:
                 f"{r.max_concurrency:.2f}x",
                 "num blocks / blocks per request (vllm/v1/core/kv_cache_utils.py:1061-1093)",
             ),
+            _row(
+                "full-context sequences",
+                f"{r.full_context_sequences:,}",
+                f"sequences of {r.max_model_len:,} tokens the KV pool holds at once",
+            ),
         ]
     return lines
+
+
+def _vllm_budget(r: VllmReservation) -> list[str]:
+    """The KV budget vLLM computes from the GPU: each term with its rule; the profiled terms
+    marked as estimates where they are."""
+    if r.requested_memory_bytes is None:
+        return []
+    return [
+        _row("gpu", f"{r.gpu_name or '-'}, {_bytes(r.gpu_memory_bytes)}", r.gpu_memory_rule or ""),
+        _row(
+            "requested memory",
+            _bytes(r.requested_memory_bytes),
+            f"ceil(total x gpu_memory_utilization {r.gpu_memory_utilization:g}) "
+            "(request_memory, vllm/v1/worker/utils.py:716-723)",
+        ),
+        _row("weights", _bytes(r.weights_bytes), r.weights_rule),
+        _row("peak activation", _bytes(r.peak_activation_bytes), r.peak_activation_rule),
+        _row("non-torch memory", _bytes(r.non_torch_bytes), r.non_torch_rule),
+        _row("cuda graphs", _bytes(r.cuda_graph_bytes), r.cuda_graph_rule),
+    ]
 
 
 @render.register
 def _(reservation: SglangReservation) -> Rendered:
     r = reservation
     lines = [*_sglang_inputs(r), *_sglang_pools(r), "", *_sglang_totals(r)]
+    lines += _log(SGLANG, r.log_lines)
     return Rendered(r.as_dict(), lines)
 
 
@@ -168,7 +205,7 @@ def _sglang_inputs(r: SglangReservation) -> list[str]:
         f"tp rank 1 of {r.tp_size}",
         _row("assumed GPU", f"{r.gpu_arch}: {GPU_ARCHS[r.gpu_arch]}"),
         *(_row("assumed", note) for note in r.assumptions),
-        _row("config", ascii(r.source) if r.source else "(mapping)"),
+        _row("config", source_text(r.source)),
         _row("conv dtype", r.conv_dtype, r.conv_dtype_rule),
         _row("ssm dtype", r.ssm_dtype, r.ssm_dtype_rule),
         _row("state layers", str(r.state_layers)),
@@ -190,10 +227,28 @@ def _sglang_inputs(r: SglangReservation) -> list[str]:
     ]
 
 
+def _sglang_budget(r: SglangReservation) -> list[str]:
+    """The budget SGLang computes from the GPU: the static fraction, the weights."""
+    if r.gpu_memory_bytes is None or r.pre_model_load_bytes is None:
+        return []
+    return [
+        _row("gpu", f"{r.gpu_name or '-'}, {_bytes(r.gpu_memory_bytes)}", r.gpu_memory_rule or ""),
+        _row("mem fraction static", f"{r.mem_fraction_static}", r.mem_fraction_static_rule),
+        _row("weights", _bytes(r.weights_bytes), r.weights_rule),
+    ]
+
+
 def _sglang_pools(r: SglangReservation) -> list[str]:
     """The state pool, the KV pool and the running-request cap, each with its rule."""
     return [
-        _row("available memory", _bytes(r.available_memory), "after the weights, per rank"),
+        *_sglang_budget(r),
+        _row(
+            "available memory",
+            _bytes(r.available_memory),
+            "after the weights, per rank"
+            if r.available_memory_rule in ("--available-memory", "")
+            else r.available_memory_rule,
+        ),
         _row("state slots K", f"{r.slots:,}", f"{r.slots_rule} ({_S}:3229-3409)"),
         _row(
             "state pool",
@@ -225,6 +280,21 @@ def _sglang_pools(r: SglangReservation) -> list[str]:
             str(r.max_running_requests),
             f"{r.max_running_requests_rule} (resolve_max_num_reqs, {_S}:3119-3172)",
         ),
+        *_sglang_sequences(r),
+    ]
+
+
+def _sglang_sequences(r: SglangReservation) -> list[str]:
+    """How many sequences of the whole context the KV pool holds, beside the running cap."""
+    if r.full_context_sequences is None:
+        return []
+    return [
+        _row(
+            "full-context sequences",
+            f"{r.full_context_sequences:,}",
+            f"kv tokens // context: sequences of {r.context_length:,} tokens the KV pool holds "
+            "at once",
+        )
     ]
 
 
@@ -241,3 +311,25 @@ def _sglang_totals(r: SglangReservation) -> list[str]:
         f"  running {r.requested_requests} takes {r.ratio} slots each, + 1 padding; naive: "
         "requests x per request",
     ]
+
+
+@render.register
+def _(answer: LaunchAnswer) -> Rendered:
+    inner = render(answer.reservation)
+    server = answer.server
+    lines = inner.lines[:1]
+    if answer.no_effect:
+        lines.append(_row("no effect on memory", ", ".join(answer.no_effect)))
+    if answer.ignored:
+        lines.append(
+            _row("ignored, not modelled", ", ".join(answer.ignored) + " (--allow-unmodelled)")
+        )
+    if answer.repeated:
+        lines.append(
+            _row(
+                "given more than once",
+                ", ".join(answer.repeated) + f": the last value, as {server}'s parser takes it",
+            )
+        )
+    lines += inner.lines[1:]
+    return Rendered({**inner.json, "launch": answer.as_dict()}, lines, inner.refusal)

@@ -32,11 +32,13 @@ def shape_text(shape: tuple[int, ...]) -> str:
 def _(report: StateReport) -> Rendered:
     state = report.state
     json = state.as_dict()
+    # The ring is the reference server's: its lines only under its layout (issue 25).
+    ring = state.layout == "metrale"
     json.update(
         max_batch_size=report.max_batch_size,
-        slot_bytes=report.slot_bytes,
-        full_ring_slots=DECODE_ROLLBACK_RING_SLOTS,
-        full_ring_bytes=report.full_ring_bytes,
+        slot_bytes=report.slot_bytes if ring else None,
+        full_ring_slots=DECODE_ROLLBACK_RING_SLOTS if ring else None,
+        full_ring_bytes=report.full_ring_bytes if ring else None,
     )
     lines = [
         f"ssm state of {state.model_type} ({state.family}) per sequence, tp rank 1 of "
@@ -67,9 +69,25 @@ def _(report: StateReport) -> Rendered:
         sized("per sequence", state.per_sequence_bytes),
     ]
     if report.max_batch_size is not None:
-        lines += [
-            f"  {'max batch size':<22} {report.max_batch_size:>11}",
+        lines += _batch_lines(report, ring)
+    return Rendered(json, lines)
+
+
+def _batch_lines(report: StateReport, ring: bool) -> list[str]:
+    """At a batch: the ring's slot and depth under the reference's layout; elsewhere the batch's
+    state, and no ring."""
+    state, batch = report.state, report.max_batch_size
+    assert batch is not None
+    lines = [f"  {'max batch size':<22} {batch:>11}"]
+    if ring:
+        return [
+            *lines,
             sized("one ring slot", report.slot_bytes),
             sized(f"full ring ({DECODE_ROLLBACK_RING_SLOTS} slots)", report.full_ring_bytes),
         ]
-    return Rendered(json, lines)
+    return [
+        *lines,
+        sized("batch x per sequence", batch * state.per_sequence_bytes),
+        f"  {'ring':<22} {'-':>11}  no decode-rollback ring under {state.layout}: it is the "
+        "reference server's (--layout metrale)",
+    ]

@@ -113,9 +113,10 @@ class Family:
     ``vllm_gdn_checkpoints``: its gated delta net is vLLM's ``QwenGatedDeltaNetAttention``,
     which exports FlashInfer prefill checkpoints (gdn/qwen_gdn_linear_attn.py:544, :689-760;
     Olmo's ``GatedDeltaNetAttention`` exports none). ``vllm_flashkda``: when its KDA layer
-    prefills with FlashKDA (``None``: it has no KDA layer). ``vllm_model_window``: vLLM's
-    model-level ``get_mamba_state_shape_from_config`` sizes its conv window without the
-    speculative tokens its layer adds (LFM2: the two views, see ``ssm_state``'s ``view``)."""
+    prefills with FlashKDA (``None``: it never does, or it has no KDA layer).
+    ``vllm_model_window``: vLLM's model-level ``get_mamba_state_shape_from_config`` sizes its
+    conv window without the speculative tokens its layer adds (LFM2: the two views, see
+    ``ssm_state``'s ``view``)."""
 
     read: Reader
     model_types: tuple[str, ...]
@@ -172,12 +173,16 @@ _BAILING: Final = (
 )
 
 REGISTRY: Final[Mapping[str, Family]] = {
+    # Neither KDA layer prefills with FlashKDA: BailingMoeV3KimiDeltaAttention keeps
+    # MambaBase's spec, with no checkpoint block (vllm/model_executor/models/bailing_moe_v3.py:
+    # 635), and AliceAI builds the shared Kimi layer, Triton only (layers/mamba/gdn/
+    # kimi_gdn_linear_attn.py:278-288), on a config whose gate_lower_bound is None
+    # (alice_ai.py:118-137, :335-336).
     "alice_ai": Family(
         read_alice_ai,
         ("alice_ai",),
         vllm_architectures=("AliceAIForCausalLM",),
         hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
-        vllm_flashkda=KIMI_FLASHKDA,
     ),
     "bailing_hybrid": Family(
         read_bailing_hybrid,
@@ -186,7 +191,6 @@ REGISTRY: Final[Mapping[str, Family]] = {
         sglang_architectures=_BAILING,
         hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
         rules=rules_bailing_hybrid,
-        vllm_flashkda=KIMI_FLASHKDA,
     ),
     "falcon_h1": Family(
         read_falcon_h1,

@@ -1,0 +1,582 @@
+"""A server's launch line as a deployment script has it, read as the server's own argument parser
+reads it.
+
+``decode-ring vllm`` and ``decode-ring sglang`` take the package's flags first, then the server's
+line: ``serve MODEL ...`` (vLLM), ``--model-path MODEL ...`` or any server flag (SGLang), or ``--``
+and the whole command (``python -m vllm.entrypoints.openai.api_server ...``, ``vllm serve ...``,
+``python -m sglang.launch_server ...``, ``sglang serve ...``). ``split`` finds where the server's
+part starts; ``read_launch`` reads it as the server's parser would:
+
+* every flag the release defines (``flags/<server>-<version>.json``, engine and front end), by
+  its spellings or, as argparse's ``allow_abbrev`` allows, an unambiguous prefix;
+* a flag given twice takes the last value, as argparse stores it;
+* vLLM's ``FlexibleArgumentParser`` (vllm/utils/argparse_utils.py:324-500): ``--model`` moved
+  to the positional model, ``--config FILE.yaml`` expanded after it (:516-673), ``_`` read as
+  ``-`` in a flag's name, ``-O3`` as ``--optimization-level 3``, dotted JSON keys
+  (``--speculative-config.method mtp``) merged into one JSON value placed last, and its warning
+  for exact repeats ("Found duplicate keys");
+* SGLang's plain ``argparse`` (sglang/srt/server_args.py:668-720): no underscore spelling, and a
+  ``--config`` YAML placed before the command line (server_args_config_parser.py:75-106).
+
+Each flag given is then found in the release's class table (``flag_classes/``): ``modelled``
+(the command reads it), ``no_effect`` (accepted and listed), or ``unmodelled`` (it changes memory
+in a way the package does not model: refused, all of them in one line, unless
+``--allow-unmodelled``). A flag the release does not define is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+from ..printable import show
+from ..releases import Release
+from .parsing import UsageError
+from .server_flags import human_readable_int
+
+__all__ = [
+    "CLASSES",
+    "FlagEntry",
+    "Given",
+    "LaunchLine",
+    "ServerGrammar",
+    "grammar",
+    "read_launch",
+]
+
+CLASSES: Final = ("modelled", "no_effect", "unmodelled")
+_NEGATIVE_NUMBER: Final = re.compile(r"^-\d+$|^-\d*\.\d+$")
+# The part of a vLLM flag between "--" and the first "." (argparse_utils.py:374-394).
+_FLAG_NAME: Final = re.compile(r"(?<=--)[^.]*")
+
+
+@dataclass(frozen=True, slots=True)
+class FlagEntry:
+    """One flag of a release, as its parser registers it: the flag, its other spellings, where
+    argparse stores it, whether and how many values it takes, its default, and its class in the
+    release's table with the one-line reason."""
+
+    flag: str
+    aliases: tuple[str, ...]
+    dest: str
+    takes_value: bool
+    negatable: bool
+    nargs: int | str | None
+    default: Any
+    group: str
+    klass: str
+    reason: str
+
+    def negated(self, spelling: str) -> bool:
+        """Whether ``spelling`` turns this flag off: ``--no-x``, and vLLM's ``--disable-x`` for
+        ``--enable-x`` (``EnableDisableAction``, argparse_utils.py:120-145) and the reverse."""
+        if not self.negatable or spelling == self.flag:
+            return False
+        flag = self.flag
+        return (
+            spelling.startswith("--no-")
+            or (flag.startswith("--enable-") and spelling.startswith("--disable-"))
+            or (flag.startswith("--disable-") and spelling.startswith("--enable-"))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerGrammar:
+    """A release's parser: its flags by every spelling, whether it abbreviates, whether it reads
+    ``_`` as ``-`` and dotted JSON keys (vLLM), where a ``--config`` YAML goes, and the effective
+    defaults the class table states where the parser's own is ``None``."""
+
+    release: Release
+    entries: tuple[FlagEntry, ...]
+    spellings: Mapping[str, FlagEntry]
+    allow_abbrev: bool
+    flexible: bool
+    defaults: Mapping[str, Any]
+    json_keys: Mapping[str, Mapping[str, tuple[str, str]]]
+
+    def entry(self, spelling: str) -> FlagEntry | None:
+        """The flag ``spelling`` names: exactly, or as the one long flag it begins."""
+        found = self.spellings.get(spelling)
+        if found is not None or not self.allow_abbrev or not spelling.startswith("-"):
+            return found
+        matches = sorted(known for known in self.spellings if known.startswith(spelling))
+        if len(matches) > 1:
+            raise UsageError(
+                f"{self.release}: ambiguous option: {show(spelling, limit=40)} could match "
+                + ", ".join(matches[:6])
+            )
+        return self.spellings[matches[0]] if matches else None
+
+
+def _data(folder: str, release: Release) -> dict[str, Any]:
+    name = f"{release.server.lower()}-{release.version}.json"
+    text = resources.files(__package__).joinpath(folder).joinpath(name).read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@cache
+def grammar(release: Release) -> ServerGrammar:
+    """The parser of ``release``, from its generated flags and its class table."""
+    flags = _data("flags", release)
+    table = _data("flag_classes", release)
+    classes = table["classes"]
+    entries = []
+    for raw in flags["flags"]:
+        klass, reason = classes[raw["flag"]]
+        entries.append(
+            FlagEntry(
+                raw["flag"],
+                tuple(raw["aliases"]),
+                raw["dest"],
+                raw["takes_value"],
+                raw["negatable"],
+                raw["nargs"],
+                raw["default"],
+                raw["group"],
+                klass,
+                reason,
+            )
+        )
+    spellings = {name: entry for entry in entries for name in (entry.flag, *entry.aliases)}
+    flexible = release.server == "vLLM"
+    return ServerGrammar(
+        release,
+        tuple(entries),
+        spellings,
+        bool(flags["allow_abbrev"]),
+        flexible,
+        table.get("defaults", {}),
+        {
+            flag: {key: (klass, reason) for key, (klass, reason) in keys.items()}
+            for flag, keys in table.get("json_keys", {}).items()
+        },
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """One flag as the line gives it: the spelling written, the flag it names, and its value (a
+    string, a list of strings for ``nargs``, or a bool for a switch)."""
+
+    spelling: str
+    entry: FlagEntry
+    value: Any
+
+
+@dataclass(frozen=True)
+class LaunchLine:
+    """A launch line read as the server reads it: the model it names (``None``: none), every
+    flag given in order, the last value of each flag, the flags given more than once, and what
+    the server would log about the line (vLLM's duplicate-key warning)."""
+
+    release: Release
+    model: str | None
+    given: tuple[Given, ...]
+    values: Mapping[str, Given]
+    repeated: tuple[str, ...]
+    warnings: tuple[str, ...]
+    config_file: str | None
+    defaults: Mapping[str, Any]
+    json_keys: Mapping[str, Mapping[str, tuple[str, str]]]
+
+    def klass(self, given: Given) -> str:
+        """The class of a flag as given: its table's, but ``no_effect`` for a flag the package
+        does not model given at the server's own default (``--enable-chunked-prefill``, which
+        is on for a generative model; ``--load-format auto``), which changes nothing."""
+        entry = given.entry
+        default = self.defaults.get(entry.flag, entry.default)
+        at_default = default is not None and (
+            given.value == default or (isinstance(given.value, str) and given.value == str(default))
+        )
+        return "no_effect" if entry.klass == "unmodelled" and at_default else entry.klass
+
+    def by_class(self, klass: str) -> list[str]:
+        """The flags of one class that the line gives (the last value of each), in order; for
+        a JSON flag whose keys the table classifies, its keys of that class (``--flag.key``)."""
+        found = []
+        for one in self.values.values():
+            keys = self.json_keys.get(one.entry.flag)
+            if keys is None:
+                if self.klass(one) == klass:
+                    found.append(one.entry.flag)
+                continue
+            found += [
+                f"{one.entry.flag}.{key}" for key in self.json_value(one) if keys[key][0] == klass
+            ]
+        return found
+
+    def json_value(self, given: Given) -> dict[str, Any]:
+        """A JSON flag's object, its keys checked against the table: a key the server's config
+        class does not have is refused, as the server refuses it."""
+        name = f"argument {given.entry.flag}"
+        try:
+            value = json.loads(given.value)
+        except (ValueError, TypeError, RecursionError):
+            raise UsageError(f"{name}: not JSON: {show(given.value, limit=40)}") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"{name}: must be a JSON object: {show(given.value, limit=40)}")
+        keys = self.json_keys[given.entry.flag]
+        for key in value:
+            if key not in keys:
+                raise UsageError(
+                    f"{name}: {show(str(key), limit=40)} is not a key of {self.release}'s "
+                    f"{given.entry.flag}"
+                )
+        return value
+
+    def modelled_json(self, given: Given) -> str:
+        """A JSON flag's value with only its modelled keys, as the command reads it."""
+        keys = self.json_keys[given.entry.flag]
+        return json.dumps(
+            {key: v for key, v in self.json_value(given).items() if keys[key][0] == "modelled"}
+        )
+
+    def reason(self, flag: str) -> str:
+        """The table's reason for a flag (or a JSON flag's key, ``--flag.key``)."""
+        name, _, key = flag.partition(".")
+        if key:
+            return self.json_keys[name][key][1]
+        return next(one.entry.reason for one in self.values.values() if one.entry.flag == flag)
+
+
+# --- the split ---------------------------------------------------------------------------------
+
+# What a pasted command starts with, before its flags: the program and the module it runs.
+_PROGRAMS: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
+    "vLLM": (
+        ("-m", "vllm.entrypoints.openai.api_server"),
+        ("-m", "vllm.entrypoints.cli.main", "serve"),
+        ("vllm", "serve"),
+    ),
+    "SGLang": (
+        ("-m", "sglang.launch_server"),
+        ("sglang", "serve"),
+        ("-m", "sglang.launch_server", "serve"),
+    ),
+}
+
+
+def strip_program(release: Release, command: Sequence[str]) -> tuple[list[str], bool]:
+    """The flags of a pasted command, without its program (``python``, ``python3``, a path to
+    one, ``uv run`` ...) and module; and whether it is ``vllm serve`` (whose first positional
+    is the model). Raises ``UsageError`` for a command of another program."""
+    words = list(command)
+    for start in range(min(len(words), 4)):
+        for program in _PROGRAMS[release.server]:
+            tail = words[start : start + len(program)]
+            last = os.path.basename(tail[0]) if tail else ""
+            if tail and (tail == list(program) or (last, *tail[1:]) == program):
+                return words[start + len(program) :], program[-1] == "serve"
+    raise UsageError(
+        f"after --, give the {release.server} command: "
+        + " or ".join(
+            " ".join(("python", *p) if p[0] == "-m" else p) for p in _PROGRAMS[release.server]
+        )
+        + f"; got {show(' '.join(words[:4]), limit=60)}"
+    )
+
+
+# --- reading the line --------------------------------------------------------------------------
+
+
+def read_launch(
+    grammar: ServerGrammar, tokens: Sequence[str], *, serve: bool = False
+) -> LaunchLine:
+    """The launch line ``tokens`` (the server's part, without its program) read as the server's
+    parser reads it. ``serve``: the line is ``vllm serve``'s (the model may be its first
+    positional, ``--model`` is moved there). Raises ``UsageError`` for what the server's parser
+    refuses (an unknown flag, a missing value, an ambiguous prefix, a second model)."""
+    words = list(tokens)
+    config_file = _config_file(grammar, words)
+    if config_file is not None:
+        words = _expand_config(grammar, words, config_file, serve=serve)
+    warnings: list[str] = []
+    if grammar.flexible:
+        words, duplicates = _flexible(words)
+        if duplicates:
+            warnings.append(f"Found duplicate keys {', '.join(sorted(duplicates))}")
+    positional, given = _parse(grammar, words, serve=serve)
+    values: dict[str, Given] = {}
+    counts: dict[str, int] = {}
+    for one in given:
+        values.pop(one.entry.dest, None)
+        values[one.entry.dest] = one
+        counts[one.entry.dest] = counts.get(one.entry.dest, 0) + 1
+    repeated = tuple(values[dest].entry.flag for dest, count in counts.items() if count > 1)
+    model = _model(grammar, positional, values.get("model_path") or values.get("model"), serve)
+    return LaunchLine(
+        grammar.release,
+        model,
+        tuple(given),
+        values,
+        repeated,
+        tuple(warnings),
+        config_file,
+        grammar.defaults,
+        grammar.json_keys,
+    )
+
+
+def _model(
+    grammar: ServerGrammar, positional: str | None, named: Given | None, serve: bool
+) -> str | None:
+    """The model the line serves: ``vllm serve``'s positional, or its ``--model`` moved there
+    (argparse_utils.py:324-356; both at once is an argparse error); the api_server's and
+    SGLang's ``--model`` / ``--model-path``."""
+    if positional is not None and not serve:
+        raise UsageError(
+            f"{grammar.release}: unexpected argument {show(positional, limit=40)} (this entry "
+            "point reads the model from --model)"
+        )
+    if positional is not None and named is not None:
+        raise UsageError(
+            f"{grammar.release}: the model is given twice, {show(positional, limit=40)} and "
+            f"{named.spelling} {show(named.value, limit=40)}: vLLM refuses that"
+        )
+    if positional is not None:
+        return positional
+    return None if named is None else str(named.value)
+
+
+def _config_file(grammar: ServerGrammar, words: list[str]) -> str | None:
+    """The ``--config FILE`` the line gives (the servers look for that exact word), or None."""
+    if "--config" not in words:
+        return None
+    if words.count("--config") > 1:
+        raise UsageError(f"{grammar.release}: more than one --config file given")
+    index = words.index("--config")
+    if index == len(words) - 1:
+        raise UsageError(f"{grammar.release}: --config needs a YAML file")
+    return words[index + 1]
+
+
+def _load_yaml(path: str) -> dict[str, Any]:
+    """A ``--config`` file, as both servers read it: ``yaml.safe_load`` of a ``.yaml`` or
+    ``.yml`` file, a mapping at its root."""
+    if path.rsplit(".", 1)[-1].lower() not in ("yaml", "yml"):
+        raise UsageError(f"--config {show(path, limit=60)}: the servers read only .yaml or .yml")
+    try:
+        import yaml
+    except ImportError:
+        raise UsageError(
+            "--config FILE.yaml needs PyYAML, which the servers read it with: "
+            "pip install 'decode_ring[yaml]'"
+        ) from None
+    try:
+        with open(path, encoding="utf-8") as stream:
+            loaded = yaml.safe_load(stream)
+    except OSError as error:
+        raise UsageError(f"cannot read {path!a}: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        raise UsageError(f"--config {path!a}: not YAML: {str(error).splitlines()[0]}") from None
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise UsageError(f"--config {path!a}: the file must hold a mapping of flags")
+    return loaded
+
+
+def _expand_config(
+    grammar: ServerGrammar, words: list[str], path: str, *, serve: bool
+) -> list[str]:
+    """The line with the ``--config`` file's flags in it: vLLM puts them after the model of
+    ``vllm serve`` (or first), so that the line's own flags win (argparse_utils.py:516-604,
+    load_config_file :606-673); SGLang puts them before the whole line
+    (server_args_config_parser.py:75-106, :164-214)."""
+    loaded = _load_yaml(path)
+    index = words.index("--config")
+    rest = words[:index] + words[index + 2 :]
+    expanded: list[str] = []
+    for key, value in loaded.items():
+        flag = f"--{key}"
+        if isinstance(value, bool):
+            entry = grammar.spellings.get(flag)
+            if grammar.flexible or entry is None or not entry.takes_value:
+                if value:
+                    expanded.append(flag)
+                elif grammar.flexible and f"--no-{key}" in grammar.spellings:
+                    expanded.append(f"--no-{key}")
+            else:
+                expanded += [flag, str(value).lower()]
+        elif isinstance(value, list):
+            if value:
+                expanded += [flag, *(str(item) for item in value)]
+        elif isinstance(value, dict):
+            expanded += [flag, json.dumps(value)]
+        else:
+            expanded += [flag, str(value)]
+    if not grammar.flexible:
+        return expanded + rest
+    at = 1 if serve and rest and not rest[0].startswith("-") else 0
+    return rest[:at] + expanded + rest[at:]
+
+
+def _flexible(words: list[str]) -> tuple[list[str], set[str]]:
+    """vLLM's ``FlexibleArgumentParser.parse_args`` before argparse (argparse_utils.py:374-500):
+    ``_`` as ``-`` in a flag's name, ``-O3`` as ``--optimization-level 3``, dotted keys merged
+    into one JSON value per flag, placed last, and the exact repeats it warns about."""
+    processed: list[str] = []
+    for index, word in enumerate(words):
+        if word.startswith("--"):
+            key, eq, after = word.partition("=")
+            key = _FLAG_NAME.sub(lambda m: m.group(0).replace("_", "-"), key, count=1)
+            processed.append(key + eq + after)
+        elif word.startswith("-O") and word != "-O":
+            processed += ["--optimization-level", word[3:] if word[2:3] == "=" else word[2:]]
+        elif word == "-O" and index + 1 < len(words) and words[index + 1] in ("0", "1", "2", "3"):
+            processed.append("--optimization-level")
+        else:
+            processed.append(word)
+    skip: set[int] = set()
+    dotted: dict[str, dict[str, Any]] = {}
+    duplicates: set[str] = set()
+    seen: set[str] = set()
+    for index, word in enumerate(processed):
+        if index in skip:
+            continue
+        if word.startswith("--") and "." not in word:
+            name = word.split("=", 1)[0]
+            (duplicates if name in seen else seen).add(name)
+            continue
+        if word.startswith("-") and "." in word:
+            name, eq, text = word.partition("=")
+            if eq and "." not in name:
+                continue
+            if not eq:
+                if index + 1 >= len(processed):
+                    raise UsageError(f"argument {show(name, limit=40)}: expected one argument")
+                text = processed[index + 1]
+                skip.add(index + 1)
+            key, *path = name.removesuffix("+").split(".")
+            value: Any = json.dumps(text.split(",")) if name.endswith("+") else text
+            _merge(dotted.setdefault(key, {}), path, _json_value(value), key, duplicates)
+            skip.add(index)
+    kept = [word for index, word in enumerate(processed) if index not in skip]
+    for key, merged in dotted.items():
+        kept += [key, json.dumps(merged)]
+    return kept, duplicates
+
+
+def _json_value(text: str) -> Any:
+    """A dotted key's value as vLLM reads it: JSON, else a human-readable integer, else the
+    string (argparse_utils.py:470-480)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return human_readable_int(text)
+    except Exception:
+        return text
+
+
+def _merge(
+    target: dict[str, Any], path: list[str], value: Any, key: str, duplicates: set[str]
+) -> None:
+    """``recursive_dict_update`` of one dotted key (argparse_utils.py:421-439): lists append."""
+    for part in path[:-1]:
+        nested = target.get(part)
+        if not isinstance(nested, dict):
+            nested = target[part] = {}
+        target = nested
+    last = path[-1] if path else ""
+    if isinstance(value, list) and isinstance(target.get(last), list):
+        target[last] += value
+        return
+    if last in target:
+        duplicates.add(f"{key}.{'.'.join(path)}")
+    target[last] = value
+
+
+def _looks_like_value(grammar: ServerGrammar, word: str) -> bool:
+    """Whether argparse takes ``word`` as a value, not an option: it does not start with ``-``,
+    or is a negative number, or holds a space and names no flag before an ``=`` (argparse's
+    ``_parse_optional`` finds the flag first: ``--speculative-config={"method": "mtp"}`` is
+    the flag and its value)."""
+    if not word.startswith("-") or _NEGATIVE_NUMBER.match(word):
+        return True
+    if " " not in word:
+        return False
+    try:
+        return grammar.entry(word.split("=", 1)[0]) is None
+    except UsageError:  # an ambiguous prefix: an option, which argparse then refuses
+        return False
+
+
+def _parse(
+    grammar: ServerGrammar, words: list[str], *, serve: bool
+) -> tuple[str | None, list[Given]]:
+    """argparse over the flags of ``grammar``: each option with its values, and the positional
+    model (``vllm serve``'s, and the api_server's ``model_tag``)."""
+    given: list[Given] = []
+    model: str | None = None
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--" or _looks_like_value(grammar, word):
+            if grammar.flexible and model is None and word != "--":
+                model = word
+                continue
+            raise UsageError(f"{grammar.release}: unexpected argument {show(word, limit=40)}")
+        spelling, eq, attached = word.partition("=") if "=" in word else (word, "", "")
+        entry = grammar.entry(spelling)
+        if entry is None:
+            raise UsageError(_unknown(grammar, spelling))
+        values, index = _values(grammar, entry, spelling, eq and attached, bool(eq), words, index)
+        given.append(Given(spelling, entry, values))
+    return model, given
+
+
+def _values(
+    grammar: ServerGrammar,
+    entry: FlagEntry,
+    spelling: str,
+    attached: str,
+    has_attached: bool,
+    words: list[str],
+    index: int,
+) -> tuple[Any, int]:
+    """The value(s) ``entry`` takes from the line, as its ``nargs`` says, and where the line
+    goes on."""
+    name = show(spelling, limit=40)
+    if not entry.takes_value:
+        if has_attached:
+            raise UsageError(f"argument {name}: ignored explicit argument {show(attached)}")
+        if entry.negatable:
+            return not entry.negated(spelling), index
+        return (not entry.default) if isinstance(entry.default, bool) else True, index
+    if has_attached:
+        return ([attached] if entry.nargs in ("+", "*") else attached), index
+    taken: list[str] = []
+    wanted = entry.nargs
+    while index < len(words) and _looks_like_value(grammar, words[index]) and words[index] != "--":
+        taken.append(words[index])
+        index += 1
+        if wanted in (None, "?") or (isinstance(wanted, int) and len(taken) == wanted):
+            break
+    if wanted is None and not taken:
+        raise UsageError(f"argument {name}: expected one argument")
+    if wanted == "+" and not taken:
+        raise UsageError(f"argument {name}: expected at least one argument")
+    if wanted is None or wanted == "?":
+        return (taken[0] if taken else entry.default), index
+    return taken, index
+
+
+def _unknown(grammar: ServerGrammar, spelling: str) -> str:
+    """One line for a flag the release does not define, with the spelling it has where the
+    line wrote the other (SGLang does not read ``_`` as ``-``)."""
+    release = grammar.release
+    line = f"{show(spelling, limit=40)} is not a {release} flag"
+    dashed = spelling[:2] + spelling[2:].replace("_", "-")
+    if dashed != spelling and dashed in grammar.spellings:
+        line += f" ({release.server} spells it {dashed}: it reads no underscores)"
+    return line

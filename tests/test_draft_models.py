@@ -1,0 +1,163 @@
+"""Draft models (issue 25): a separate drafter brings its own weights and attention layers, and
+both servers count them as their code does.
+
+vLLM 0.33.0: the drafter's attention layers are cached beside the target's
+(``get_kv_cache_spec``, vllm/v1/worker/gpu_model_runner.py:7081-7120); a causal drafter with the
+target's page joins the target's spec, a DFlash drafter's non-causal layers are a spec of their
+own (``FullAttentionSpec.non_causal``, vllm/v1/kv_cache_interface.py:634-640; causality from
+``_dflash_layer_causal``, vllm/model_executor/models/qwen3_dflash.py:62-81), grouped apart
+(``_get_kv_cache_groups_uniform_page_size``, vllm/v1/core/kv_cache_planning.py:416-556).
+SGLang 0.5.23: an EAGLE/NEXTN draft adds ``cell x draft layers / target layers`` to the KV
+bytes a token (sglang/srt/model_executor/pool_configurator.py:259-313).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from decode_ring.cli import main
+from decode_ring.servers import sglang_reservation, vllm_reservation
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+QWEN3_5_27B = str(CONFIGS / "qwen3.5-27b.json")
+QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
+GIB = 2**30
+
+# A DFlash drafter for the Qwen3.5/3.6-27B geometry, written out (its published config was not
+# found): 5 layers of 32 heads, 8 KV heads of 128, as z-lab's DFlash drafters are shaped; no
+# layer_types, so vLLM reads every layer as non-causal.
+DFLASH: dict[str, Any] = {
+    "architectures": ["DFlashDraftModel"],
+    "model_type": "qwen3",
+    "hidden_size": 5120,
+    "num_hidden_layers": 5,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 248320,
+    "max_position_embeddings": 262144,
+}
+# The published launch: vLLM 0.20.2rc1 on 2 x RTX 3090, Qwen3.6-27B int4, tp 2,
+# --max-model-len 200000, DFlash with 5 speculative tokens, "Available KV cache memory:
+# 10.16 GiB"; the log: 200,769 tokens, 1.00x.
+DFLASH_LAUNCH: dict[str, Any] = {
+    "tensor_parallel_size": 2,
+    "max_model_len": 200_000,
+    "kv_cache_memory_bytes": int(10.16 * GIB),
+    "num_speculative_tokens": 5,
+    "gpu": "rtx-3090",
+}
+
+
+def test_the_dflash_launch_of_the_issue() -> None:
+    # Without the drafter: the package's earlier answer, about 305,000 tokens and 1.52x.
+    alone = vllm_reservation(QWEN3_5_27B, **DFLASH_LAUNCH)
+    assert (alone.kv_cache_tokens, f"{alone.max_concurrency:.2f}") == (304_868, "1.52")
+    # With it: 48 GDN, 16 attention and 5 non-causal draft layers are three specs; the group
+    # size is the smallest, 5: ceil(48/5) = 10 GDN groups, ceil(16/5) = 4 attention groups and
+    # 1 draft group. A block is 5 pages of 1,671,168 B: 10.16 GiB // 8,355,840 = 1,305 blocks.
+    # A request: 4 x ceil(200,000 / 816) + 1 x 246 + 10 x (1 + 5 speculative + 1) = 1,300.
+    held = vllm_reservation(QWEN3_5_27B, draft_config=DFLASH, **DFLASH_LAUNCH)
+    assert (held.group_size, held.state_groups, held.attention_groups) == (5, 10, 4)
+    assert (held.draft_groups, held.draft_same_spec, held.draft_block_size) == (1, False, 816)
+    assert held.num_blocks == 1305 and held.blocks_per_request_at_max_model_len == 1300
+    # 1,305 / 1,300 = 1.0038x and int(1.0038... x 200,000) = 200,769: the logged figures.
+    assert held.kv_cache_tokens == 200_769
+    assert held.log_lines[-1] == (
+        "GPU KV cache size: 200,769 tokens, Maximum concurrency for 200,000 tokens per "
+        "request: 1.00x"
+    )
+
+
+def test_a_causal_drafter_with_the_targets_page_joins_its_spec() -> None:
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}
+    held = vllm_reservation(QWEN3_5_27B, draft_config=eagle, **DFLASH_LAUNCH)
+    # 16 + 5 = 21 attention layers a spec: group size min(48, 21) = 21.
+    assert (held.draft_same_spec, held.draft_groups, held.group_size) == (True, 0, 21)
+    assert held.attention_groups == 1 and held.state_groups == 3
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    header = {
+        name: {"dtype": dtype, "shape": shape, "data_offsets": [0, 0]}
+        for name, (dtype, shape) in tensors.items()
+    }
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+
+
+def drafter_snapshot(tmp_path: Path) -> Path:
+    folder = tmp_path / "drafter"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(DFLASH))
+    write_safetensors(
+        folder / "model.safetensors", {"layers.0.mlp.down_proj.weight": ("BF16", [5120, 17408])}
+    )
+    return folder
+
+
+def test_the_drafters_weights_load_with_the_targets(tmp_path: Path) -> None:
+    folder = drafter_snapshot(tmp_path)
+    held = vllm_reservation(
+        QWEN3_5_27B, draft_config=folder / "config.json", weights_bytes=GIB, **DFLASH_LAUNCH
+    )
+    # The drafter's down projection, bfloat16, split by tp 2 (row-parallel).
+    assert held.draft_weights_bytes == 5120 * 17408 * 2 // 2
+
+
+def test_the_launch_lines_speculative_config_names_the_drafter(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = drafter_snapshot(tmp_path)
+    config = json.dumps({"method": "dflash", "model": str(folder), "num_speculative_tokens": 5})
+    status = main(
+        [
+            "vllm", "--json", "--gpu", "rtx-3090", "serve", QWEN3_5_27B, "-tp", "2",
+            "--max-model-len", "200000", "--kv-cache-memory-bytes", str(int(10.16 * GIB)),
+            "--speculative-config", config,
+        ]
+    )  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert out["kv_cache_tokens"] == 200_769 and out["draft_attention_layers"] == 5
+    missing = json.dumps(
+        {"method": "eagle3", "model": "org/not-cached", "num_speculative_tokens": 3}
+    )
+    status = main(["vllm", "--json", "serve", QWEN3_NEXT, "--speculative-config", missing])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert any(
+        note.startswith("draft model 'org/not-cached' not counted") for note in out["assumptions"]
+    )
+
+
+def test_sglang_counts_an_eagle_drafts_kv_layers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    plain = sglang_reservation(QWEN3_NEXT, **flags)
+    one_layer = {**DFLASH, "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 1}
+    drafted = sglang_reservation(QWEN3_NEXT, draft_config=one_layer, **flags)
+    # Qwen3-Next's 12 attention layers: cell + int(cell x 1 / 12).
+    assert drafted.kv_bytes_per_token == plain.kv_bytes_per_token + plain.kv_bytes_per_token // 12
+    folder = drafter_snapshot(tmp_path)
+    (folder / "config.json").write_text(json.dumps(one_layer))
+    status = main(
+        [
+            "sglang", "--json", "--available-memory", "60GiB", "--model-path", QWEN3_NEXT,
+            "--tp", "2", "--speculative-algorithm", "EAGLE", "--speculative-num-draft-tokens", "4",
+            "--speculative-draft-model-path", str(folder),
+        ]
+    )  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token

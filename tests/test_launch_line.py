@@ -1,0 +1,390 @@
+"""The launch line as the script has it (issue 25): the package's flags first, then ``serve MODEL
+...``, ``--model-path MODEL ...`` or ``--`` and the whole command; every flag of the release read
+as the server's parser reads it and found in its class table.
+
+Launch lines are the servers' own documentation's and recipes', cited at each; the rules of the
+servers' parsers are cited from the wheels (vLLM's ``FlexibleArgumentParser``,
+vllm/utils/argparse_utils.py; SGLang's ``prepare_server_args``, sglang/srt/server_args.py:668-720).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from decode_ring.cli import main
+from decode_ring.cli.launch import CLASSES, grammar, read_launch
+from decode_ring.cli.servers import SGLANG_COMMAND, VLLM_COMMAND
+from decode_ring.releases import SGLANG, VLLM
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "tests" / "configs"
+FLAGS = ROOT / "decode_ring" / "cli" / "flags"
+CLASS_TABLES = ROOT / "decode_ring" / "cli" / "flag_classes"
+QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
+NEMOTRON = str(CONFIGS / "nemotron-nano-9b-v2.json")
+SERVERS = {"vllm": (VLLM, VLLM_COMMAND), "sglang": (SGLANG, SGLANG_COMMAND)}
+# The flags that name the model and read a YAML of flags: modelled, with no row of their own.
+MODEL_FLAGS = {"vllm": {"--model", "--config"}, "sglang": {"--model-path", "--config"}}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def answer(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    status, out, err = run(capsys, argv[0], "--json", *argv[1:])
+    assert (status, err) == (0, ""), err
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    status, out, err = run(capsys, *argv)
+    assert status == 2, err
+    assert out == "" or json.loads(out)["status"] == 2  # main sees a --json word anywhere
+    assert err.startswith("decode-ring: error: ") and err.count("\n") == 1
+    return err[len("decode-ring: error: ") : -1]
+
+
+# --- the class table ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_the_class_table_covers_the_generated_flags_exactly(server: str) -> None:
+    release, _ = SERVERS[server]
+    name = f"{server}-{release.version}.json"
+    generated = [entry["flag"] for entry in json.loads((FLAGS / name).read_text())["flags"]]
+    table = json.loads((CLASS_TABLES / name).read_text())
+    assert (table["server"], table["version"]) == (server, release.version)
+    assert sorted(table["classes"]) == sorted(generated)
+    for flag, (klass, reason) in table["classes"].items():
+        assert klass in CLASSES, flag
+        assert reason and "\n" not in reason and len(reason) <= 160, flag
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_the_modelled_flags_are_the_flags_the_command_reads(server: str) -> None:
+    release, command = SERVERS[server]
+    modelled = {entry.flag for entry in grammar(release).entries if entry.klass == "modelled"}
+    rows = {spec.flag for spec in command.server_rows}
+    assert modelled == rows | MODEL_FLAGS[server]
+
+
+def test_front_end_flags_have_no_effect_on_memory() -> None:
+    # Every flag of vLLM's and SGLang's front end (the API server's, cli_args.py) is accepted:
+    # none changes the engine's memory, but --config, which reads a YAML of flags.
+    for server in ("vllm", "sglang"):
+        release, _ = SERVERS[server]
+        for entry in grammar(release).entries:
+            if entry.group == "frontend" and entry.flag != "--config":
+                assert entry.klass == "no_effect", entry.flag
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_every_front_end_flag_is_accepted_and_listed(
+    capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    release, _ = SERVERS[server]
+    line: list[str] = []
+    flags = []
+    for entry in grammar(release).entries:
+        if entry.group != "frontend" or entry.flag in ("--config", "--help"):
+            continue
+        flags.append(entry.flag)
+        line.append(entry.flag)
+        if entry.takes_value:
+            line.append("1")
+    model = ["serve", QWEN3_NEXT] if server == "vllm" else ["--model-path", NEMOTRON]
+    budget = ["--available-memory", "60GiB"] if server == "sglang" else []
+    result = answer(capsys, server, *budget, *model, *line)
+    assert sorted(result["launch"]["no_effect"]) == sorted(flags)
+
+
+# --- the forms of the line ---------------------------------------------------------------------
+
+
+def test_vllm_serve_takes_the_positional_model_and_any_serve_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The Qwen3-Next recipe (docs.vllm.ai/projects/recipes/en/latest/Qwen/Qwen3-Next.html):
+    # vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --tensor-parallel-size 4
+    #   --served-model-name qwen3-next --enable-prefix-caching
+    result = answer(
+        capsys,
+        "vllm",
+        "serve",
+        QWEN3_NEXT,
+        "--tensor-parallel-size",
+        "4",
+        "--served-model-name",
+        "qwen3-next",
+        "--enable-prefix-caching",
+    )
+    assert result["tensor_parallel_size"] == 4 and result["enable_prefix_caching"] is True
+    assert result["launch"] == {
+        "model": QWEN3_NEXT,
+        "no_effect": ["--served-model-name"],
+        "ignored_unmodelled": [],
+        "repeated": [],
+        "warnings": [],
+    }
+
+
+def test_vllm_moves_model_to_the_positional_and_refuses_both(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # argparse_utils.py:324-356: with serve, --model X becomes the positional model.
+    moved = answer(capsys, "vllm", "serve", "-tp", "2", "--model", QWEN3_NEXT)
+    assert (moved["tensor_parallel_size"], moved["source"]) == (2, QWEN3_NEXT)
+    both = refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--model", NEMOTRON)
+    assert both.startswith("vLLM 0.33.0: the model is given twice")
+
+
+def test_the_api_server_command_after_two_dashes(capsys: pytest.CaptureFixture[str]) -> None:
+    # The GLM-5.2 NVFP4 launch (LAUNCH_LINES.md 12) shape: python3 -m
+    # vllm.entrypoints.openai.api_server --model M --tensor-parallel-size 4 ... --port 8972.
+    result = answer(
+        capsys,
+        "vllm",
+        "--",
+        "python3",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        QWEN3_NEXT,
+        "--tensor-parallel-size",
+        "4",
+        "--trust-remote-code",
+        "--disable-log-stats",
+        "--port",
+        "8972",
+        "--host",
+        "127.0.0.1",
+        "--reasoning-parser",
+        "glm45",
+    )
+    assert result["tensor_parallel_size"] == 4
+    assert result["launch"]["no_effect"] == [
+        "--trust-remote-code",
+        "--disable-log-stats",
+        "--port",
+        "--host",
+        "--reasoning-parser",
+    ]
+    dashed = answer(capsys, "vllm", "--", "vllm", "serve", QWEN3_NEXT, "-tp", "2")
+    assert dashed["tensor_parallel_size"] == 2
+    wrong = refusal(capsys, "vllm", "--", "python", "-m", "sglang.launch_server")
+    assert wrong.startswith("after --, give the vLLM command: python -m vllm.entrypoints")
+
+
+def test_sglang_lines_with_and_without_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # SGLang's Qwen3-Next page (docs.sglang.io/basic_usage/qwen3.html): python3 -m
+    # sglang.launch_server --model Qwen/Qwen3-Next-80B-A3B-Instruct --tp 4. --model is an alias
+    # of --model-path; --tp works as an abbreviation of --tp-size (allow_abbrev).
+    budget = ("--available-memory", "60GiB")
+    pasted = answer(
+        capsys, "sglang", *budget, "--", "python3", "-m", "sglang.launch_server", "--model",
+        QWEN3_NEXT, "--tp", "4",
+    )  # fmt: skip
+    direct = answer(capsys, "sglang", *budget, "--model-path", QWEN3_NEXT, "--tp", "4")
+    assert pasted["tp_size"] == direct["tp_size"] == 4
+    assert pasted["slots"] == direct["slots"]
+    served = answer(capsys, "sglang", *budget, "--", "sglang", "serve", "--model-path", NEMOTRON)
+    assert served["source"] == NEMOTRON
+
+
+def test_package_flags_come_before_the_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # After serve, --json is no flag of vLLM's.
+    late = refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--json")
+    assert late == "'--json' is not a vLLM 0.33.0 flag"
+    # The earlier form, the model by the package's --config, keeps its flags anywhere.
+    early = answer(
+        capsys, "vllm", "--config", QWEN3_NEXT, "--max-num-seqs", "8", "--gpu-arch", "sm89"
+    )
+    assert (early["max_num_seqs"], early["gpu_arch"]) == (8, "sm89")
+    twice = refusal(capsys, "vllm", "--config", NEMOTRON, "serve", QWEN3_NEXT)
+    assert twice.startswith("the model is given twice: --config")
+    assert refusal(capsys, "sglang", "--tp", "2").startswith(
+        "no model: give the launch line's --model-path MODEL"
+    )
+
+
+# --- reading the flags as the servers do -------------------------------------------------------
+
+
+def test_a_repeated_server_flag_takes_the_last_value(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse stores each occurrence; the last wins. vLLM warns of exact repeats
+    # ("Found duplicate keys", argparse_utils.py:445-495); --max_num_seqs is rewritten first.
+    result = answer(
+        capsys, "vllm", "serve", QWEN3_NEXT, "--max_num_seqs", "8", "--max-num-seqs", "16"
+    )
+    assert result["max_num_seqs"] == 16
+    assert result["launch"]["repeated"] == ["--max-num-seqs"]
+    assert result["launch"]["warnings"] == ["Found duplicate keys --max-num-seqs"]
+    # Two spellings of one flag are not an exact repeat: no warning, the last still wins.
+    spelled = answer(capsys, "vllm", "serve", QWEN3_NEXT, "-tp", "2", "--tensor-parallel-size", "4")
+    assert spelled["tensor_parallel_size"] == 4 and spelled["launch"]["warnings"] == []
+    sglang = answer(
+        capsys, "sglang", "--available-memory", "60GiB", "--model-path", NEMOTRON,
+        "--max-running-requests", "8", "--max-running-requests", "16",
+    )  # fmt: skip
+    assert sglang["launch"]["repeated"] == ["--max-running-requests"]
+    assert sglang["max_running_requests"] == 16
+
+
+def test_the_package_flags_still_refuse_a_second_value(capsys: pytest.CaptureFixture[str]) -> None:
+    line = refusal(capsys, "vllm", "--gpu-arch", "sm89", "--gpu-arch", "sm90", "serve", QWEN3_NEXT)
+    assert line == "argument --gpu-arch: given twice, with different values"
+
+
+def test_dotted_json_keys_merge_into_one_value(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse_utils.py:421-500: --speculative-config.num_speculative_tokens 2 is one key of
+    # one JSON value, placed last.
+    result = answer(
+        capsys,
+        "vllm",
+        "serve",
+        QWEN3_NEXT,
+        "--no-enable-prefix-caching",
+        "--speculative-config.method",
+        "mtp",
+        "--speculative_config.num_speculative_tokens",
+        "2",
+    )
+    assert result["num_speculative_tokens"] == 2 and result["block_size"] == 560
+
+
+def test_vllm_reads_prefixes_and_underscores_sglang_reads_prefixes_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    vllm = grammar(VLLM)
+    line = read_launch(vllm, ["M", "--max-num-se", "8", "--tensor_parallel_size=2"], serve=True)
+    assert [(one.entry.flag, one.value) for one in line.given] == [
+        ("--max-num-seqs", "8"),
+        ("--tensor-parallel-size", "2"),
+    ]
+    sglang = grammar(SGLANG)
+    line = read_launch(sglang, ["--model-path", "M", "--tp", "2", "--context-len", "4096"])
+    assert [one.entry.flag for one in line.given] == [
+        "--model-path",
+        "--tp-size",
+        "--context-length",
+    ]
+    under = refusal(capsys, "sglang", "--model-path", NEMOTRON, "--tp_size", "2")
+    assert under == (
+        "'--tp_size' is not a SGLang 0.5.23 flag (SGLang spells it --tp-size: it reads no "
+        "underscores)"
+    )
+
+
+def test_a_flag_with_its_json_value_attached_is_the_flag_though_the_value_has_spaces(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # argparse's _parse_optional finds the flag before an "=" ahead of its rule that a word
+    # with a space is a value: vLLM reads --speculative-config={"num_speculative_tokens": 2}.
+    result = answer(
+        capsys,
+        "vllm",
+        "serve",
+        QWEN3_NEXT,
+        "--no-enable-prefix-caching",
+        '--speculative-config={"num_speculative_tokens": 2}',
+    )
+    assert result["num_speculative_tokens"] == 2 and result["block_size"] == 560
+
+
+def test_unmodelled_flags_are_refused_together_or_ignored_and_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = (
+        "serve",
+        QWEN3_NEXT,
+        "--enable-lora",
+        "--attention-backend",
+        "FLASHINFER",
+        "--port",
+        "1",
+    )
+    refused = refusal(capsys, "vllm", *line)
+    assert refused.startswith(
+        "vLLM 0.33.0 flags that change memory in a way decode-ring vllm does not model: "
+        "--enable-lora ("
+    )
+    assert "; --attention-backend (" in refused
+    assert refused.endswith("drop them, or pass --allow-unmodelled to answer without them")
+    allowed = answer(capsys, "vllm", "--allow-unmodelled", *line)
+    assert allowed["launch"]["ignored_unmodelled"] == ["--enable-lora", "--attention-backend"]
+    assert allowed["launch"]["no_effect"] == ["--port"]
+    status, out, _ = run(capsys, "vllm", "--allow-unmodelled", *line)
+    assert status == 0
+    assert "  ignored, not modelled  --enable-lora, --attention-backend (--allow-unmodelled)" in out
+
+
+def test_a_flag_at_the_servers_default_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    # Chunked prefill is on for a generative model; --enable-chunked-prefill says so again.
+    on = answer(capsys, "vllm", "serve", QWEN3_NEXT, "--enable-chunked-prefill")
+    assert on["launch"]["no_effect"] == ["--enable-chunked-prefill"]
+    off = refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--no-enable-chunked-prefill")
+    assert "does not model: --enable-chunked-prefill" in off
+
+
+def test_a_yaml_config_is_read_as_each_server_reads_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("yaml")
+    # vLLM: the file's flags after the model, so the line's own win (argparse_utils.py:
+    # 516-604); a nested mapping becomes a JSON value, false a --no- flag (:606-673).
+    config = tmp_path / "serve.yaml"
+    config.write_text(
+        "tensor-parallel-size: 4\nmax_num_seqs: 8\nenable-prefix-caching: false\n"
+        "speculative-config:\n  num_speculative_tokens: 2\nport: 8000\n"
+    )
+    result = answer(capsys, "vllm", "serve", QWEN3_NEXT, "--config", str(config), "-tp", "2")
+    assert (result["tensor_parallel_size"], result["max_num_seqs"]) == (2, 8)
+    assert result["enable_prefix_caching"] is False and result["num_speculative_tokens"] == 2
+    assert result["launch"]["no_effect"] == ["--port"]
+    # SGLang: the file first (server_args_config_parser.py:75-106); the line's flags win.
+    sglang = tmp_path / "launch.yml"
+    sglang.write_text(f"model-path: {NEMOTRON}\ntp-size: 2\nmax-running-requests: 8\n")
+    pool = answer(
+        capsys, "sglang", "--available-memory", "60GiB", "--config", str(sglang),
+        "--max-running-requests", "4",
+    )  # fmt: skip
+    assert (pool["tp_size"], pool["max_running_requests"]) == (2, 4)
+    json_file = tmp_path / "serve.json"
+    json_file.write_text("{}")
+    assert "read only .yaml or .yml" in refusal(
+        capsys, "vllm", "serve", QWEN3_NEXT, "--config", str(json_file)
+    )
+
+
+def test_a_bad_value_names_the_flag_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--max_num_seqs", "x") == (
+        "argument --max-num-seqs: not a non-negative integer: 'x'"
+    )
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--max-num-seqs") == (
+        "argument '--max-num-seqs': expected one argument"
+    )
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang", "plan"])
+def test_help_ends_with_worked_examples_and_names_the_modelled_flags(
+    capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    assert main([server, "--help"]) == 0
+    text = capsys.readouterr().out
+    examples = text[text.index("\nexamples:\n") :]
+    assert examples.count("\n  decode-ring ") in (2, 3)
+    if server == "plan":
+        return
+    release, command = SERVERS[server]
+    modelled = " ".join(text[text.index(f"modelled {release.server} flags:") :].split())
+    for spec in command.server_rows:
+        assert spec.flag in modelled, spec.flag
+    assert "--gpu" in examples and ("serve" in examples or "--model" in examples)

@@ -1,0 +1,280 @@
+"""Mamba-1 (``mamba``, ``falcon_mamba``, ``jamba``) and Mamba-2 (``mamba2``, ``nemotron_h``,
+``falcon_h1``, ``granitemoehybrid``, ``zamba2``) families, read as the servers' code reads them.
+
+Every expected number is written out from the checkpoint's published config values (the products
+spell the fields: layers x (conv window x channels x bytes + heads x head dim x d_state x bytes)),
+or from the wheels' code (vllm-0.33.0, sglang-0.5.23, cited file:lines; the same cases run through
+the servers' own functions in tools/peer_agreement), never computed by the code under test.
+Families with no public checkpoint (tests/configs/PROVENANCE.md) are read from transformers 5.23's
+own ``to_dict()``, or from configs written out from the fields the wheels read
+(tests/configs/written/, not released checkpoints).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from decode_ring.models import LAYOUTS, ModelConfigError, TensorParallelSplitError, ssm_state
+
+from .support import (
+    CONFIGS,
+    SMALL_FALCON,
+    SMALL_JAMBA,
+    SMALL_MAMBA2,
+    SMALL_NEMOTRON,
+    SMALL_ZAMBA2,
+    config,
+    exported,
+    refusal,
+    refused,
+)
+
+
+def test_mamba1_tensors_are_named_conv_and_ssm() -> None:
+    mamba = {
+        "model_type": "mamba",
+        "intermediate_size": 8,
+        "state_size": 4,
+        "conv_kernel": 4,
+        "num_hidden_layers": 1,
+    }
+    state = ssm_state(mamba)
+    assert [(tensor.name, tensor.shape) for tensor in state.groups[0].tensors] == [
+        ("conv", (3, 8)),
+        ("ssm", (8, 4)),
+    ]
+
+
+def test_mamba2_tensors_are_named_conv_and_ssm() -> None:
+    state = ssm_state(SMALL_MAMBA2)
+    assert [tensor.name for tensor in state.groups[0].tensors] == ["conv", "ssm"]
+    assert state.groups[0].kind == "mamba2"
+
+
+def test_mamba1_sglang_ssm_state_has_a_unit_head_dim() -> None:
+    state = ssm_state(config("mamba-2.8b-hf.json"), tp_size=4, layout="sglang")
+    assert (state.conv_shape, state.ssm_shape) == ((1280, 3), (1280, 1, 16))
+
+
+def test_sglang_needs_mamba2_intermediate_size() -> None:
+    codestral = config("mamba-codestral-7b.json")
+    del codestral["intermediate_size"]
+    assert ssm_state(codestral).per_sequence_bytes == 64 * (3 * 10240 * 2 + 128 * 64 * 128 * 2)
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(codestral, layout="sglang")
+    assert str(caught.value) == (
+        "mamba2 config: field 'intermediate_size': missing; SGLang 0.5.23 sizes mamba2 by "
+        "config.intermediate_size (configs/mamba2.py:46-48), which transformers' Mamba2Config "
+        "does not define"
+    )
+
+
+def test_falcon_mamba_reads_intermediate_size_beside_a_contradicting_expand() -> None:
+    # Issue 17: expand 16 x hidden 4096 = 65536 would be refused; both servers read 8192.
+    state = ssm_state(CONFIGS / "falcon-mamba-7b.json")
+    assert (state.conv_shape, state.ssm_shape) == ((3, 8192), (8192, 16))
+    assert state.per_layer_bytes == 311_296
+    assert ssm_state(CONFIGS / "falcon-mamba-7b.json", layout="sglang").per_layer_bytes == 573_440
+
+
+def test_falcon_mamba_from_transformers() -> None:
+    # transformers' default: hidden 768, expand 2 -> intermediate_size 1536, d_state 16, K 4.
+    state = ssm_state(exported("falcon_mamba"))
+    assert (state.family, state.ssm_layers) == ("falcon_mamba", 32)
+    assert state.per_sequence_bytes == 32 * (3 * 1536 * 2 + 1536 * 16 * 2)
+
+
+def test_mamba_without_intermediate_size_names_expand_and_hidden_size() -> None:
+    mamba = config("mamba-2.8b-hf.json")
+    del mamba["intermediate_size"]
+    assert ssm_state(mamba).ssm_shape == (5120, 16)
+    assert refusal(mamba, tp_size=3) == (
+        "mamba config: field 'expand': tp_size 3 does not divide 5120 (expand * hidden_size); "
+        "the servers shard it evenly"
+    )
+
+
+def test_mamba2_intermediate_size_must_agree() -> None:
+    error = refused(
+        {**SMALL_MAMBA2, "intermediate_size": 100},
+        "mamba2 config: field 'intermediate_size': is 100 but expand*hidden_size is 128",
+    )
+    assert error.field == "intermediate_size"
+
+
+def test_jamba_takes_offset_zero_and_names_mamba_expand_in_a_split() -> None:
+    state = ssm_state(SMALL_JAMBA)
+    assert state.layer_indices == (1, 3)
+    error = refused(
+        SMALL_JAMBA,
+        "jamba config: field 'mamba_expand': tp_size 4 does not divide 6 "
+        "(mamba_expand * hidden_size); the servers shard it evenly",
+        tp_size=4,
+    )
+    assert isinstance(error, TensorParallelSplitError)
+    assert error.field == "mamba_expand"
+
+
+def test_nemotron_layer_list_in_both_vocabularies_and_the_pattern() -> None:
+    nemotron = config("nemotron-nano-9b-v2.json")
+    pattern = nemotron.pop("hybrid_override_pattern")
+    names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    normalised = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
+    by_pattern = ssm_state(nemotron | {"hybrid_override_pattern": pattern})
+    by_names = ssm_state(nemotron | {"layers_block_type": [names[c] for c in pattern]})
+    by_normalised = ssm_state(nemotron | {"layers_block_type": [normalised[c] for c in pattern]})
+    assert by_pattern == by_names == by_normalised
+    both = nemotron | {"hybrid_override_pattern": pattern}
+    assert ssm_state(both | {"layers_block_type": [names[c] for c in pattern]}) == by_pattern
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nemotron_layer_descriptions_that_disagree_take_the_list(layout: str) -> None:
+    # Issue 27: both servers' NemotronHConfig take layers_block_type over the pattern, which
+    # they then derive from the list (transformers configuration_nemotron_h.py:160-166, :246-251;
+    # S:sglang/srt/configs/nemotron_h.py:196-206, :457-463).
+    nemotron = config("nemotron-nano-9b-v2.json")
+    names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    listed = [names[c] for c in nemotron["hybrid_override_pattern"]]
+    listed[1] = "mamba"  # the pattern says '-'
+    state = ssm_state(nemotron | {"layers_block_type": listed}, layout=layout)
+    assert (state.ssm_layers, state.layer_indices[:2]) == (28, (0, 1))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_nemotron_pattern_one_layer_short_is_read_as_its_layers(layout: str) -> None:
+    # Issue 27: both servers' NemotronHConfig make num_hidden_layers the length of the layers
+    # and ignore a given one, with a warning (transformers configuration_nemotron_h.py:170-176,
+    # :228-243; S:sglang/srt/configs/nemotron_h.py:313-322, :441-455).
+    nemotron = config("nemotron-nano-9b-v2.json")
+    short = nemotron | {"hybrid_override_pattern": nemotron["hybrid_override_pattern"][:-1]}
+    assert ssm_state(short, layout=layout).ssm_layers == 27  # the last layer is '-'
+    listed = {"layers_block_type": ["mamba"] * 57}
+    assert ssm_state(nemotron | listed, layout=layout).ssm_layers == 57
+
+
+def test_sglang_refuses_transformers_5_names_in_nemotron_layers() -> None:
+    nemotron = config("nemotron-nano-9b-v2.json") | {"layers_block_type": ["linear_attention"]}
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(nemotron, layout="sglang")
+    assert str(caught.value) == (
+        "nemotron_h config: field 'layers_block_type': holds linear_attention; SGLang's class "
+        "takes mamba, attention, mlp and moe only (transformers 5's names are refused) "
+        "(NemotronHConfig (SGLang 0.5.23, sglang/srt/configs/nemotron_h.py:44))"
+    )
+
+
+def test_nemotron_legacy_field_spellings() -> None:
+    nemotron = config("nemotron-nano-9b-v2.json")
+    legacy = {k: v for k, v in nemotron.items() if k not in ("n_groups", "conv_kernel")}
+    legacy |= {"mamba_n_groups": 8, "mamba_d_conv": 4}
+    assert ssm_state(legacy) == ssm_state(nemotron)
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(legacy, layout="sglang")
+    assert str(caught.value) == (
+        "nemotron_h config: field 'n_groups': missing; SGLang 0.5.23 reads n_groups, "
+        "not mamba_n_groups"
+    )
+
+
+def test_nemotron_descriptions_of_different_lengths() -> None:
+    # Issue 27: the classes take the list over the pattern, whatever their lengths.
+    longer = {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]}
+    assert ssm_state(longer).layer_indices == (0, 2)
+    assert (
+        ssm_state({**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention"]}).ssm_layers == 1
+    )
+    refused(
+        {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "ssm"]},
+        "nemotron_h config: field 'layers_block_type': entry 1 is 'ssm'; expected attention, "
+        "full_attention, linear_attention, mamba, mlp, moe",
+    )
+
+
+def test_nemotron_split_errors_name_heads_and_groups() -> None:
+    error = refused(
+        SMALL_NEMOTRON,
+        "nemotron_h config: field 'mamba_num_heads': tp_size 2 does not divide 3; "
+        "the servers shard it evenly",
+        tp_size=2,
+    )
+    assert error.field == "mamba_num_heads"
+    error = refused(
+        {**SMALL_NEMOTRON, "mamba_num_heads": 4, "n_groups": 3},
+        "nemotron_h config: field 'n_groups': tp_size 2 does not divide 3 groups, and only "
+        "1 group is replicated",
+        tp_size=2,
+    )
+    assert error.field == "n_groups"
+
+
+def test_a_nemotron_h_config_with_no_mamba_layer_is_0_layers_and_0_bytes() -> None:
+    # Issue 17: cosmos-rl's dense config has no Mamba field at all; it was refused. Issue 27:
+    # its architecture (NemotronVLForConditionCausalLM) is neither vLLM's nor SGLang's, so
+    # both servers' layouts refuse it; the reference reads its geometry.
+    path = CONFIGS / "nemotron-dense-siglip2.json"
+    state = ssm_state(path, layout="metrale", tp_size=4)
+    assert (state.ssm_layers, state.groups, state.per_sequence_bytes) == (0, (), 0)
+    assert state.attention is not None and len(state.attention.layer_indices) == 28
+    for layout in ("vllm", "sglang"):
+        assert "field 'architectures'" in refusal(path, layout=layout)
+
+
+def test_falcon_h1_without_d_ssm_uses_expand_times_hidden() -> None:
+    falcon = config("falcon-h1-7b-instruct.json") | {"mamba_d_ssm": None, "mamba_d_head": "auto"}
+    state = ssm_state(falcon)
+    # d_inner 2 x 3072 = 6144: 24 heads of 256.
+    assert (state.conv_shape, state.ssm_shape) == ((3, 6144 + 2 * 256), (24, 256, 256))
+
+
+def test_falcon_auto_head_dim_is_an_integer() -> None:
+    state = ssm_state(SMALL_FALCON)
+    assert state.ssm_shape == (8, 16, 16)
+    assert [type(size) for size in state.ssm_shape] == [int, int, int]
+    assert json.dumps(state.ssm_shape) == "[8, 16, 16]"
+    error = refused(
+        SMALL_FALCON,
+        "falcon_h1 config: field 'mamba_n_groups': tp_size 2 does not divide 3 groups, and "
+        "only 1 group is replicated",
+        tp_size=2,
+    )
+    assert error.field == "mamba_n_groups"
+
+
+def test_granite_layer_types_in_both_vocabularies() -> None:
+    granite = config("granite-4.0-h-tiny.json")
+    renamed = [
+        {"mamba": "linear_attention", "attention": "full_attention"}[entry]
+        for entry in granite["layer_types"]
+    ]
+    for layout in ("vllm", "sglang"):
+        assert ssm_state(granite, layout=layout) == ssm_state(
+            granite | {"layer_types": renamed}, layout=layout
+        )
+
+
+def test_zamba2_heads_that_do_not_divide() -> None:
+    error = refused(
+        {**SMALL_ZAMBA2, "n_mamba_heads": 5},
+        "zamba2 config: field 'n_mamba_heads': 5 heads do not divide mamba_expand*hidden_size",
+    )
+    assert error.field == "n_mamba_heads"
+    error = refused(
+        SMALL_ZAMBA2,
+        "zamba2 config: field 'mamba_ngroups': tp_size 2 does not divide 3 groups, and only "
+        "1 group is replicated",
+        tp_size=2,
+    )
+    assert error.field == "mamba_ngroups"
+
+
+def test_zamba2_head_dim_is_compared_exactly() -> None:
+    # 2**55 + 1 is no float: a float division would round it and refuse the config.
+    head_dim = 2**55 + 1
+    config = {**SMALL_ZAMBA2, "mamba_expand": 1, "hidden_size": 3 * head_dim, "n_mamba_heads": 3}
+    config["mamba_headdim"] = head_dim
+    config["mamba_ngroups"] = 1
+    state = ssm_state(config, layout="metrale")
+    assert state.ssm_shape == (3, head_dim, 16)

@@ -1,0 +1,115 @@
+"""``plan --server vllm|sglang`` with a GPU and a launch line (issue 25): each ``--tp`` of the
+list runs as that launch's tensor-parallel size, its budget the server's own, and reads exactly
+what ``decode-ring vllm`` / ``sglang`` answer at that size; ``--free`` stays an explicit budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from decode_ring.cli import main
+from decode_ring.servers import sglang_reservation, vllm_reservation
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
+GIB = 2**30
+
+
+def plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    status = main(["plan", "--json", *argv])
+    captured = capsys.readouterr()
+    assert status in (0, 1), captured.err
+    result: dict[str, Any] = json.loads(captured.out)
+    return result
+
+
+def test_each_tp_is_the_launch_at_that_size(capsys: pytest.CaptureFixture[str]) -> None:
+    result = plan_json(
+        capsys,
+        "--server", "vllm", "--gpu", "h200", "--weights", "160GiB", "--config", QWEN3_NEXT,
+        "--max-model-len", "32768", "--tp", "2,4",
+        "--", "--kv-cache-dtype", "fp8", "--max-num-seqs", "256",
+    )  # fmt: skip
+    assert result["gpu"] == "h200" and result["free_bytes"] is None
+    for row in result["rows"]:
+        tp = row["tp_size"]
+        held = vllm_reservation(
+            QWEN3_NEXT,
+            tensor_parallel_size=tp,
+            gpu="h200",
+            weights_bytes=160 * GIB // tp,
+            max_model_len=32768,
+            kv_cache_dtype="fp8",
+            max_num_seqs=256,
+        )
+        assert row["budget_bytes"] == held.kv_cache_memory_bytes
+        assert row["largest_batch"] == int(held.max_concurrency or 0)
+        assert row["vllm"]["num_blocks"] == held.num_blocks
+
+
+def test_sglang_rows_are_sglangs_own_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    result = plan_json(
+        capsys,
+        "--server", "sglang", "--gpu", "NVIDIA H100 80GB HBM3", "--weights", "150GiB",
+        "--config", QWEN3_NEXT, "--max-model-len", "32768", "--tp", "4,8",
+    )  # fmt: skip
+    for row in result["rows"]:
+        tp = row["tp_size"]
+        pool = sglang_reservation(
+            QWEN3_NEXT,
+            tp_size=tp,
+            gpu="h100-sxm",
+            weights_bytes=-(-150 * GIB // tp),
+            context_length=32768,
+        )
+        assert row["budget_bytes"] == pool.available_memory
+        assert row["largest_batch"] == min(
+            pool.max_running_requests, (pool.kv_tokens or 0) // 32768
+        )
+
+
+def test_a_tp_the_server_would_not_boot_is_a_row_that_fits_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = plan_json(
+        capsys,
+        "--server", "vllm", "--gpu", "h200", "--weights", "160GiB", "--config", QWEN3_NEXT,
+        "--max-model-len", "32768", "--tp", "1,2",
+    )  # fmt: skip
+    one = result["rows"][0]
+    assert one["largest_batch"] == 0 and not any(one["fits"])
+    assert one["refusal"].startswith("ValueError: No available memory for the cache blocks.")
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--server", "vllm", "--gpu", "h200", "--free", "80GiB"],
+            "--free and --gpu (or --gpu-memory) are two budgets; give one",
+        ),
+        (
+            ["--gpu", "h200", "--free", "80GiB"],
+            "--gpu: a launch line and its GPU are the servers' (--server vllm or sglang); drop it",
+        ),
+        (["--server", "vllm"], "plan --server vllm needs --free SIZE, or --gpu NAME"),
+        (
+            ["--server", "vllm", "--gpu", "h200", "--other", "1GiB"],
+            "--other is the explicit budget's (--free); under --gpu the server's own terms "
+            "(activation, graphs, non-torch) replace it: drop it",
+        ),
+        (
+            ["--server", "vllm", "--gpu", "h200", "--", "--enable-lora"],
+            "vLLM 0.33.0 flags that change memory in a way the plan does not model: --enable-lora",
+        ),
+    ],
+)
+def test_budgets_and_lines_that_do_not_go_together(
+    capsys: pytest.CaptureFixture[str], argv: list[str], line: str
+) -> None:
+    status = main(["plan", "--config", QWEN3_NEXT, "--max-model-len", "4096", *argv])
+    assert status == 2
+    assert capsys.readouterr().err == f"decode-ring: error: {line}\n"

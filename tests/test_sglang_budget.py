@@ -1,0 +1,174 @@
+"""SGLang 0.5.23's budget from a GPU (issue 25): ``--mem-fraction-static`` or SGLang's default for
+the GPU and tp, times free memory, less the weights; then the pools as before, with
+``--page-size``, ``--kv-cache-dtype`` and ``--chunked-prefill-size`` modelled.
+
+Expected figures are written out from the wheel's code, cited at each:
+sglang/srt/arg_groups/memory_hook.py (``handle_gpu_memory_settings``, ``reserve_for_graph_mb``),
+sglang/srt/arg_groups/cuda_graph_hook.py:480-530 (the graph batch sizes),
+sglang/srt/mem_cache/kv_cache_configurator.py:2990-3060 (``_profile_available_bytes``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from decode_ring.cli import main
+from decode_ring.servers import ServerArgumentError, sglang_reservation
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
+NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
+GIB = 2**30
+MIB = 2**20
+
+
+def prefill_graph_sizes(largest: int) -> int:
+    """How many prefill graph sizes SGLang captures up to ``largest`` (cuda_graph_hook.py:
+    480-497), counted by hand: 4..32 by 4 (8), 48..256 by 16 (14), 288..512 by 32 (8),
+    576..1024 by 64 (8), 1280..4096 by 256 (12), 4608.. by 512."""
+    counts = {4096: 8 + 14 + 8 + 8 + 12, 8192: 8 + 14 + 8 + 8 + 12 + 8}
+    return counts[largest]
+
+
+def test_the_default_fraction_on_an_h100_at_tp_4() -> None:
+    # 81,559 MiB < 90 GiB: chunked prefill 8192, decode max_bs 512 (tp >= 4); reserved =
+    # 512 + 8192 x 1.5 + 4 / 8 x 1024 + (512 x 2 + 58 prefill sizes x 8) = 14,800 MiB, above
+    # the 10 GiB floor; round((81559 - 14800) / 81559, 3) = 0.819.
+    assert prefill_graph_sizes(8192) == 58
+    reserved = 512 + 8192 * 1.5 + 4 / 8 * 1024 + 512 * 2 + 58 * 8
+    assert reserved == 14_800
+    held = sglang_reservation(QWEN3_NEXT, tp_size=4, gpu="h100-sxm", weights_bytes=37 * GIB)
+    assert held.mem_fraction_static == round((81559 - 14800) / 81559, 3) == 0.819
+    assert held.chunked_prefill_size == 8192
+    # The pool budget: free memory before the load (the runtime's total, 79.22 GiB in the
+    # table) x 0.819 - the weights.
+    assert held.available_memory == int(round(79.22 * GIB) * 0.819 - 37 * GIB)
+
+
+def test_the_default_fraction_on_an_rtx_4090_at_tp_2() -> None:
+    # 24,564 MiB < 35 GiB: chunked prefill 4096, decode max_bs 48 (tp < 4); reserved = 512 +
+    # 4096 x 1.5 + 2 / 8 x 1024 + (48 x 2 + 50 x 8) = 7,408 MiB, no floor below 60 GiB.
+    reserved = 512 + 4096 * 1.5 + 2 / 8 * 1024 + 48 * 2 + prefill_graph_sizes(4096) * 8
+    assert reserved == 7408
+    held = sglang_reservation(QWEN3_NEXT, tp_size=2, gpu="rtx-4090", weights_bytes=8 * GIB)
+    assert held.mem_fraction_static == round((24564 - 7408) / 24564, 3) == 0.698
+
+
+def test_max_running_requests_caps_the_decode_graphs_and_chunked_prefill_is_read() -> None:
+    # memory_hook.py:193-200: the default decode max_bs is capped by --max-running-requests.
+    held = sglang_reservation(
+        QWEN3_NEXT,
+        tp_size=4,
+        gpu="h100-sxm",
+        weights_bytes=37 * GIB,
+        max_running_requests=64,
+        chunked_prefill_size=4096,
+    )
+    reserved = max(512 + 4096 * 1.5 + 512 + 64 * 2 + prefill_graph_sizes(4096) * 8, 10 * 1024)
+    assert reserved == 10 * 1024  # the floor
+    assert held.mem_fraction_static == round((81559 - 10240) / 81559, 3)
+
+
+def test_a_given_fraction_and_its_range() -> None:
+    held = sglang_reservation(
+        QWEN3_NEXT, tp_size=2, gpu="h200", weights_bytes=70 * GIB, mem_fraction_static=0.85
+    )
+    assert held.mem_fraction_static_rule == "--mem-fraction-static"
+    runtime = round(139.81 * GIB)
+    assert held.available_memory == int(runtime * 0.85 - 70 * GIB)
+    for bad in (0.0, 1.0, 1.2):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(QWEN3_NEXT, gpu="h200", mem_fraction_static=bad)
+        assert raised.value.field == "mem_fraction_static"
+
+
+def test_weights_that_fill_the_fraction_are_sglangs_refusal() -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(QWEN3_NEXT, gpu="l40s", weights_bytes=80 * GIB, mem_fraction_static=0.9)
+    refusal = raised.value.server_refusal
+    assert refusal is not None
+    assert refusal.startswith(
+        "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+        "--mem-fraction-static=0.9."
+    )
+
+
+def test_available_memory_still_names_the_budget_itself() -> None:
+    held = sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="h100-sxm")
+    assert held.available_memory == 60 * GIB and held.slots == 211
+
+
+def test_page_size_rounds_the_kv_tokens_down_to_whole_pages() -> None:
+    # pool_configurator.py:646: max_total_num_tokens // page_size * page_size.
+    one = sglang_reservation(NEMOTRON, available_memory=60 * GIB)
+    paged = sglang_reservation(NEMOTRON, available_memory=60 * GIB, page_size=256)
+    assert one.kv_tokens == 2_074_722
+    assert paged.kv_tokens == 2_074_722 // 256 * 256
+    assert paged.page_size_rule == "--page-size"
+
+
+def test_blackwell_overrides_pick_64_token_pages() -> None:
+    # model_overrides/nemotron_h.py:123-148 and qwen3_5.py:26-48: trtllm_mha on SM100.
+    held = sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="b200")
+    assert (held.page_size, held.gpu_arch) == (64, "sm100")
+    assert held.kv_tokens is not None and held.kv_tokens % 64 == 0
+    assert sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="h200").page_size == 1
+
+
+def test_an_fp8_kv_cache_halves_the_bytes_per_token() -> None:
+    auto = sglang_reservation(NEMOTRON, available_memory=60 * GIB)
+    fp8 = sglang_reservation(NEMOTRON, available_memory=60 * GIB, kv_cache_dtype="fp8_e4m3")
+    assert auto.kv_bytes_per_token == 16_384 and fp8.kv_bytes_per_token == 8_192
+    with pytest.raises(ServerArgumentError):
+        sglang_reservation(NEMOTRON, available_memory=60 * GIB, kv_cache_dtype="nvfp4")
+
+
+def test_model_override_args_are_applied_to_the_config() -> None:
+    held = sglang_reservation(
+        QWEN3_NEXT,
+        available_memory=60 * GIB,
+        json_model_override_args={"num_hidden_layers": 8, "layer_types": None},
+    )
+    assert held.state_layers == 6
+
+
+def test_the_launch_line_feeds_the_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs.sglang.io/basic_usage/qwen3.html: python3 -m sglang.launch_server --model
+    # Qwen/Qwen3-Next-80B-A3B-Instruct --tp 4; on an H100 with 37 GiB of weights a rank.
+    status = main(
+        [
+            "sglang",
+            "--json",
+            "--gpu",
+            "NVIDIA H100 80GB HBM3",
+            "--weights-memory",
+            "37GiB",
+            "--",
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model",
+            str(QWEN3_NEXT),
+            "--tp",
+            "4",
+            "--page-size",
+            "16",
+            "--trust-remote-code",
+        ]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert out["mem_fraction_static"] == 0.819 and out["page_size"] == 16
+    assert out["kv_tokens"] % 16 == 0
+    assert out["launch"]["no_effect"] == ["--trust-remote-code"]
+
+
+def test_dtype_and_quantization_are_read_as_sglang_reads_them() -> None:
+    assert sglang_reservation(NEMOTRON, available_memory=60 * GIB, dtype="half").conv_dtype == (
+        "bfloat16"  # SGLang's conv state stays bfloat16 (configs/mamba_utils.py:68)
+    )
+    with pytest.raises(ServerArgumentError, match="'gguf' is not modelled"):
+        sglang_reservation(NEMOTRON, available_memory=60 * GIB, quantization="gguf")

@@ -1,0 +1,391 @@
+"""vLLM 0.33.0's KV budget from a GPU (issue 25): ``ceil(total x utilization)`` less the weights
+per rank, the peak activation, non-torch memory and CUDA graphs; ``--kv-cache-memory-bytes``
+skipping all of it; the defaults that hang on the GPU; and the weights one rank loads, from
+synthetic safetensors headers.
+
+Expected figures are written out from the wheel's code (cited at each) with the GPU table's
+totals; the estimates' own constants are pinned where they enter a figure, and held to the
+published logs in ``test_estimates_against_logs.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from decode_ring.cli import main
+from decode_ring.servers import ServerArgumentError, vllm_reservation
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
+NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
+GIB = 2**30
+# The GPU table's H200: vLLM's runtime total, 139.81 GiB, as a published log prints it.
+H200_RUNTIME = 150_119_844_413
+EXPLICIT: dict[str, Any] = {
+    "weights_bytes": 70 * GIB,
+    "activation_bytes": 5 * GIB,
+    "non_torch_bytes": GIB,
+}
+
+
+def test_the_budget_is_requested_less_the_four_terms() -> None:
+    # request_memory (vllm/v1/worker/utils.py:716-723): ceil(total x 0.92), vLLM's default
+    # utilization (vllm/config/cache.py:215); available = requested - non-KV - CUDA graphs
+    # (gpu_worker.py:739-743).
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    requested = math.ceil(H200_RUNTIME * 0.92)
+    assert requested == 138_110_256_860
+    assert held.requested_memory_bytes == requested
+    assert held.gpu_memory_utilization == 0.92
+    assert held.available_kv_cache_memory == requested - 78 * GIB
+    assert held.kv_cache_memory_bytes == held.available_kv_cache_memory
+    # Qwen3-Next at tp 2 on SM90: 12 attention + 3 GDN groups of 12 pages of 576 x 512 B.
+    assert held.bytes_per_block == 12 * 576 * 1024
+    assert held.num_blocks == (requested - 78 * GIB) // (12 * 576 * 1024)
+    assert held.gpu_name == "NVIDIA H200" and held.gpu_memory_bytes == H200_RUNTIME
+
+
+def test_utilization_scales_the_request_and_outside_zero_one_is_refused() -> None:
+    half = vllm_reservation(
+        QWEN3_NEXT,
+        gpu="h200",
+        gpu_memory_utilization=0.5,
+        cuda_graph_bytes=0,
+        **{**EXPLICIT, "weights_bytes": 40 * GIB},
+    )
+    assert half.requested_memory_bytes == math.ceil(H200_RUNTIME * 0.5)
+    for bad in (0.0, 1.5):
+        with pytest.raises(ServerArgumentError) as raised:
+            vllm_reservation(QWEN3_NEXT, gpu="h200", gpu_memory_utilization=bad, **EXPLICIT)
+        assert raised.value.field == "gpu_memory_utilization"
+    with pytest.raises(ServerArgumentError, match="Input should be less than or equal to 1"):
+        vllm_reservation(QWEN3_NEXT, gpu_memory_utilization=1.01)
+
+
+def test_kv_cache_memory_bytes_skips_profiling() -> None:
+    # gpu_worker.py:655-681: the budget is the flag; utilization is ignored, nothing profiled.
+    held = vllm_reservation(QWEN3_NEXT, gpu="h200", kv_cache_memory_bytes=40 * GIB)
+    assert held.kv_cache_memory_bytes == 40 * GIB
+    assert (held.requested_memory_bytes, held.peak_activation_bytes) == (None, None)
+    assert (held.cuda_graph_bytes, held.non_torch_bytes) == (None, None)
+    assert held.kv_cache_memory_rule == "--kv-cache-memory-bytes"
+
+
+def test_no_gpu_no_budget() -> None:
+    held = vllm_reservation(QWEN3_NEXT)
+    assert (held.kv_cache_memory_bytes, held.num_blocks, held.gpu_name) == (None, None, None)
+    assert held.gpu_arch == "sm90"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "seqs", "tokens", "arch"),
+    [
+        # get_batch_defaults (vllm/engine/arg_utils.py:2939-3000), vllm serve's column:
+        ("b200", 1024, 16384, "sm100"),  # >= 160 GiB
+        ("h200", 1024, 8192, "sm90"),  # >= 70 GiB
+        ("h100-sxm", 1024, 8192, "sm90"),
+        ("a100-80gb", 256, 2048, "sm80"),  # not an A100
+        ("gb10", 256, 2048, "sm121"),  # nor a GB10
+        ("l40s", 256, 2048, "sm89"),
+        ("rtx-5090", 256, 2048, "sm120"),
+    ],
+)
+def test_batch_defaults_follow_the_gpus_memory(gpu: str, seqs: int, tokens: int, arch: str) -> None:
+    held = vllm_reservation(QWEN3_NEXT, gpu=gpu, kv_cache_memory_bytes=20 * GIB)
+    assert (held.max_num_seqs, held.max_num_batched_tokens, held.gpu_arch) == (seqs, tokens, arch)
+
+
+def test_gpu_arch_overrides_the_tables_and_gpu_memory_names_any_gpu() -> None:
+    assert vllm_reservation(QWEN3_NEXT, gpu="h200", gpu_arch="sm89", **EXPLICIT).gpu_arch == "sm89"
+    other = vllm_reservation(
+        QWEN3_NEXT,
+        gpu_memory_bytes=48 * GIB,
+        cuda_graph_bytes=0,
+        **{**EXPLICIT, "weights_bytes": 20 * GIB},
+    )
+    assert other.gpu_memory_bytes == 48 * GIB and other.gpu_arch == "sm90"
+    assert other.requested_memory_bytes == math.ceil(48 * GIB * 0.92)
+    with pytest.raises(ServerArgumentError, match="unknown GPU 'v100'") as raised:
+        vllm_reservation(QWEN3_NEXT, gpu="v100")
+    assert raised.value.field == "gpu"
+
+
+def test_the_estimates_and_their_overrides() -> None:
+    # Qwen3-Next, tp 2, H200: max_num_seqs 1024, max_num_batched_tokens 8192 (the defaults
+    # above); the sampler's rows min(1024, 8192) x vocab 151,936 x 16 B; the forward pass
+    # 8192 tokens x the widest MLP (max(5120, 512, 512 x 10) / 2 = 2560) x 3 x 2 B.
+    held = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", weights_bytes=70 * GIB)
+    assert held.peak_activation_bytes == 1024 * 151_936 * 16 + 8192 * 2560 * 3 * 2
+    assert held.peak_activation_rule.startswith("estimate: sampler 1024 rows")
+    # Capture sizes: 1, 2, 4, 8..248 by 8, 256..512 by 16 (min(1024 x 2, 512)): 51, twice
+    # under FULL_AND_PIECEWISE, 48 layers x 0.35 MiB each, and a 0.1 GiB pool.
+    assert held.cuda_graph_sizes == 51
+    assert held.cuda_graph_bytes == 102 * 48 * 367_001 + 107_374_182
+    assert held.non_torch_bytes == GIB  # tensor-parallel peers: 1 GiB
+    given = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu="h200",
+        weights_bytes=70 * GIB,
+        activation_bytes=3 * GIB,
+        cuda_graph_bytes=GIB,
+        non_torch_bytes=2 * GIB,
+    )
+    assert (given.peak_activation_rule, given.cuda_graph_rule) == (
+        "--activation-memory",
+        "--cuda-graph-memory",
+    )
+    assert given.available_kv_cache_memory == math.ceil(H200_RUNTIME * 0.92) - 76 * GIB
+
+
+def test_enforce_eager_and_mode_none_capture_no_graphs() -> None:
+    # gpu_worker.py:708-716: no profile_cudagraph_memory without graphs.
+    for flags in ({"enforce_eager": True}, {"cudagraph_mode": "NONE"}):
+        held = vllm_reservation(QWEN3_NEXT, gpu="h200", **EXPLICIT, **flags)
+        assert (held.cuda_graph_bytes, held.cuda_graph_sizes) == (0, 0)
+        assert held.cuda_graph_rule.startswith("no CUDA graphs")
+    sizes = vllm_reservation(
+        QWEN3_NEXT, gpu="h200", cudagraph_capture_sizes=(1, 2, 4, 8), **EXPLICIT
+    )
+    assert sizes.cuda_graph_sizes == 4
+    piecewise = vllm_reservation(
+        QWEN3_NEXT,
+        gpu="h200",
+        cudagraph_mode="PIECEWISE",
+        max_cudagraph_capture_size=64,
+        **EXPLICIT,
+    )
+    # 1, 2, 4, 8..64 by 8, and max_num_batched_tokens only where it fits (8192 does not).
+    assert piecewise.cuda_graph_sizes == 11
+    assert piecewise.cuda_graph_bytes == 11 * 48 * 367_001 + 107_374_182
+
+
+def test_max_num_batched_tokens_moves_the_activation() -> None:
+    small = vllm_reservation(
+        QWEN3_NEXT, gpu="h200", max_num_batched_tokens=2048, max_num_seqs=8, **EXPLICIT
+    )
+    assert small.max_num_batched_tokens == 2048
+    # Flags given, no estimate of the activation asked for: only EXPLICIT's 5 GiB enters.
+    estimate = vllm_reservation(
+        QWEN3_NEXT,
+        gpu="h200",
+        max_num_batched_tokens=2048,
+        max_num_seqs=8,
+        weights_bytes=70 * GIB,
+    )
+    assert estimate.peak_activation_bytes == 8 * 151_936 * 16 + 2048 * 5120 * 3 * 2
+
+
+def test_a_budget_that_holds_no_block_is_vllms_refusal() -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(QWEN3_NEXT, gpu="l40s", weights_bytes=44 * GIB)
+    assert raised.value.field == "gpu"
+    assert raised.value.server_refusal is not None
+    assert raised.value.server_refusal.startswith(
+        "ValueError: No available memory for the cache blocks."
+    )
+
+
+# --- weights per rank from safetensors headers --------------------------------------------------
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    """A safetensors file of headers only (the data is never read)."""
+    header = {
+        name: {"dtype": dtype, "shape": shape, "data_offsets": [0, 0]}
+        for name, (dtype, shape) in tensors.items()
+    }
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+
+
+def snapshot(tmp_path: Path, config: dict[str, Any], shards: dict[str, dict[str, Any]]) -> Path:
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    weight_map = {}
+    for shard, tensors in shards.items():
+        write_safetensors(tmp_path / shard, tensors)
+        weight_map.update(dict.fromkeys(tensors, shard))
+    index = {"metadata": {"total_size": 123}, "weight_map": weight_map}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    return tmp_path
+
+
+QWEN3_NEXT_CONFIG = json.loads(QWEN3_NEXT.read_text())
+H = 2048
+TENSORS = {
+    "model-1.safetensors": {
+        # vocab 151,936 rows of 2048 (bf16): padded to 151,936 (a multiple of 64), split
+        "model.embed_tokens.weight": ("BF16", [151_936, H]),
+        "model.layers.3.self_attn.q_proj.weight": ("BF16", [16 * 256 * 2, H]),
+        # 2 KV heads of 256: one head a rank at tp 2, both heads replicated... one at tp 4
+        "model.layers.3.self_attn.k_proj.weight": ("BF16", [2 * 256, H]),
+        "model.layers.3.self_attn.v_proj.weight": ("BF16", [2 * 256, H]),
+        "model.layers.3.input_layernorm.weight": ("BF16", [H]),
+        "model.layers.3.mlp.gate.weight": ("BF16", [512, H]),  # the router: whole
+    },
+    "model-2.safetensors": {
+        "model.layers.3.mlp.experts.0.down_proj.weight": ("BF16", [H, 512]),
+        "model.norm.weight": ("BF16", [H]),
+        "lm_head.weight": ("BF16", [151_936, H]),
+        "mtp.fc.weight": ("BF16", [H, 2 * H]),  # the MTP layer: left out of the target
+    },
+}
+
+
+def expected_per_rank(tp: int) -> int:
+    """The module rule, by hand: each tensor's bf16 bytes and its share."""
+    vocab_rows = -(-151_936 // tp)  # already a multiple of 64
+    kv_share = max(1, 2 // tp) / 2  # the KV heads a rank holds, of 2
+    return (
+        2 * vocab_rows * H * 2  # embed_tokens and lm_head
+        + 16 * 256 * 2 * H * 2 // tp  # q_proj
+        + round(2 * 2 * 256 * H * 2 * kv_share)  # k_proj and v_proj
+        + H * 2 * 2  # two norms, whole
+        + 512 * H * 2  # the router, whole
+        + H * 512 * 2 // tp  # an expert's down_proj
+    )
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_weights_per_rank_follow_the_sharding_rule(tmp_path: Path, tp: int) -> None:
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, TENSORS)
+    held = vllm_reservation(
+        folder / "config.json", tensor_parallel_size=tp, kv_cache_memory_bytes=GIB * 40
+    )
+    assert held.weights_bytes == expected_per_rank(tp)
+    assert "MTP layers left out" in held.weights_rule
+    with_mtp = vllm_reservation(
+        folder / "config.json",
+        tensor_parallel_size=tp,
+        kv_cache_memory_bytes=GIB * 40,
+        speculative_method="mtp",
+        num_speculative_tokens=1,
+    )
+    assert with_mtp.weights_bytes == expected_per_rank(tp) + H * 2 * H * 2 // tp
+
+
+def test_weights_from_a_single_file_and_from_an_index_without_shards(tmp_path: Path) -> None:
+    single = tmp_path / "single"
+    single.mkdir()
+    (single / "config.json").write_text(json.dumps(QWEN3_NEXT_CONFIG))
+    write_safetensors(single / "model.safetensors", {"model.norm.weight": ("F32", [H])})
+    held = vllm_reservation(single / "config.json", kv_cache_memory_bytes=GIB, max_model_len=4096)
+    assert held.weights_bytes == H * 2  # a float32 norm loads in the model dtype, bfloat16
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "config.json").write_text(json.dumps(QWEN3_NEXT_CONFIG))
+    index = {"metadata": {"total_size": 10_000_001}, "weight_map": {"a": "missing.safetensors"}}
+    (bare / "model.safetensors.index.json").write_text(json.dumps(index))
+    halved = vllm_reservation(
+        bare / "config.json", tensor_parallel_size=2, kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert halved.weights_bytes == 5_000_001
+    assert "shards' headers are not in the snapshot" in halved.weights_rule
+
+
+def test_quantized_shards_keep_their_dtypes(tmp_path: Path) -> None:
+    config = {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "fp8"}}
+    tensors = {
+        "q.safetensors": {
+            "model.layers.3.mlp.experts.0.down_proj.weight": ("F8_E4M3", [H, 512]),
+            "model.layers.3.mlp.experts.0.down_proj.weight_scale_inv": ("F32", [16, 4]),
+        }
+    }
+    folder = snapshot(tmp_path, config, tensors)
+    held = vllm_reservation(
+        folder / "config.json",
+        tensor_parallel_size=2,
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    assert held.weights_bytes == (H * 512 + 16 * 4 * 4) // 2
+    assert held.quantization == "fp8"
+
+
+def test_online_fp8_stores_linear_weights_at_one_byte(tmp_path: Path) -> None:
+    tensors = {
+        "m.safetensors": {
+            "model.layers.3.mlp.experts.0.down_proj.weight": ("BF16", [H, 512]),
+            "model.norm.weight": ("BF16", [H]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    held = vllm_reservation(
+        folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.weights_bytes == H * 512 + H * 2
+
+
+def test_quantizations_not_modelled_are_refused() -> None:
+    config = {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "bitsandbytes"}}
+    with pytest.raises(ServerArgumentError, match="'bitsandbytes' is not modelled") as raised:
+        vllm_reservation(config)
+    assert raised.value.field == "quantization"
+    with pytest.raises(ServerArgumentError, match="contradicts"):
+        vllm_reservation(
+            {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "fp8"}},
+            quantization="awq",
+        )
+
+
+def test_cpu_offload_moves_weights_to_the_host(tmp_path: Path) -> None:
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, TENSORS)
+    whole = vllm_reservation(
+        folder / "config.json", kv_cache_memory_bytes=GIB, max_model_len=4096
+    ).weights_bytes
+    assert whole is not None
+    held = vllm_reservation(
+        folder / "config.json", cpu_offload_gb=0.5, kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.weights_bytes == whole - GIB // 2
+    assert "offloaded (--cpu-offload-gb 0.5)" in held.weights_rule
+
+
+def test_dtype_sets_the_model_dtype() -> None:
+    half = vllm_reservation(QWEN3_NEXT, dtype="half")
+    assert half.conv_dtype == "float16"
+    with pytest.raises(ServerArgumentError, match="dtype"):
+        vllm_reservation(QWEN3_NEXT, dtype="float32")
+
+
+def test_hf_overrides_change_the_config_read() -> None:
+    # Fewer layers: the overrides are applied before anything is sized.
+    fewer = vllm_reservation(QWEN3_NEXT, hf_overrides={"num_hidden_layers": 8, "layer_types": None})
+    assert fewer.state_layers == 6 and fewer.attention_layers == 2
+
+
+def test_the_launch_line_feeds_the_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(
+        [
+            "vllm",
+            "--json",
+            "--gpu",
+            "NVIDIA H200",
+            "--weights-memory",
+            "70GiB",
+            "--activation-memory",
+            "5GiB",
+            "--non-torch-memory",
+            "1GiB",
+            "serve",
+            str(QWEN3_NEXT),
+            "--gpu-memory-utilization",
+            "0.9",
+            "--enforce-eager",
+            "--max-num-batched-tokens",
+            "4k",
+        ]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert out["requested_memory_bytes"] == math.ceil(H200_RUNTIME * 0.9)
+    assert out["cuda_graph_bytes"] == 0 and out["max_num_batched_tokens"] == 4000
+    assert out["available_kv_cache_memory"] == math.ceil(H200_RUNTIME * 0.9) - 76 * GIB
