@@ -278,3 +278,21 @@ def test_zamba2_head_dim_is_compared_exactly() -> None:
     config["mamba_ngroups"] = 1
     state = ssm_state(config, layout="metrale")
     assert state.ssm_shape == (3, head_dim, 16)
+
+
+@pytest.mark.parametrize("layout", ["vllm", "metrale"])
+def test_zamba2_without_its_layer_list_says_the_class_default_does_not_fit(layout: str) -> None:
+    # Issue 27: transformers' Zamba2Config fills a missing layers_block_type with Zamba2-2.7B's
+    # 54 layers (configuration_zamba2.py, its __post_init__), and its validate_layer_type
+    # refuses it against any other num_hidden_layers: the message says what to give.
+    config = {key: value for key, value in SMALL_ZAMBA2.items() if key != "layers_block_type"}
+    error = refused(
+        config,
+        "zamba2 config: field 'layers_block_type': missing, and the class's default of 54 layers "
+        "does not fit num_hidden_layers 2; give layers_block_type, one entry a layer "
+        "(Zamba2Config (transformers 5.20.2, "
+        "transformers/models/zamba2/configuration_zamba2.py:24))",
+        layout=layout,
+    )
+    assert error.field == "layers_block_type"
+    assert ssm_state({**config, "num_hidden_layers": 54}, layout=layout).ssm_layers == 54

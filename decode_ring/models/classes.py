@@ -270,4 +270,12 @@ def _validate_layer_type(state: Built, aliases: Mapping[str, str]) -> None:
     kinds, layers = state.values.get(key), state.values.get("num_hidden_layers")
     if isinstance(kinds, list) and isinstance(layers, int) and len(kinds) != layers:
         name = "layer_types" if "layer_types" in state.given else key
+        if name not in state.given:
+            # The class's default list (Zamba2Config's is Zamba2-2.7B's 54 layers) fits only
+            # its default layer count: the checkpoint must give its own.
+            raise state.fail(
+                name,
+                f"missing, and the class's default of {len(kinds)} layers does not fit "
+                f"num_hidden_layers {layers}; give {name}, one entry a layer",
+            )
         raise state.cfg.fail(name, f"has {len(kinds)} entries but num_hidden_layers is {layers}")
