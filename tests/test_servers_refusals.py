@@ -73,16 +73,25 @@ def test_heads_larger_than_the_hidden_size_without_head_dim() -> None:
 @pytest.mark.parametrize("length", [0, -1])
 def test_a_context_of_zero_or_less(length: int) -> None:
     # Issue 27: max_model_len -1 with concurrency 95.14x, and "context length -1". vLLM refuses
-    # max_model_len below 1 (vllm/config/model.py:1070-1075).
+    # max_model_len below 1 (vllm/config/model.py:1070-1075); SGLang divides by its context
+    # (resolve_max_num_reqs). The state of a sequence does not depend on it.
     nemotron = config("nemotron-nano-9b-v2.json") | {"max_position_embeddings": length}
     for layout in ("vllm", "sglang", "metrale"):
-        with pytest.raises(ModelConfigError) as caught:
-            ssm_state(nemotron, layout=layout)
-        assert caught.value.field == "max_position_embeddings"
-    with pytest.raises(ModelConfigError, match="field 'max_position_embeddings'"):
+        assert ssm_state(nemotron, layout=layout).ssm_layers == 27
+    with pytest.raises(ModelConfigError) as vllm:
         vllm_reservation(nemotron, kv_cache_memory_bytes=40 * GIB)
-    with pytest.raises(ModelConfigError, match="field 'max_position_embeddings'"):
+    assert str(vllm.value) == (
+        f"field 'max_position_embeddings': {length} is not a count of tokens from 1 to "
+        "2**63 - 1; vLLM refuses a max_model_len below 1 (vllm/config/model.py:1070-1075)"
+    )
+    with pytest.raises(ModelConfigError) as sglang:
         sglang_reservation(nemotron, available_memory=40 * GIB)
+    assert sglang.value.field == vllm.value.field == "max_position_embeddings"
+    # A --max-model-len stands in for the config's, as vLLM takes the flag first.
+    assert (
+        vllm_reservation(nemotron, kv_cache_memory_bytes=40 * GIB, max_model_len=4096).max_model_len
+        == 4096
+    )
 
 
 def test_kimi_attention_that_is_not_nope_mla() -> None:

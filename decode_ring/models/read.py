@@ -32,19 +32,6 @@ _MODEL_TYPES: Final[Mapping[str, str]] = {
     model_type: name for name, family in REGISTRY.items() for model_type in family.model_types
 }
 _RELEASES: Final[Mapping[str, Release]] = {"vllm": VLLM, "sglang": SGLANG}
-# The fields vLLM and SGLang derive the context length from (vLLM
-# derive_max_model_len_and_key, vllm/transformers_utils/model_arch_config_convertor.py:374-407;
-# SGLang get_context_length, sglang/srt/utils/hf_transformers/common.py:668-695).
-_CONTEXT_FIELDS: Final = (
-    "max_position_embeddings",
-    "n_positions",
-    "max_seq_len",
-    "seq_length",
-    "model_max_length",
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
 
 
 def _check_count(name: str, value: object, minimum: int) -> int:
@@ -266,7 +253,6 @@ def _read(
     reading = _class_reading(given, found, server, layout)
     state = _built(reading, found, given, family)
     cfg = Fields(state.values, root, found.name, path, given=found.fields)
-    _check_context(cfg)
     return family, cfg, reading, architecture
 
 
@@ -337,19 +323,6 @@ def _built(reading: ClassReading, found: _Found, cfg: Fields, family: Family) ->
     return built(reading, found.fields, cfg, family.rules)
 
 
-def _check_context(cfg: Fields) -> None:
-    """Refuse a context field the servers cannot run with: vLLM takes the smallest of them as
-    ``max_model_len`` and refuses one below 1 (vllm/config/model.py:1070-1075)."""
-    for name in _CONTEXT_FIELDS:
-        value = cfg.fields.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-            raise cfg.fail(
-                name,
-                f"{show(value)} is no context length; vLLM refuses max_model_len below 1 "
-                "(vllm/config/model.py:1070-1075) and SGLang derives its context from it",
-            )
-
-
 # --- the state ---------------------------------------------------------------------------------
 
 
@@ -363,7 +336,6 @@ def _plain(
     """A plain transformer: no recurrent layer, its attention where the config gives heads."""
     root = loaded.mapping
     cfg = Fields(root, root, "transformer", loaded.path)
-    _check_context(cfg)
     rules = DtypeRules(cfg, NO_HOOKS, layout, *overrides)
     parsed = Parsed((), _plain_attention(cfg))
     return _assemble(cfg, str(root["model_type"]), parsed, Sizing(layout, tp, spec, rules, spec))

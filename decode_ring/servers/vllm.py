@@ -58,7 +58,7 @@ from ..models import (
     ssm_state,
 )
 from ..models.kinds import Checkpoint
-from ..printable import type_name
+from ..printable import show, type_name
 from ..releases import VLLM
 from .common import (
     GPU_ARCHS,
@@ -724,13 +724,16 @@ def _max_model_len(text: Mapping[str, Any], given: int | None) -> _MaxModelLen:
         for key in _LENGTH_KEYS
         if isinstance(value := text.get(key), int) and not isinstance(value, bool)
     }
-    if "model_max_length" in found:
-        length, rule = found["model_max_length"], "config model_max_length"
-    elif not found:
-        length, rule = 2048, "no length in config: 2048"
-    else:
-        key = min(found, key=lambda name: found[name])
-        length, rule = found[key], f"config {key}"
+    key = "model_max_length" if "model_max_length" in found else None
+    key = key or (min(found, key=lambda name: found[name]) if found else None)
+    length, rule = (found[key], f"config {key}") if key else (2048, "no length in config: 2048")
+    if key is not None and length < 1:
+        # vLLM's ModelConfig refuses a max_model_len below 1 (vllm/config/model.py:1070-1075).
+        raise ModelConfigError(
+            f"field {key!r}: {show(length)} is not a count of tokens from 1 to 2**63 - 1; vLLM "
+            "refuses a max_model_len below 1 (vllm/config/model.py:1070-1075)",
+            field=key,
+        )
     parameters = _rope_parameters(text)
     types = [str(rp.get("rope_type", rp.get("type"))) for rp in parameters]
     if "longrope" in types:
