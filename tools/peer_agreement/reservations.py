@@ -123,7 +123,8 @@ ASSUMPTIONS = {
         "_get_and_verify_max_len's RoPE-scaling adjustment is not applied",
     ),
     "sglang": (
-        "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV",
+        "speculation is EAGLE/NEXTN with topk 1; its draft KV is the target's "
+        "num_nextn_predict_layers",
         "--mamba-radix-cache-strategy auto: extra_buffer with the overlap scheduler on "
         "(S:sglang/srt/arg_groups/overrides.py:369-487 on sm90 with the triton linear-attn "
         "backend); no_buffer runs without the overlap scheduler, as SGLang pairs them",
@@ -835,7 +836,7 @@ class SglangReservations:
             raise ValueError("Loaded weights leave no GPU memory for the KV cache")
         slots = schedule.max_mamba_cache_size
         kv_bytes = int(left_gib * (1 << 30))
-        cell = self.kv_pool.bytes_per_token(states, tp, architectures)
+        cell = self.kv_pool.bytes_per_token(states, tp, architectures, draft_tokens)
         # config_from_budget (S:sglang/srt/mem_cache/kv_cache_configurator.py:3192-3228):
         # the pool's tokens, then the user's cap.
         zero_kv_tokens = schedule.max_total_tokens or context
@@ -1049,9 +1050,18 @@ class SglangKvPool:
         sys.modules[name] = module
 
     def bytes_per_token(
-        self, states: SglangStates, tp: int, architectures: Sequence[str] | None
+        self,
+        states: SglangStates,
+        tp: int,
+        architectures: Sequence[str] | None,
+        draft_tokens: int = 0,
     ) -> int:
-        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks.
+        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks,
+        and, when speculating (EAGLE/NEXTN, no draft path), the draft's KV that
+        ``DefaultPoolConfigurator.__init__`` adds: ``cell x eagle_draft_num_layers / layers``,
+        the draft layers being the target's ``num_nextn_predict_layers``
+        (S:sglang/srt/model_executor/pool_configurator.py:259-313, non-DSA branch, mirrored;
+        model_runner_components/spec_aux_hidden_state.py:171-174).
         ``architectures`` is the file's: transformers keeps it on every config object, which
         the stubbed ``PretrainedConfig`` does not always (a class that takes it by name)."""
         hf_config = states.last_model_config.hf_config
@@ -1077,7 +1087,11 @@ class SglangKvPool:
         pool = object.__new__(self.configurator)
         pool.kv_cache_dtype_str = "auto"
         layers = len(states.last_chosen.full_attention_layer_ids)
-        return int(pool._compute_cell_size(kvc, layers))
+        cell = int(pool._compute_cell_size(kvc, layers))
+        draft = getattr(model, "num_nextn_predict_layers", None)
+        if draft_tokens and draft is not None and int(draft) > 0 and layers > 0:
+            cell += int(cell * int(draft) / layers)
+        return cell
 
     def tokens(self, kv_bytes: int, cell: int, zero_kv_tokens: int) -> int:
         """``calculate_pool_sizes(kv_bytes, page_size=1)``'s ``max_total_num_tokens``;
