@@ -381,6 +381,9 @@ SMALL_FALCON: dict[str, Any] = {
 }
 SMALL_ZAMBA2: dict[str, Any] = {
     "model_type": "zamba2",
+    # Issue 27: transformers' Zamba2Config holds layers_block_type to num_hidden_layers (54 by
+    # default; validate_layer_type).
+    "num_hidden_layers": 2,
     "mamba_expand": 2,
     "hidden_size": 64,
     "n_mamba_heads": 8,
@@ -408,6 +411,11 @@ SMALL_KIMI: dict[str, Any] = {
     "num_attention_heads": 4,
     "kv_lora_rank": 8,
     "qk_rope_head_dim": 2,
+    # vLLM builds Kimi's attention as NoPE MLA and asserts these (issue 27,
+    # vllm/models/kimi_k3/nvidia/model.py:735-745).
+    "qk_nope_head_dim": 8,
+    "v_head_dim": 8,
+    "mla_use_nope": True,
     "linear_attn_config": {
         "kda_layers": [1, 3],
         "full_attn_layers": [2],

@@ -145,10 +145,9 @@ def test_a_safetensors_index_has_the_same_cap(tmp_path: Path) -> None:
 # --- integers of any length ----------------------------------------------------------------
 
 
-def long_integer_config(tmp_path: Path, digits: int) -> Path:
-    text = NEMOTRON.read_text().replace(
-        '"num_hidden_layers": 56', f'"num_hidden_layers": {"9" * digits}'
-    )
+def long_integer_config(tmp_path: Path, digits: int, field: str = "num_hidden_layers") -> Path:
+    given = {"num_hidden_layers": 56, "mamba_num_heads": 128}[field]
+    text = NEMOTRON.read_text().replace(f'"{field}": {given}', f'"{field}": {"9" * digits}')
     assert "9" * digits in text
     path = tmp_path / "long.json"
     path.write_text(text)
@@ -172,12 +171,15 @@ def test_an_integer_of_5000_digits_is_one_line_and_status_2(
 def test_an_integer_of_4300_digits_is_read_and_refused_by_its_field(
     cli: InProcessCli, tmp_path: Path
 ) -> None:
-    path = long_integer_config(tmp_path, 4300)
+    # Issue 27: NemotronHConfig makes num_hidden_layers the length of its layer list and
+    # ignores a given one (transformers configuration_nemotron_h.py, __post_init__), so the
+    # long integer goes where the class reads it: the Mamba heads.
+    path = long_integer_config(tmp_path, 4300, "mamba_num_heads")
     outcome = cli.run(["state", "--config", str(path)])
     assert outcome.status == 2
     assert outcome.stderr == (
-        f"{ERROR}{str(path)!a}: nemotron_h config: field 'num_hidden_layers': "
-        "<14285-bit integer> layers is implausible\n"
+        f"{ERROR}{str(path)!a}: nemotron_h config: field 'mamba_num_heads': "
+        "must be at most 2**63 - 1, got <14285-bit integer>\n"
     )
 
 

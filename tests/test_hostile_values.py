@@ -63,10 +63,13 @@ def usage_error(cli: InProcessCli, *argv: str) -> str:
 def test_more_heads_than_the_hidden_size_has_is_a_refused_field(
     cli: InProcessCli, tmp_path: Path
 ) -> None:
-    path = written(tmp_path, nemotron(num_attention_heads=2048, hidden_size=1536, head_dim=None))
+    # Issue 27: JambaConfig declares no head_dim (vLLM takes hidden_size // heads); Nemotron-H's
+    # class defaults one (128), so its config without head_dim has a head size.
+    jamba: dict[str, Any] = json.loads((CONFIGS / "jamba-mini-1.5.json").read_text())
+    path = written(tmp_path, jamba | {"num_attention_heads": 8192})
     message = (
-        f"{str(path)!a}: nemotron_h config: field 'hidden_size': 1536 // num_attention_heads "
-        "2048 is a head size of 0; give head_dim"
+        f"{str(path)!a}: jamba config: field 'hidden_size': 4096 // num_attention_heads "
+        "8192 is a head size of 0; give head_dim"
     )
     assert usage_error(cli, "vllm", "--config", str(path)) == message
     assert usage_error(cli, "state", "--config", str(path)) == message

@@ -61,8 +61,9 @@ def test_gqa_attention_defaults() -> None:
     jamba = {**SMALL_JAMBA, "num_attention_heads": 1, "hidden_size": 8, "mamba_expand": 1}
     attention = ssm_state(jamba).attention
     assert attention is not None
-    # No num_key_value_heads: one per head; no head_dim: hidden_size // heads.
-    assert (attention.layer_indices, attention.num_key_value_heads) == ((0, 2), 1)
+    # No num_key_value_heads: JambaConfig's default, 8 (issue 27; it was one per head); no
+    # head_dim: hidden_size // heads.
+    assert (attention.layer_indices, attention.num_key_value_heads) == ((0, 2), 8)
     assert (attention.head_dim, attention.v_head_dim, attention.mla) == (8, 8, False)
     assert (attention.kv_lora_rank, attention.qk_rope_head_dim) == (None, None)
     assert attention.model_dtype == "bfloat16"
@@ -100,16 +101,18 @@ def test_gqa_where_a_kda_or_lightning_model_has_no_mla() -> None:
         "num_key_value_heads": 2,
         "head_dim": 8,
     }
-    attention = ssm_state(gqa_kimi).attention
-    assert attention is not None
-    assert (attention.layer_indices, attention.mla, attention.num_key_value_heads) == (
-        (1,),
-        False,
-        2,
+    # Issue 27: vLLM builds every Kimi attention layer as MLA and asserts kv_lora_rank
+    # (vllm/models/kimi_k3/nvidia/model.py:735-745).
+    refused(
+        gqa_kimi,
+        "kimi_linear config: field 'kv_lora_rank': missing; vLLM 0.33.0 builds Kimi's attention "
+        "layers as MLA and asserts it (vllm/models/kimi_k3/nvidia/model.py:735-745)",
     )
+    # Bailing's classes default kv_lora_rank 512 and qk_rope_head_dim 64, and vLLM builds its
+    # attention as MLA whatever (bailing_moe_linear.py:77-116): no GQA reading (issue 27).
     lightning = ssm_state({**SMALL_LIGHTNING, "num_key_value_heads": 1}).attention
     assert lightning is not None
-    assert (lightning.layer_indices, lightning.mla, lightning.head_dim) == ((1,), False, 4)
+    assert (lightning.layer_indices, lightning.mla, lightning.head_dim) == ((1,), True, 576)
     mla = ssm_state({**SMALL_LIGHTNING, "kv_lora_rank": 4, "qk_rope_head_dim": 2}).attention
     assert mla is not None and (mla.layer_indices, mla.mla, mla.head_dim) == ((1,), True, 6)
 

@@ -421,9 +421,10 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
     assert str(caught.value) == (
         "field 'model_type': unknown model_type 'rwkv7' has SSM fields ('mamba_d_state'); "
         "supported families: alice_ai, bailing_hybrid, falcon_h1, falcon_mamba, gigachat3_5, "
-        "glm5_next, granitemoehybrid, jamba, jet_nemotron, kimi_linear, lfm2, lfm2_moe, lfm2_vl, "
-        "mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, olmo_hybrid, qwen3_5, "
-        "qwen3_5_moe, qwen3_next, zamba2, zaya"
+        "glm5_next, granitemoehybrid, inkling, interns2_mobius, jamba, jet_nemotron, "
+        "kimi_linear, lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpm_sala, minicpmv4_6, "
+        "nemotron_h, nemotron_h_puzzle, olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, qwen4_exp, "
+        "zamba2, zaya"
     )
     assert (caught.value.field, caught.value.family) == ("model_type", None)
 
@@ -433,8 +434,9 @@ def test_unknown_model_type_with_ssm_fields_lists_the_families() -> None:
     [
         {"model_type": "rwkv7", "num_hidden_layers": 16, "layer_types": ["conv", "full_attention"]},
         {
-            "model_type": "qwen4_exp",
-            "text_config": {"model_type": "qwen4_exp_text", "linear_num_key_heads": 16},
+            "model_type": "rwkv7_vl",
+            "llm_config": {"model_type": "rwkv7", "linear_num_key_heads": 16},
+            "num_hidden_layers": 16,
         },
         {"model_type": "x", "hybrid_override_pattern": "M*", "num_hidden_layers": 2},
         {"model_type": "mystery"},
@@ -496,9 +498,9 @@ def test_unknown_configs_name_the_file(tmp_path: Path) -> None:
 
 FAMILY_LIST = (
     "supported families: alice_ai, bailing_hybrid, falcon_h1, falcon_mamba, gigachat3_5, "
-    "glm5_next, granitemoehybrid, jamba, jet_nemotron, kimi_linear, lfm2, lfm2_moe, lfm2_vl, "
-    "mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, olmo_hybrid, qwen3_5, qwen3_5_moe, "
-    "qwen3_next, zamba2, zaya"
+    "glm5_next, granitemoehybrid, inkling, interns2_mobius, jamba, jet_nemotron, kimi_linear, "
+    "lfm2, lfm2_moe, lfm2_vl, mamba, mamba2, minicpm_sala, minicpmv4_6, nemotron_h, "
+    "nemotron_h_puzzle, olmo_hybrid, qwen3_5, qwen3_5_moe, qwen3_next, qwen4_exp, zamba2, zaya"
 )
 
 
@@ -634,12 +636,16 @@ def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
 
 
 def test_a_wrapper_without_text_config_in_a_file_names_it(tmp_path: Path) -> None:
+    # Issue 27: a class that cannot build a text config without one is refused, naming it.
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "lfm2_vl"}))
+    path.write_text(json.dumps({"model_type": "minicpmv4_6", "text_config": {}}))
     error = refused(
         path,
-        f"{str(path)!a}: lfm2_vl config: field 'text_config': missing; the wrapper keeps its "
-        "language model there",
+        f"{str(path)!a}: minicpmv4_6 config: field 'text_config.model_type': missing; "
+        "MiniCPMV4_6Config (SGLang 0.5.23, sglang/srt/configs/minicpmv4_6.py:96) refuses a "
+        "text_config without model_type (KeyError: 'Unknown text_config model_type: None'); "
+        "give model_type 'qwen3_5_text' in text_config",
+        layout="sglang",
     )
     assert error.path == str(path)
 
@@ -703,7 +709,8 @@ def test_minimax_m1_is_refused_as_removed_not_for_its_layernorm_fields() -> None
     assert "layernorm" not in message
 
 
-def test_a_wrapper_family_needs_its_text_config() -> None:
-    assert refusal({"model_type": "lfm2_vl"}) == (
-        "lfm2_vl config: field 'text_config': missing; the wrapper keeps its language model there"
-    )
+def test_a_wrapper_without_its_text_config_is_its_class_default() -> None:
+    # Issue 27: a wrapper's class builds its default text config when the file gives none
+    # (transformers' Lfm2VlConfig: Lfm2Config(), every layer attention, no conv layer).
+    for layout in ("vllm", "sglang"):
+        assert ssm_state({"model_type": "lfm2_vl"}, layout=layout).ssm_layers == 0

@@ -242,7 +242,9 @@ def test_the_vllm_hooks_read_their_field() -> None:
     )
     refused(
         {**SMALL_NEMOTRON, "mamba_ssm_cache_dtype": None},
-        "nemotron_h config: field 'mamba_ssm_cache_dtype': unknown dtype None",
+        "nemotron_h config: field 'mamba_ssm_cache_dtype': must be a string, got None (NoneType) "
+        "(NemotronHConfig (transformers 5.20.2, "
+        "transformers/models/nemotron_h/configuration_nemotron_h.py:25))",
     )
 
 
@@ -253,6 +255,10 @@ def test_linear_attention_dtype_rules() -> None:
         "layer_group_size": 2,
         "num_attention_heads": 2,
         "head_dim": 4,
+        # transformers 5.20's BailingHybridConfig makes head_dim qk_rope_head_dim (issue 27).
+        "qk_rope_head_dim": 4,
+        # vLLM picks lightning by the architecture (bailing_moe_linear.py).
+        "architectures": ["BailingMoeV2_5ForCausalLM"],
     }
     state = ssm_state(lightning)
     (tensor,) = state.groups[0].tensors
@@ -269,16 +275,18 @@ def test_linear_attention_dtype_rules() -> None:
     conv, state_tensor = ssm_state(lightning, layout="sglang", ssm_dtype="fp16").groups[0].tensors
     assert (state_tensor.dtype, state_tensor.dtype_rule) == ("float16", "override --ssm-dtype")
     assert (conv.shape, conv.bytes) == ((0, 0), 0)
-    # The head size falls back to hidden_size // num_attention_heads.
-    fallback = {k: v for k, v in lightning.items() if k != "head_dim"} | {"hidden_size": 6}
-    assert ssm_state(fallback).groups[0].tensors[0].shape == (2, 3, 3)
+    # SGLang's head size falls back to hidden_size // num_attention_heads for a null head_dim.
+    fallback = lightning | {"hidden_size": 6, "head_dim": None}
+    assert ssm_state(fallback, layout="sglang").groups[0].tensors[1].shape == (2, 3, 3)
     assert ssm_state(lightning).per_layer_bytes == 2 * 4 * 4 * 2
     assert ssm_state(lightning).layer_indices == (0,)
 
 
 def test_kda_override_rules() -> None:
-    state = ssm_state(SMALL_KIMI, ssm_dtype="bf16")
+    # Kimi-Linear's layer keeps float32 whatever the flag; the model-level view reads it.
+    state = ssm_state(SMALL_KIMI, ssm_dtype="bf16", view="model")
     assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", "override --ssm-dtype")
+    assert ssm_state(SMALL_KIMI, ssm_dtype="bf16").ssm_dtype == "float32"
     error = refused(
         SMALL_KIMI,
         "argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "

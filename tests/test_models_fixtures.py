@@ -104,6 +104,11 @@ NO_FIXTURE: frozenset[str] = frozenset(
         "lfm2_vl",
         "minicpmv4_6",
         "olmo_hybrid",
+        # Issue 27: no published config; written from their config classes (written/).
+        "inkling",
+        "interns2_mobius",
+        "nemotron_h_puzzle",
+        "qwen4_exp",
     }
 )
 
@@ -472,12 +477,14 @@ EXPECTED: dict[str, tuple[int, dict[str, Expected]]] = {
             ),
         },
     ),
-    # Every hybrid_override_pattern entry is * or -: no Mamba layer, no byte.
+    # Every hybrid_override_pattern entry is * or -: no Mamba layer, no byte. Its architecture,
+    # NemotronVLForConditionCausalLM (sic), is in neither vLLM's registry nor an SGLang
+    # EntryClass: both servers refuse it (issue 27); the reference reads the geometry.
     "nemotron-dense-siglip2.json": (
         0,
         {
-            "vllm": ((), (), "bfloat16", "float32", 0),
-            "sglang": ((), (), "bfloat16", "float32", 0),
+            "vllm": None,
+            "sglang": None,
             "metrale": ((), (), "float32", "float32", 0),
         },
     ),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from decode_ring.models import LAYOUTS, ModelConfigError, TensorParallelSplitError, ssm_state
+from decode_ring.models import ModelConfigError, TensorParallelSplitError, ssm_state
 
 from .support import (
     CONFIGS,
@@ -53,11 +53,10 @@ def test_qwen3_next_on_sglang_needs_the_interval() -> None:
 
 
 def test_a_layer_type_that_the_interval_makes_linear() -> None:
-    refused(
-        {**SMALL_QWEN3_NEXT, "layer_types": ["full_attention"] * 3 + ["full_attention"]},
-        "qwen3_next config: field 'layer_types': layer 0 is 'full_attention' but "
-        "full_attention_interval makes it 'linear_attention'; the two layer descriptions disagree",
-    )
+    # Issue 27: vLLM reads the list, SGLang the interval.
+    qwen = {**SMALL_QWEN3_NEXT, "layer_types": ["full_attention"] * 3 + ["full_attention"]}
+    assert ssm_state(qwen).ssm_layers == 0
+    assert ssm_state(qwen, layout="sglang").layer_indices == (0, 1, 2)
 
 
 def test_qwen3_next_value_heads_must_split() -> None:
@@ -71,17 +70,15 @@ def test_qwen3_next_value_heads_must_split() -> None:
     assert error.field == "linear_num_value_heads"
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_qwen3_next_layer_types_that_contradict_the_interval_are_refused(layout: str) -> None:
+@pytest.mark.parametrize(("layout", "layers"), [("vllm", 47), ("sglang", 36), ("metrale", 47)])
+def test_qwen3_next_layer_types_that_contradict_the_interval(layout: str, layers: int) -> None:
+    # Issue 27: transformers' Qwen3NextConfig keeps a given layer_types, which vLLM's model reads
+    # (configuration_qwen3_next.py:127-137; vllm/model_executor/models/qwen3_next.py:893-913);
+    # SGLang's class drops it and counts by the interval (configs/qwen3_next.py:183-269).
     qwen = config("qwen3-next-80b-a3b-instruct.json") | {
         "layer_types": ["linear_attention"] * 47 + ["full_attention"]
     }
-    with pytest.raises(ModelConfigError) as caught:
-        ssm_state(qwen, layout=layout)
-    assert str(caught.value) == (
-        "qwen3_next config: field 'layer_types': layer 3 is 'linear_attention' but "
-        "full_attention_interval makes it 'full_attention'; the two layer descriptions disagree"
-    )
+    assert ssm_state(qwen, layout=layout).ssm_layers == layers
 
 
 def test_qwen3_next_layer_types_alone_are_read_except_under_sglang() -> None:
@@ -229,13 +226,20 @@ def test_gigachat3_5_layer_rules_and_dtype_hook() -> None:
     assert "field 'layer_types': has 11 entries but num_hidden_layers is 12" in refusal(
         listed, layout="sglang"
     )
+    # transformers 5 renames a legacy 'mamba' to 'linear_attention' for SGLang's class too
+    # (PreTrainedConfig.__post_init__, remap_legacy_layer_types): a linear layer (issue 27).
     listed["layer_types"] = ["linear_attention"] * 11 + ["mamba"]
-    assert "field 'layer_types': entry 11 is 'mamba'; expected" in refusal(listed, layout="sglang")
-    # Its mamba2_cache_params needs every linear field, layers or not (gigachat35.py:213-218).
+    assert ssm_state(listed, layout="sglang").ssm_layers == 12
+    listed["layer_types"] = ["linear_attention"] * 11 + ["conv"]
+    assert "field 'layer_types': entry 11 is 'conv'; expected" in refusal(listed, layout="sglang")
+    # Its mamba2_cache_params needs every linear field, layers or not (gigachat35.py:213-218);
+    # a missing one is GigaChat35Config's default (128; issue 27), a null one is refused.
     listed["layer_types"] = ["attention"] * 12
     del listed["linear_value_head_dim"]
+    assert ssm_state(listed, layout="sglang").ssm_layers == 0
+    listed["linear_value_head_dim"] = None
     assert refusal(listed, layout="sglang") == (
-        "gigachat3_5 config: field 'linear_value_head_dim': missing"
+        "gigachat3_5 config: field 'linear_value_head_dim': must be an integer, got None (NoneType)"
     )
 
 

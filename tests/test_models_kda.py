@@ -110,7 +110,14 @@ def test_kimi_linear_layers_and_mla_attention() -> None:
 
 def test_kda_recurrent_state_is_float32_and_refuses_float16_under_vllm() -> None:
     kimi = config("kimi-linear-48b-a3b-instruct.json")
-    assert ssm_state(kimi, ssm_dtype="bf16").ssm_dtype == "bfloat16"
+    # Issue 27: Kimi-Linear's KDA layer (no use_full_rank_gate) passes no --mamba-ssm-cache-
+    # dtype (kimi_gdn_linear_attn.py:157-164): float32; the model-level view takes the flag.
+    assert ssm_state(kimi, ssm_dtype="bf16").ssm_dtype == "float32"
+    assert ssm_state(kimi, ssm_dtype="bf16", view="model").ssm_dtype == "bfloat16"
+    full_rank = kimi | {
+        "linear_attn_config": {**kimi["linear_attn_config"], "use_full_rank_gate": True}
+    }
+    assert ssm_state(full_rank, ssm_dtype="bf16").ssm_dtype == "bfloat16"
     assert refusal(kimi, ssm_dtype="fp16") == (
         "argument ssm_dtype: vLLM 0.33.0 keeps a KDA recurrent state only in float32 or "
         "bfloat16 (vllm/model_executor/layers/mamba/mamba_utils.py:143-149), not float16"
@@ -285,12 +292,19 @@ def test_glm5_next_vllm_lets_the_ssm_dtype_flag_reach_its_kda_state() -> None:
 def test_glm5_next_text_only_checkpoints_keep_the_fields_at_the_top_level() -> None:
     # transformers' Glm5NextConfig.__post_init__ and SGLang's Glm5NextConfig.__init__ take the
     # top-level keys as the text config when there is no text_config.
+    # Issue 27: SGLang serves GLM-5.3-Flash as Glm5NextForConditionalGeneration only (its one
+    # EntryClass, sglang/srt/models/glm5_next.py:1979); vLLM has Glm5NextForCausalLM too.
     text = glm5()["text_config"]
-    flat = {**text, "model_type": "glm5_next", "architectures": ["Glm5NextForCausalLM"]}
-    for layout in ("vllm", "sglang"):
+    for layout, architecture in (
+        ("vllm", "Glm5NextForCausalLM"),
+        ("sglang", "Glm5NextForConditionalGeneration"),
+    ):
+        flat = {**text, "model_type": "glm5_next", "architectures": [architecture]}
         nested = ssm_state(glm5(), layout=layout)
         state = ssm_state(flat, layout=layout)
         assert (state.layer_indices, tensors(state)) == (nested.layer_indices, tensors(nested))
+    flat = {**text, "model_type": "glm5_next", "architectures": ["Glm5NextForCausalLM"]}
+    assert "field 'architectures'" in refusal(flat, layout="sglang")
 
 
 def test_glm5_next_without_layer_types_takes_every_fourth_layer_as_attention() -> None:

@@ -131,33 +131,28 @@ def test_nemotron_layer_list_in_both_vocabularies_and_the_pattern() -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_nemotron_layer_descriptions_that_disagree_are_refused_naming_both(layout: str) -> None:
+def test_nemotron_layer_descriptions_that_disagree_take_the_list(layout: str) -> None:
+    # Issue 27: both servers' NemotronHConfig take layers_block_type over the pattern, which
+    # they then derive from the list (transformers configuration_nemotron_h.py:160-166, :246-251;
+    # S:sglang/srt/configs/nemotron_h.py:196-206, :457-463).
     nemotron = config("nemotron-nano-9b-v2.json")
     names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
     listed = [names[c] for c in nemotron["hybrid_override_pattern"]]
     listed[1] = "mamba"  # the pattern says '-'
-    with pytest.raises(ModelConfigError) as caught:
-        ssm_state(nemotron | {"layers_block_type": listed}, layout=layout)
-    assert str(caught.value) == (
-        "nemotron_h config: field 'layers_block_type': layer 1 is 'mamba' but "
-        "hybrid_override_pattern makes it '-'; the two layer descriptions disagree"
-    )
+    state = ssm_state(nemotron | {"layers_block_type": listed}, layout=layout)
+    assert (state.ssm_layers, state.layer_indices[:2]) == (28, (0, 1))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_a_nemotron_pattern_one_layer_short_is_refused(layout: str) -> None:
-    # Issue 17: 51 pattern entries for 52 layers used to be read as 51 layers.
+def test_a_nemotron_pattern_one_layer_short_is_read_as_its_layers(layout: str) -> None:
+    # Issue 27: both servers' NemotronHConfig make num_hidden_layers the length of the layers
+    # and ignore a given one, with a warning (transformers configuration_nemotron_h.py:170-176,
+    # :228-243; S:sglang/srt/configs/nemotron_h.py:313-322, :441-455).
     nemotron = config("nemotron-nano-9b-v2.json")
     short = nemotron | {"hybrid_override_pattern": nemotron["hybrid_override_pattern"][:-1]}
-    with pytest.raises(ModelConfigError) as caught:
-        ssm_state(short, layout=layout)
-    assert str(caught.value) == (
-        "nemotron_h config: field 'hybrid_override_pattern': has 55 entries but "
-        "num_hidden_layers is 56"
-    )
+    assert ssm_state(short, layout=layout).ssm_layers == 27  # the last layer is '-'
     listed = {"layers_block_type": ["mamba"] * 57}
-    with pytest.raises(ModelConfigError, match="'layers_block_type': has 57 entries but "):
-        ssm_state(nemotron | listed, layout=layout)
+    assert ssm_state(nemotron | listed, layout=layout).ssm_layers == 57
 
 
 def test_sglang_refuses_transformers_5_names_in_nemotron_layers() -> None:
@@ -165,9 +160,9 @@ def test_sglang_refuses_transformers_5_names_in_nemotron_layers() -> None:
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(nemotron, layout="sglang")
     assert str(caught.value) == (
-        "nemotron_h config: field 'layers_block_type': entry 0 is 'linear_attention'; expected "
-        "attention, mamba, mlp, moe (SGLang 0.5.23 refuses transformers 5's "
-        "linear_attention/full_attention)"
+        "nemotron_h config: field 'layers_block_type': holds linear_attention; SGLang's class "
+        "takes mamba, attention, mlp and moe only (transformers 5's names are refused) "
+        "(NemotronHConfig (SGLang 0.5.23, sglang/srt/configs/nemotron_h.py:44))"
     )
 
 
@@ -185,15 +180,11 @@ def test_nemotron_legacy_field_spellings() -> None:
 
 
 def test_nemotron_descriptions_of_different_lengths() -> None:
-    refused(
-        {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]},
-        "nemotron_h config: field 'layers_block_type': layer 3 is 'mlp' but "
-        "hybrid_override_pattern makes it None; the two layer descriptions disagree",
-    )
-    refused(
-        {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention"]},
-        "nemotron_h config: field 'layers_block_type': layer 2 is None but "
-        "hybrid_override_pattern makes it 'M'; the two layer descriptions disagree",
+    # Issue 27: the classes take the list over the pattern, whatever their lengths.
+    longer = {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]}
+    assert ssm_state(longer).layer_indices == (0, 2)
+    assert (
+        ssm_state({**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention"]}).ssm_layers == 1
     )
     refused(
         {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "ssm"]},
@@ -219,12 +210,16 @@ def test_nemotron_split_errors_name_heads_and_groups() -> None:
     assert error.field == "n_groups"
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_a_nemotron_h_config_with_no_mamba_layer_is_0_layers_and_0_bytes(layout: str) -> None:
-    # Issue 17: cosmos-rl's dense config has no Mamba field at all; it was refused.
-    state = ssm_state(CONFIGS / "nemotron-dense-siglip2.json", layout=layout, tp_size=4)
+def test_a_nemotron_h_config_with_no_mamba_layer_is_0_layers_and_0_bytes() -> None:
+    # Issue 17: cosmos-rl's dense config has no Mamba field at all; it was refused. Issue 27:
+    # its architecture (NemotronVLForConditionCausalLM) is neither vLLM's nor SGLang's, so
+    # both servers' layouts refuse it; the reference reads its geometry.
+    path = CONFIGS / "nemotron-dense-siglip2.json"
+    state = ssm_state(path, layout="metrale", tp_size=4)
     assert (state.ssm_layers, state.groups, state.per_sequence_bytes) == (0, (), 0)
     assert state.attention is not None and len(state.attention.layer_indices) == 28
+    for layout in ("vllm", "sglang"):
+        assert "field 'architectures'" in refusal(path, layout=layout)
 
 
 def test_falcon_h1_without_d_ssm_uses_expand_times_hidden() -> None:
@@ -283,3 +278,21 @@ def test_zamba2_head_dim_is_compared_exactly() -> None:
     config["mamba_ngroups"] = 1
     state = ssm_state(config, layout="metrale")
     assert state.ssm_shape == (3, head_dim, 16)
+
+
+@pytest.mark.parametrize("layout", ["vllm", "metrale"])
+def test_zamba2_without_its_layer_list_says_the_class_default_does_not_fit(layout: str) -> None:
+    # Issue 27: transformers' Zamba2Config fills a missing layers_block_type with Zamba2-2.7B's
+    # 54 layers (configuration_zamba2.py, its __post_init__), and its validate_layer_type
+    # refuses it against any other num_hidden_layers: the message says what to give.
+    config = {key: value for key, value in SMALL_ZAMBA2.items() if key != "layers_block_type"}
+    error = refused(
+        config,
+        "zamba2 config: field 'layers_block_type': missing, and the class's default of 54 layers "
+        "does not fit num_hidden_layers 2; give layers_block_type, one entry a layer "
+        "(Zamba2Config (transformers 5.20.2, "
+        "transformers/models/zamba2/configuration_zamba2.py:24))",
+        layout=layout,
+    )
+    assert error.field == "layers_block_type"
+    assert ssm_state({**config, "num_hidden_layers": 54}, layout=layout).ssm_layers == 54

@@ -129,18 +129,19 @@ def test_lfm2_sglang_passes_its_config_for_the_ssm_dtype() -> None:
     assert tensors(state)[1][3] == "bfloat16"
 
 
-def test_lfm2_full_attn_idxs_must_agree_with_layer_types() -> None:
+def test_lfm2_layer_types_win_over_full_attn_idxs() -> None:
+    # Issue 27: transformers' Lfm2Config (and SGLang's subclass) reads full_attn_idxs only to
+    # make a missing layer_types (configuration_lfm2.py:81-88): a given list wins.
     agreeing = lfm2_1_2b() | {"full_attn_idxs": [2, 5, 8, 10, 12, 14]}
     assert ssm_state(agreeing).layer_indices == LFM2_CONV
-    message = refusal(lfm2_1_2b() | {"full_attn_idxs": [2, 5, 8, 10, 12]})
-    assert message == (
-        "lfm2 config: field 'full_attn_idxs': layer 14 is 'not listed' but layer_types makes it "
-        "'full_attention'; the two layer descriptions disagree"
-    )
-    message = refusal(lfm2_1_2b() | {"full_attn_idxs": [16]})
-    assert message == (
-        "lfm2 config: field 'full_attn_idxs': entry 16 is not a layer number from 0 to 15"
-    )
+    for full in ([2, 5, 8, 10, 12], [16]):
+        for layout in ("vllm", "sglang"):
+            given = lfm2_1_2b() | {"full_attn_idxs": full}
+            assert ssm_state(given, layout=layout).layer_indices == LFM2_CONV
+    derived = {key: value for key, value in lfm2_1_2b().items() if key != "layer_types"}
+    derived["full_attn_idxs"] = [2, 5, 8, 10, 12, 14]
+    for layout in ("vllm", "sglang"):
+        assert ssm_state(derived, layout=layout).layer_indices == LFM2_CONV
 
 
 def test_lfm2_layer_types_must_cover_every_layer() -> None:
@@ -165,14 +166,22 @@ def test_vllm_reads_the_lfm2_channels_even_without_conv_layers() -> None:
     # AttributeError, so vLLM does not start. metrale follows vLLM's reading.
     for layout in ("vllm", "metrale"):
         assert refusal(exported("lfm2"), layout=layout) == (
-            "lfm2 config: field 'conv_dim': missing"
+            "lfm2 config: field 'conv_dim': missing; vLLM 0.33.0 sizes the short conv by conv_dim "
+            "for every lfm2 model (vllm/model_executor/models/lfm2.py:575), which transformers' "
+            "class does not define; SGLang 0.5.23 sizes it by hidden_size (use layout sglang)"
         )
     # lfm2_moe and lfm2_vl read hidden_size and conv_L_cache there (lfm2_moe.py:565-566,
     # lfm2_vl.py:673-674).
     moe = exported("lfm2_moe", layer_types=["full_attention"] * 32)
     del moe["conv_L_cache"]
-    assert refusal(moe) == "lfm2_moe config: field 'conv_L_cache': missing"
-    assert ssm_state(moe, layout="sglang").ssm_layers == 0
+    # Issue 27: a missing conv_L_cache is the class's default, 3 (configuration_lfm2_moe.py).
+    assert ssm_state(moe).ssm_layers == ssm_state(moe, layout="sglang").ssm_layers == 0
+    del moe["hidden_size"]
+    moe["hidden_size"] = None
+    assert refusal(moe) == "lfm2_moe config: field 'hidden_size': must be an integer, got None " + (
+        "(NoneType) (Lfm2MoeConfig (transformers 5.20.2, "
+        "transformers/models/lfm2_moe/configuration_lfm2_moe.py:22))"
+    )
 
 
 def test_sglang_takes_a_null_lfm2_moe_layer_types_as_no_layer() -> None:
@@ -186,10 +195,10 @@ def test_sglang_takes_a_null_lfm2_moe_layer_types_as_no_layer() -> None:
         assert state.attention is None
         # vLLM indexes config.layer_types and fails (models/lfm2_moe.py:433).
         assert "field 'layer_types'" in refusal(given)
-    # lfm2 and lfm2_vl have no such case in SGLang (configs/lfm2.py:47-51 enumerates it) and
-    # transformers' Lfm2Config fills it in; a null one is refused as before.
-    lfm2 = exported("lfm2", conv_dim=1024) | {"layer_types": None}
-    assert "field 'layer_types'" in refusal(lfm2, layout="sglang")
+    # lfm2 and lfm2_vl have no such case: transformers' Lfm2Config, which SGLang's subclasses,
+    # makes a null layer_types from full_attn_idxs (configuration_lfm2.py:81-88; issue 27).
+    lfm2 = exported("lfm2", conv_dim=1024) | {"layer_types": None, "full_attn_idxs": [1, 3]}
+    assert ssm_state(lfm2, layout="sglang").layer_indices == (0, 2, *range(4, 32))
 
 
 def test_full_attn_idxs_that_list_a_conv_layer() -> None:
@@ -203,11 +212,8 @@ def test_full_attn_idxs_that_list_a_conv_layer() -> None:
         "num_attention_heads": 1,
         "hidden_size": 4,
     }
-    refused(
-        lfm2,
-        "lfm2 config: field 'full_attn_idxs': layer 0 is 'listed' but layer_types makes it "
-        "'conv'; the two layer descriptions disagree",
-    )
+    # Issue 27: Lfm2Config reads full_attn_idxs only without layer_types; the list wins.
+    assert ssm_state(lfm2).layer_indices == (0,)
 
 
 def test_metrale_reads_a_family_as_vllm_does_where_vllm_serves_it() -> None:
@@ -244,19 +250,21 @@ def test_vllm_sizes_lfm2_vl_by_the_text_config_and_reads_it_with_no_conv_layer()
     assert [(tensor.name, tensor.shape) for tensor in state.groups[0].tensors] == [("conv", (2, 8))]
     # That model-level function runs for every hybrid model, conv layers or none.
     no_conv = lfm2_vl(layer_types=["full_attention"] * 2)
-    del no_conv["text_config"]["conv_L_cache"]
-    refused(no_conv, "lfm2_vl config: field 'conv_L_cache': missing")
-    assert ssm_state(no_conv, layout="sglang").ssm_layers == 0
+    del no_conv["text_config"]["hidden_size"]
+    no_conv["text_config"]["hidden_size"] = None
+    refused(
+        no_conv,
+        "lfm2_vl config: field 'hidden_size': must be an integer, got None (NoneType) "
+        "(Lfm2Config (transformers 5.20.2, transformers/models/lfm2/configuration_lfm2.py:23))",
+    )
 
 
 def test_sglang_refuses_an_lfm2_vl_text_config_with_null_layer_types() -> None:
-    # S:sglang/srt/configs/lfm2_vl.py:47-53: linear_layer_ids enumerates
-    # text_config.layer_types, a TypeError for None; only lfm2_moe takes it as no layer.
-    refused(
-        lfm2_vl(layer_types=None),
-        "lfm2_vl config: field 'layer_types': must be a list of layer types, got None",
-        layout="sglang",
-    )
+    # Issue 27: Lfm2Config makes a null layer_types from full_attn_idxs (default: every layer
+    # attention), for SGLang's subclass too: no conv layer.
+    assert ssm_state(lfm2_vl(layer_types=None), layout="sglang").ssm_layers == 0
+    half = lfm2_vl(layer_types=None, full_attn_idxs=[1])
+    assert ssm_state(half, layout="sglang").layer_indices == (0,)
 
 
 def test_sglang_reads_a_given_lfm2_moe_layer_types() -> None:
@@ -284,9 +292,10 @@ def test_sglang_reads_a_given_lfm2_moe_layer_types() -> None:
 ZAYA_PEER = {
     1: ((1280, 2), 5120),
     2: ((640, 2), 2560),
-    4: ((320, 2), 1280),
-    8: ((160, 2), 640),
 }
+# Issue 27: at tp 4 and 8 SGLang's ZAYA1 attention asserts num_query_groups (2) % tp_size == 0
+# (S:sglang/srt/models/zaya.py:921-925; the oracle's attention check runs that assert).
+ZAYA_REFUSED = (4, 8)
 
 
 @pytest.mark.parametrize("tp", sorted(ZAYA_PEER))
@@ -310,6 +319,15 @@ def test_zaya_state_is_sglangs_two_conv_tensors(name: str, tp: int, layers: int)
     assert state.attention.layer_indices == group.layer_indices
     assert (state.attention.num_attention_heads, state.attention.num_key_value_heads) == (8, 2)
     assert state.attention.head_dim == 128
+
+
+@pytest.mark.parametrize("tp", ZAYA_REFUSED)
+def test_zaya_refuses_a_tp_that_splits_its_query_groups(tp: int) -> None:
+    for name in ("zaya1-8b-legacy.json", "zaya1-8b.json"):
+        with pytest.raises(TensorParallelSplitError) as caught:
+            ssm_state(CONFIGS / name, tp_size=tp, layout="sglang")
+        assert caught.value.field == "num_key_value_heads"
+        assert f"tp_size {tp} does not divide the 2 query groups" in str(caught.value)
 
 
 def test_zaya_metrale_keeps_every_column_in_float32() -> None:
@@ -370,7 +388,8 @@ def test_zaya_refusals_name_the_fields() -> None:
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(fields, layout="sglang")
     assert str(caught.value) == (
-        "zaya config: field 'num_query_groups': is 4 but num_key_value_heads is 2"
+        "zaya config: field 'num_query_groups': is 4 but num_key_value_heads is 2 "
+        "(ZayaConfig (SGLang 0.5.23, sglang/srt/configs/zaya.py:29))"
     )
     with pytest.raises(TensorParallelSplitError) as split:
         ssm_state(config("zaya1-8b-legacy.json"), tp_size=3, layout="sglang")

@@ -260,10 +260,12 @@ def test_sglang_running_256_takes_five_slots_each() -> None:
 
 
 def test_sglang_strategies_change_the_cap_not_the_pool() -> None:
-    no_buffer = sglang_reservation(
-        NEMOTRON, available_memory=60 * GiB, mamba_radix_cache_strategy="no_buffer"
-    )
-    assert (no_buffer.slots, no_buffer.ratio, no_buffer.max_running_requests) == (211, 3, 70)
+    # Issue 27: an explicit no_buffer needs --disable-overlap-schedule, which SGLang asserts
+    # (sglang/srt/arg_groups/mamba_hook.py:156-160): refused on a default launch.
+    with pytest.raises(ServerArgumentError, match="no_buffer needs --disable-overlap-schedule"):
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GiB, mamba_radix_cache_strategy="no_buffer"
+        )
     off = sglang_reservation(NEMOTRON, available_memory=60 * GiB, disable_radix_cache=True)
     assert (off.slots, off.ratio, off.max_running_requests) == (211, 1, 211)
     assert off.kv_cache_bytes == 33_992_245_248
@@ -296,8 +298,16 @@ def test_sglang_fixed_pool() -> None:
 def test_sglang_non_radix_architecture_keeps_ratio_three() -> None:
     r = sglang_reservation(MAMBA, available_memory=60 * GiB)
     assert (r.mamba_radix_cache_strategy, r.ratio) == ("auto", 3)
-    with pytest.raises(ServerArgumentError, match="mamba_radix_cache_strategy"):
-        sglang_reservation(MAMBA, available_memory=60 * GiB, mamba_radix_cache_strategy="no_buffer")
+    # Issue 27: SGLang ignores no_buffer where it keeps no mamba radix cache and sizes as under
+    # auto (model_hook.py:1056-1067); it refuses the extra-buffer strategies there.
+    ignored = sglang_reservation(
+        MAMBA, available_memory=60 * GiB, mamba_radix_cache_strategy="no_buffer"
+    )
+    assert (ignored.ratio, ignored.slots, ignored.pool_bytes) == (r.ratio, r.slots, r.pool_bytes)
+    with pytest.raises(ServerArgumentError, match="needs mamba state, got MambaForCausalLM"):
+        sglang_reservation(
+            MAMBA, available_memory=60 * GiB, mamba_radix_cache_strategy="extra_buffer"
+        )
 
 
 def test_sglang_estimate_from_the_kv_pool_binds() -> None:
@@ -582,22 +592,19 @@ def test_sglang_strategy_of_a_radix_architecture_without_extra_buffer() -> None:
     assert auto.assumptions[-1] == (
         "no_buffer runs without the overlap scheduler, as SGLang pairs them"
     )
-    flag = sglang_reservation(
-        JET, available_memory=20 * GiB, mamba_radix_cache_strategy="no_buffer"
-    )
-    assert (flag.mamba_radix_cache_strategy, flag.strategy_rule, flag.overlap_schedule) == (
-        "no_buffer",
-        "flag",
-        True,
-    )
-    assert len(flag.assumptions) == 2
+    # Issue 27: an explicit no_buffer asserts the overlap scheduler off (mamba_hook.py:156-160),
+    # which a default launch leaves on: refused, as the oracle's SGLang run refuses it.
+    with pytest.raises(ServerArgumentError) as flag:
+        sglang_reservation(JET, available_memory=20 * GiB, mamba_radix_cache_strategy="no_buffer")
+    assert "no_buffer needs --disable-overlap-schedule" in str(flag.value)
     for strategy in ("extra_buffer", "extra_buffer_lazy"):
         with pytest.raises(ServerArgumentError) as raised:
             sglang_reservation(JET, available_memory=20 * GiB, mamba_radix_cache_strategy=strategy)
         assert raised.value.field == "mamba_radix_cache_strategy"
         assert str(raised.value) == (
-            f"argument mamba_radix_cache_strategy: SGLang 0.5.23 supports {strategy} only for "
-            "its extra_buffer architectures, not JetNemotronForCausalLM (overrides.py:403-451)"
+            f"argument mamba_radix_cache_strategy: {strategy} is not supported for "
+            "JetNemotronForCausalLM; use no_buffer: SGLang 0.5.23 asserts it "
+            "(sglang/srt/arg_groups/mamba_hook.py:115-119, overrides.py:403-451)"
         )
     off = sglang_reservation(JET, available_memory=20 * GiB, disable_radix_cache=True)
     assert (off.mamba_radix_cache_strategy, off.strategy_rule, off.overlap_schedule) == (
@@ -616,8 +623,9 @@ def test_sglang_refusals_are_these_lines() -> None:
             mamba_radix_cache_strategy="extra_buffer",
         )
     assert str(not_radix.value) == (
-        "argument mamba_radix_cache_strategy: extra_buffer needs the hybrid-mamba radix cache, "
-        "which SGLang does not use for MambaForCausalLM (model_hook.py:1059-1066)"
+        "argument mamba_radix_cache_strategy: extra_buffer needs mamba state, got "
+        "MambaForCausalLM: SGLang 0.5.23 refuses it where the mamba radix cache is off "
+        "(sglang/srt/arg_groups/model_hook.py:1059-1066)"
     )
     with pytest.raises(ServerArgumentError) as no_slot:
         sglang_reservation(NEMOTRON, available_memory=100 * 2**20)
@@ -1011,12 +1019,14 @@ FLAGS: list[tuple[tuple[str, ...], str, tuple[str, ...], str, object]] = [
         "mamba_full_memory_ratio",
         0.5,
     ),
+    # Issue 27: an explicit no_buffer needs --disable-overlap-schedule (mamba_hook.py:156-160),
+    # refused here; extra_buffer_lazy is one Nemotron-H takes.
     (
         ("--mamba-radix-cache-strategy",),
-        "no_buffer",
+        "extra_buffer_lazy",
         (),
         "mamba_radix_cache_strategy",
-        "no_buffer",
+        "extra_buffer_lazy",
     ),
     (("--max-running-requests",), "8", (), "requested_requests", 8),
     (

@@ -447,8 +447,11 @@ def test_vllm_qwen3_next_without_attention_layers_still_aligns_its_gdn_checkpoin
         # with gate_lower_bound None (alice_ai.py:118-137): whatever the config holds there.
         (WRITTEN / "alice-ai-written.json", 544),
         # BailingMoeV3KimiDeltaAttention keeps MambaBase's spec, with no checkpoint block
-        # (bailing_moe_v3.py:635; layers/mamba/abstract.py:72-90). The oracle's block size.
-        (BAILING_V3, 1920),
+        # (bailing_moe_v3.py:635; layers/mamba/abstract.py:72-90). Issue 27: its KDA head size is
+        # config.head_dim (bailing_moe_v3.py:675), which transformers 5.20.2's BailingHybridConfig
+        # sets to qk_rope_head_dim, 64 (__post_init__): a 561,152 B page, 512-token blocks (the
+        # oracle's block size with the class's config; 1920 read from the raw file's 128).
+        (BAILING_V3, 512),
     ],
 )
 def test_vllm_kda_layers_without_flashkda_plan_no_checkpoint_block(

@@ -9,8 +9,14 @@ config (a mapping, a file, a snapshot directory, or anything with ``to_dict()``)
 imports ``transformers``.
 
 The peers' code is the authority. Citations are paths inside the ``vllm-0.33.0`` and
-``sglang-0.5.23`` wheels (``vllm/...``, ``sglang/srt/...``) and transformers 5.19-5.23, which both
-pin and which is where they read configs through.
+``sglang-0.5.23`` wheels (``vllm/...``, ``sglang/srt/...``) and inside the transformers each
+reads configs through: vLLM 0.33.0 requires transformers >=5.16.1,<5.21.0 (5.20.2, the newest in
+range, is modelled), SGLang 0.5.23 pins 5.19.0 (``Release.transformers``).
+
+A config is read as the layout's server reads it (``classes``): the config class the server
+builds for the model type (transformers', or the server's own) fills in its defaults, derives
+what its ``__post_init__`` derives, renames its aliases and refuses what it refuses; the
+architecture the config names keys the server's model classes and dtype hooks.
 
 Layouts
 =======
@@ -33,7 +39,9 @@ Layouts
 The package's modules: ``kinds`` (one module per kind of state: a geometry that lays out its
 tensors with the servers' TP rules, and ``KINDS``, what the servers do with each kind);
 ``families`` (the registry: one ``Family`` entry per family, with what the servers do with it,
-and one module of readers per kind of layer they hold; the removed families); ``loading``
+and one module of readers and class rules per kind of layer they hold; the removed families);
+``classes`` (the config classes the servers build, their defaults as data in ``tables/``);
+``loading``
 (files, directories, ``LoadedConfig``); ``dtypes`` (every dtype rule); ``attention`` (the KV
 side, its TP checks, the DSA indexer); ``fields`` (typed, bounded field reads named in every
 refusal); ``errors``; ``state`` (the returned types; ``AttentionLayers.kv_bytes_per_token``, the
@@ -43,22 +51,23 @@ one KV-cache size per token); ``read`` (``ssm_state``, ``text_config``, wrappers
 callers that check a count before they read a config.
 
 A config whose ``model_type`` no family reads is a plain transformer (zero recurrent layers,
-zero bytes) when it has ``num_hidden_layers`` and nothing SSM-like; otherwise it is refused with
-the list of families. Multimodal wrappers are read through their ``text_config`` or
-``llm_config`` when that holds a family's ``model_type`` (``glm5_next``'s text-only checkpoints
-keep the text fields at the top level). Sizes are the states' own; vLLM's
-padding of a mamba page to the attention page size and prefix-caching copies are not included.
+zero bytes) when it has ``num_hidden_layers`` and nothing SSM-like, in itself or in a text config
+it wraps; otherwise it is refused with the list of families. Multimodal wrappers are read
+through their ``text_config`` or ``llm_config``, or the text config their class builds where the
+file gives none or one without a ``model_type`` (``glm5_next``'s text-only checkpoints keep the
+text fields at the top level). Sizes are the states' own; vLLM's padding of a mamba page to the
+attention page size and prefix-caching copies are not included.
 """
 
 from __future__ import annotations
 
 from .dtypes import DTYPE_BYTES
-from .errors import ModelConfigError, TensorParallelSplitError
+from .errors import ModelConfigError, NotModelledError, TensorParallelSplitError
 from .families import FAMILIES, REGISTRY, Family
 from .fields import MAX_LAYERS
 from .kinds import KINDS, KindTraits
 from .loading import ConfigSource, LoadedConfig
-from .read import LAYOUTS, load_config, ssm_state, text_config
+from .read import LAYOUTS, VIEWS, class_fields, load_config, ssm_state, text_config
 from .state import AttentionLayers, DsaIndexer, LayerStates, SsmState, StateTensor
 
 __all__ = [
@@ -68,6 +77,7 @@ __all__ = [
     "LAYOUTS",
     "MAX_LAYERS",
     "REGISTRY",
+    "VIEWS",
     "AttentionLayers",
     "ConfigSource",
     "DsaIndexer",
@@ -76,9 +86,11 @@ __all__ = [
     "LayerStates",
     "LoadedConfig",
     "ModelConfigError",
+    "NotModelledError",
     "SsmState",
     "StateTensor",
     "TensorParallelSplitError",
+    "class_fields",
     "load_config",
     "ssm_state",
     "text_config",

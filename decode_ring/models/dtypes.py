@@ -9,12 +9,15 @@ here. A rule is a ``(dtype, rule)`` pair. The roles:
 ``ssm`` (Mamba, Mamba-2, gated delta net; SGLang's KDA and linear attention too)
     vLLM ``--mamba-ssm-cache-dtype``: ``auto`` follows the conv state
     (``_mamba_state_dtype``, vllm/model_executor/layers/mamba/mamba_utils.py:98-111) unless the
-    family's hook sets it from the config (NemotronH, Qwen3.5: ``VllmSsmHook``); SGLang
+    architecture's hook sets it from the config (``VLLM_SSM_HOOKS``: NemotronH, Qwen3.5, keyed as
+    vLLM's ``MODELS_CONFIG_MAP`` keys them, by the architecture); SGLang
     ``mamba2_state_dtype``: float32, or the config's ``mamba_ssm_dtype`` where the family passes
     its config (sglang/srt/configs/mamba_utils.py:47-107); metrale float32.
 ``kda`` (the KDA recurrent state)
     vLLM ``kda_state_dtype`` (mamba_utils.py:133-151): ``auto`` is float32, and only float32 or
-    bfloat16 are accepted; elsewhere as ``ssm``.
+    bfloat16 are accepted, where the caller passes ``--mamba-ssm-cache-dtype`` at all (the
+    family's ``DtypeHooks``; vLLM's model-level view and its layer may differ there, ``view``);
+    elsewhere as ``ssm``.
 ``linear`` (the lightning / linear-attention state)
     vLLM ``linear_attention_state_dtype`` (mamba_utils.py:55-62) reads ``--mamba-cache-dtype``,
     i.e. the model dtype; elsewhere as ``ssm`` (SGLang: float32).
@@ -35,6 +38,7 @@ __all__ = [
     "DTYPE_BYTES",
     "NEMOTRON_H_HOOK",
     "QWEN3_5_HOOK",
+    "VLLM_SSM_HOOKS",
     "DtypeHooks",
     "DtypeRules",
     "Rule",
@@ -92,16 +96,43 @@ QWEN3_5_HOOK: Final = VllmSsmHook(
 )
 
 
+# vLLM's MODELS_CONFIG_MAP (vllm/model_executor/models/config.py:1211-1269), looked up by the
+# architecture vLLM resolved (vllm/config/vllm.py:2744-2764): the hooks that set an ``auto``
+# --mamba-ssm-cache-dtype. An architecture not listed keeps ``auto`` even where its text model
+# is one of these (MiniCPM-V 4.6/4.7, MiniCPM-OCR, InternS2, the NemotronH Omni-V3 wrappers).
+VLLM_SSM_HOOKS: Final[Mapping[str, VllmSsmHook]] = {
+    "NemotronHForCausalLM": NEMOTRON_H_HOOK,
+    "NemotronHPuzzleForCausalLM": NEMOTRON_H_HOOK,
+    # NemotronHNanoVLV2Config, on the text config (config.py:842-848).
+    "NemotronH_Nano_VL_V2": NEMOTRON_H_HOOK,
+    "Qwen3_5ForCausalLM": QWEN3_5_HOOK,
+    "Qwen3_5MoeForCausalLM": QWEN3_5_HOOK,
+    "Qwen3_5ForConditionalGeneration": QWEN3_5_HOOK,
+    "Qwen3_5MoeForConditionalGeneration": QWEN3_5_HOOK,
+    # Subclasses of Qwen3_5ForConditionalGenerationConfig (config.py:1010-1119).
+    "ColQwen3_5": QWEN3_5_HOOK,
+    "D3ForSequenceClassification": QWEN3_5_HOOK,
+    "Qwen4ExpForCausalLM": QWEN3_5_HOOK,
+    "Qwen4ExpForConditionalGeneration": QWEN3_5_HOOK,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class DtypeHooks:
-    """A family's dtype hooks: whether SGLang's ``mamba2_cache_params`` passes the config to
-    ``mamba2_state_dtype`` (so ``mamba_ssm_dtype`` counts), and vLLM's SSM hook, if any."""
+    """A family's dtype facts: whether SGLang's ``mamba2_cache_params`` passes the config to
+    ``mamba2_state_dtype`` (so ``mamba_ssm_dtype`` counts), whether vLLM's KDA model-level
+    dtype reads ``--mamba-ssm-cache-dtype``, and where its layer does only when a config key
+    says so (``vllm_kda_layer_gate``, a path of keys)."""
 
     sglang_passes_config: bool = False
-    vllm_ssm: VllmSsmHook | None = None
     # vLLM's BailingMoeV3 calls kda_state_dtype without --mamba-ssm-cache-dtype
     # (models/bailing_moe_v3.py:1484-1489), so its KDA state is float32 whatever the flag.
     vllm_kda_reads_ssm_dtype: bool = True
+    # Kimi's KDA layer is KimiK3DeltaAttention, which reads the flag, only where
+    # linear_attn_config.use_full_rank_gate is true; else KimiGatedDeltaNetAttention, whose
+    # get_state_dtype passes no flag (vllm/models/kimi_k3/nvidia/model.py:715-733,
+    # model_executor/layers/mamba/gdn/kimi_gdn_linear_attn.py:157-164).
+    vllm_kda_layer_gate: tuple[str, ...] | None = None
 
 
 NO_HOOKS: Final = DtypeHooks()
@@ -141,9 +172,11 @@ def vllm_model_dtype(cfg: Fields) -> Rule:
 
 class DtypeRules:
     """The dtype of each role (see the module) for one config under one layout, with the
-    ``--conv-dtype`` / ``--ssm-dtype`` overrides (``None``: the layout's rule)."""
+    ``--conv-dtype`` / ``--ssm-dtype`` overrides (``None``: the layout's rule), the vLLM SSM hook
+    of the config's architecture (``VLLM_SSM_HOOKS``), and vLLM's ``view``: ``layer`` (what the
+    layer allocates) or ``model`` (``get_mamba_state_dtype_from_config``, which sizes pages)."""
 
-    __slots__ = ("cfg", "conv_override", "hooks", "layout", "ssm_override")
+    __slots__ = ("cfg", "conv_override", "hooks", "layout", "ssm_override", "view", "vllm_ssm")
 
     def __init__(
         self,
@@ -152,12 +185,17 @@ class DtypeRules:
         layout: str,
         conv_override: str | None,
         ssm_override: str | None,
+        *,
+        vllm_ssm: VllmSsmHook | None = None,
+        view: str = "layer",
     ) -> None:
         self.cfg = cfg
         self.hooks = hooks
         self.layout = layout
         self.conv_override = conv_override
         self.ssm_override = ssm_override
+        self.vllm_ssm = vllm_ssm
+        self.view = view
 
     def conv(self) -> Rule:
         """The conv state's dtype."""
@@ -180,20 +218,34 @@ class DtypeRules:
         return self._vllm_ssm()
 
     def kda(self) -> Rule:
-        """The KDA recurrent state's dtype."""
+        """The KDA recurrent state's dtype. vLLM refuses a flag dtype it cannot keep where the
+        model-level view reads the flag, which it does at startup whatever the layer reads."""
         if self.layout != "vllm":
             return self.ssm()
-        if self.ssm_override is None or not self.hooks.vllm_kda_reads_ssm_dtype:
+        wanted = self.ssm_override
+        if wanted not in (None, "float32", "bfloat16") and self.hooks.vllm_kda_reads_ssm_dtype:
+            raise refuse_argument(
+                "ssm_dtype",
+                f"{VLLM} keeps a KDA recurrent state only in float32 or "
+                f"bfloat16 ({_VLLM_UTILS}:143-149), not {wanted}",
+                path=self.cfg.path,
+                family=self.cfg.family,
+            )
+        if wanted is None or not self._kda_reads_flag():
             return "float32", f"vLLM KDA default float32 ({_VLLM_UTILS}:133-151)"
-        if self.ssm_override in ("float32", "bfloat16"):
-            return self.ssm_override, "override --ssm-dtype"
-        raise refuse_argument(
-            "ssm_dtype",
-            f"{VLLM} keeps a KDA recurrent state only in float32 or "
-            f"bfloat16 ({_VLLM_UTILS}:143-149), not {self.ssm_override}",
-            path=self.cfg.path,
-            family=self.cfg.family,
-        )
+        return wanted, "override --ssm-dtype"
+
+    def _kda_reads_flag(self) -> bool:
+        """Whether vLLM's KDA dtype, in this view, reads ``--mamba-ssm-cache-dtype``."""
+        gate = self.hooks.vllm_kda_layer_gate
+        if not self.hooks.vllm_kda_reads_ssm_dtype:
+            return False
+        if self.view == "model" or gate is None:
+            return True
+        value: object = self.cfg.fields
+        for key in gate:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        return bool(value)
 
     def linear(self) -> Rule:
         """The linear-attention state's dtype."""
@@ -217,10 +269,12 @@ class DtypeRules:
     def _vllm_ssm(self) -> Rule:
         dtype, _ = self.conv()
         follow = dtype, f"as conv state (vLLM: mamba_ssm_cache_dtype auto, {_VLLM_UTILS}:98-111)"
-        hook = self.hooks.vllm_ssm
+        hook = self.vllm_ssm
         if hook is None:
             return follow
-        fields = self.cfg.fields
+        # A field the file does not give is the hook's default (the class's own, where it
+        # declares one, is the same: NemotronHConfig.mamba_ssm_cache_dtype float32).
+        fields = self.cfg.fields if hook.field in self.cfg.given else {}
         missing = hook.field not in fields or (hook.null_is_missing and fields[hook.field] is None)
         if missing:
             if hook.default is None:

@@ -12,6 +12,7 @@ from ..printable import show
 __all__ = [
     "MAX_RESULT",
     "ModelConfigError",
+    "NotModelledError",
     "TensorParallelSplitError",
     "check_within_64_bits",
     "refuse_argument",
@@ -53,6 +54,11 @@ class ModelConfigError(ValueError):
 class TensorParallelSplitError(ModelConfigError):
     """The model cannot be split over ``tp_size`` ranks: a head or channel
     count that the servers shard evenly does not divide by it."""
+
+
+class NotModelledError(ModelConfigError):
+    """The servers serve the model, but its state is of a shape this package does not model yet
+    (several KV-cache specs per model: Qwen4-Exp, Inkling); the message says what is missing."""
 
 
 def refuse_argument(

@@ -16,10 +16,12 @@ MAX_FIELD: Final = 2**63 - 1
 
 
 class Fields:
-    """One family's fields (``fields``, the text config of a wrapper), the whole config
-    (``root``), and what an error message names: file, family, field."""
+    """One family's fields (``fields``, the text config of a wrapper, as the server's config
+    class holds them), the whole config (``root``), what the file itself gives (``given``: the
+    fields before the class filled in its defaults), and what an error message names: file,
+    family, field."""
 
-    __slots__ = ("family", "fields", "path", "prefix", "root")
+    __slots__ = ("family", "fields", "given", "path", "prefix", "root")
 
     def __init__(
         self,
@@ -28,12 +30,14 @@ class Fields:
         family: str,
         path: str | None,
         prefix: str = "",
+        given: Mapping[str, Any] | None = None,
     ) -> None:
         self.fields = fields
         self.root = root
         self.family = family
         self.path = path
         self.prefix = prefix
+        self.given = fields if given is None else given
 
     def nested(self, *keys: str) -> Fields:
         """The fields of the mapping at ``keys`` (``linear_attn_config``), named in refusals with

@@ -266,7 +266,8 @@ def unknown(
     root: Mapping[str, Any], path: str | None, families: tuple[str, ...]
 ) -> ModelConfigError | None:
     """The refusal for a config no family reads, or ``None`` for a plain transformer (an integer
-    ``num_hidden_layers`` and nothing that looks like SSM state)."""
+    ``num_hidden_layers`` and nothing that looks like SSM state, in the config or in any text
+    config it wraps, ``text_config`` or ``llm_config``)."""
     where = f"{path!a}: " if path is not None else ""
     model_type = root.get("model_type")
     if not isinstance(model_type, str):
@@ -274,11 +275,11 @@ def unknown(
         return ModelConfigError(
             f"{where}field 'model_type': {problem}", path=path, field="model_type"
         )
-    text = root.get("text_config")
-    marks = _ssm_marks(root) + (_ssm_marks(text) if isinstance(text, Mapping) else [])
+    texts = [text for key in WRAPPERS if isinstance(text := root.get(key), Mapping)]
+    marks = _ssm_marks(root) + [mark for text in texts for mark in _ssm_marks(text)]
     layers = root.get("num_hidden_layers")
-    if layers is None and isinstance(text, Mapping):
-        layers = text.get("num_hidden_layers")
+    if layers is None and texts:
+        layers = texts[0].get("num_hidden_layers")
     if not marks and isinstance(layers, int) and not isinstance(layers, bool) and layers >= 0:
         return None
     why = (

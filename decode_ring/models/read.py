@@ -1,27 +1,37 @@
-"""``ssm_state``: from a config to the state every recurrent layer holds, per layout."""
+"""``ssm_state``: from a config to the state every recurrent layer holds, per layout.
+
+A config is read as the layout's server reads it: the family that reads its model type (in the
+config, or in a wrapper's text config), the architecture it names (each server keys model
+classes and dtype hooks by it), and the config class the server builds (``classes``: defaults,
+derived fields, aliases, refusals), before the family's reader lays its layers out.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ..printable import show
-from ..releases import SGLANG, VLLM
+from ..releases import SGLANG, VLLM, Release
 from .attention import check_split, gqa
-from .dtypes import NO_HOOKS, DtypeRules, dtype_argument
+from .classes import Built, ClassReading, built, config_class, table
+from .dtypes import NO_HOOKS, VLLM_SSM_HOOKS, DtypeRules, dtype_argument
 from .errors import ModelConfigError, refuse_argument
-from .families import FAMILIES, REGISTRY, REMOVED, Family, Geometry, Parsed
+from .families import FAMILIES, REGISTRY, REMOVED, WRAPPED, Family, Geometry, Parsed
 from .fields import MAX_FIELD, Fields
 from .kinds import KINDS
 from .loading import WRAPPERS, ConfigSource, LoadedConfig, load, unknown
 from .state import AttentionLayers, LayerStates, Sizing, SsmState, StateTensor
 
-__all__ = ["LAYOUTS", "load_config", "ssm_state", "text_config"]
+__all__ = ["LAYOUTS", "VIEWS", "class_fields", "load_config", "ssm_state", "text_config"]
 
 LAYOUTS: Final = ("vllm", "sglang", "metrale")
+VIEWS: Final = ("layer", "model")
 _MODEL_TYPES: Final[Mapping[str, str]] = {
     model_type: name for name, family in REGISTRY.items() for model_type in family.model_types
 }
+_RELEASES: Final[Mapping[str, Release]] = {"vllm": VLLM, "sglang": SGLANG}
 
 
 def _check_count(name: str, value: object, minimum: int) -> int:
@@ -40,6 +50,7 @@ def ssm_state(
     conv_dtype: str | None = None,
     ssm_dtype: str | None = None,
     speculative_tokens: int = 0,
+    view: str = "layer",
 ) -> SsmState:
     """The per-sequence recurrent state of the model ``config`` describes, on one of
     ``tp_size`` tensor-parallel ranks, as ``layout`` (``"vllm"``, ``"sglang"`` or
@@ -48,37 +59,38 @@ def ssm_state(
     ``config`` is a mapping parsed from ``config.json``, a path to that file or to a directory
     holding it, or an object with ``to_dict()``. ``conv_dtype`` / ``ssm_dtype`` override the
     layout's dtype rules (``bfloat16``, ``float16``, ``float32`` or an alias; ``auto`` or ``None``
-    keeps the rule). ``speculative_tokens`` widens the conv window where vLLM does.
+    keeps the rule). ``speculative_tokens`` widens the conv window where vLLM does. ``view``
+    (vLLM's two views of a layer's state): ``"layer"``, what the layer allocates
+    (``get_state_shape`` / ``get_state_dtype``), or ``"model"``, what the model-level
+    ``get_mamba_state_shape_from_config`` / ``..._dtype_from_config`` say, which set vLLM's
+    block alignment and page padding; the same under the other layouts.
 
     Raises ``ModelConfigError`` (a ``ValueError``) for a config, layout, dtype or ``tp_size`` the
-    servers would refuse or this package cannot read (``TensorParallelSplitError`` for a split),
-    and ``TypeError`` for a ``tp_size``, ``speculative_tokens`` or ``config`` of the wrong type.
-    Arithmetic is exact."""
+    servers would refuse or this package cannot read (``TensorParallelSplitError`` for a split,
+    ``NotModelledError`` for a family the package does not model yet), and ``TypeError`` for a
+    ``tp_size``, ``speculative_tokens`` or ``config`` of the wrong type. Arithmetic is exact."""
     tp = _check_count("tp_size", tp_size, 1)
     spec = _check_count("speculative_tokens", speculative_tokens, 0)
     if not isinstance(layout, str) or layout not in LAYOUTS:
         raise refuse_argument("layout", f"unknown layout {show(layout)}; use {', '.join(LAYOUTS)}")
+    if not isinstance(view, str) or view not in VIEWS:
+        raise refuse_argument("view", f"unknown view {show(view)}; use {', '.join(VIEWS)}")
     conv_override = dtype_argument("conv_dtype", conv_dtype)
     ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
     loaded = load(config)
-    root, path = loaded.mapping, loaded.path
-    found = _find(root, path)
-    if found is None:
-        refusal = unknown(root, path, FAMILIES)
-        if refusal is not None:
-            raise refusal
-        cfg = Fields(root, root, "transformer", path)
-        rules = DtypeRules(cfg, NO_HOOKS, layout, conv_override, ssm_override)
-        parsed = Parsed((), _plain_attention(cfg))
-        return _assemble(cfg, str(root["model_type"]), parsed, Sizing(layout, tp, spec, rules))
-    name, fields = found
-    family = REGISTRY[name]
-    cfg = Fields(fields, root, name, path)
-    parsed = family.read(cfg, _server(cfg, family, layout))
-    rules = DtypeRules(cfg, family.hooks, layout, conv_override, ssm_override)
-    model_type = root.get("model_type")
-    shown = model_type if isinstance(model_type, str) else str(fields["model_type"])
-    return _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules))
+    read = _read(loaded, layout)
+    if read is None:
+        return _plain(loaded, layout, tp, spec, (conv_override, ssm_override))
+    family, cfg, reading, architecture = read
+    parsed = family.read(cfg, reading.server)
+    hook = VLLM_SSM_HOOKS.get(architecture or "") if layout == "vllm" else None
+    rules = DtypeRules(
+        cfg, family.hooks, layout, conv_override, ssm_override, vllm_ssm=hook, view=view
+    )
+    model_type = loaded.mapping.get("model_type")
+    shown = model_type if isinstance(model_type, str) else str(cfg.fields.get("model_type"))
+    window = spec if view == "layer" or layout != "vllm" or family.vllm_model_window else 0
+    return _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules, window))
 
 
 def load_config(config: ConfigSource) -> LoadedConfig:
@@ -93,38 +105,121 @@ def text_config(config: LoadedConfig) -> Mapping[str, Any]:
     vllm/transformers_utils/config.py), else the config itself. Raises as ``ssm_state`` does
     for a wrapper without its text config or a family vLLM removed."""
     found = _find(config.mapping, config.path)
-    return config.mapping if found is None else found[1]
+    return config.mapping if found is None else found.fields
 
 
-def _find(root: Mapping[str, Any], path: str | None) -> tuple[str, Mapping[str, Any]] | None:
-    """The family that reads the config and the mapping holding its fields: the config itself,
-    the text config of a wrapper the family names, or the first wrapper (``text_config``,
-    ``llm_config``: vLLM reads the latter as the former, transformers_utils/config.py:195-197)
-    whose ``model_type`` a family reads. Refuses a family vLLM removed."""
-    wrapped = [root.get(key) for key in WRAPPERS]
-    for where in (root, *wrapped):
-        if not isinstance(where, Mapping):
+def class_fields(config: ConfigSource, *, layout: str = "vllm") -> Mapping[str, Any]:
+    """The family's fields of ``config`` as the config class of ``layout``'s server holds them
+    once built (``classes``): the file's values, the class's defaults and what it derives.
+    Raises as ``ssm_state`` does; a config no family reads is returned as it is."""
+    loaded = load(config)
+    read = _read(loaded, layout)
+    return loaded.mapping if read is None else read[1].fields
+
+
+# --- finding the family ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """Where a family's fields are: the family, the mapping that holds them, the model type the
+    config class is looked up by, the wrapper around them (``None``: the config itself), and
+    whether the wrapper's text config gives no model type (``untyped``) or is not there at all
+    (``absent``: its class builds the text config from its defaults)."""
+
+    name: str
+    fields: Mapping[str, Any]
+    model_type: str
+    wrapper: str | None = None
+    untyped: bool = False
+    absent: bool = False
+
+
+def _find(root: Mapping[str, Any], path: str | None) -> _Found | None:
+    """The family that reads the config and the mapping holding its fields: the config itself;
+    a wrapper's text config (``text_config``, ``llm_config``: vLLM reads the latter as the
+    former, transformers_utils/config.py:195-197), or the text config its class builds; else
+    the first text config whose model type a family reads. Refuses a family vLLM removed and a
+    wrapper whose text config names a model type no family reads."""
+    root_type = root.get("model_type")
+    if isinstance(root_type, str):
+        _removed(root_type, path)
+        name = _MODEL_TYPES.get(root_type)
+        if name is not None and (not REGISTRY[name].wrapper or root_type not in WRAPPED):
+            return _Found(name, root, root_type)
+        if name is not None or root_type in WRAPPED:
+            return _wrapped(root, root_type, name, path)
+    for key in WRAPPERS:
+        text = root.get(key)
+        if not isinstance(text, Mapping):
             continue
-        model_type = where.get("model_type")
-        if isinstance(model_type, str) and model_type in REMOVED:
-            _refuse_removed(model_type, path)
-        name = _MODEL_TYPES.get(model_type) if isinstance(model_type, str) else None
-        if name is None:
-            continue
-        if not REGISTRY[name].wrapper:
-            return name, where
-        if where is root:
-            text = next((item for item in wrapped if isinstance(item, Mapping)), None)
-            if text is None and REGISTRY[name].flat:
-                return name, root
-            if text is None:
-                cfg = Fields(root, root, name, path)
-                raise cfg.fail("text_config", "missing; the wrapper keeps its language model there")
-            return name, text
+        model_type = text.get("model_type")
+        if isinstance(model_type, str):
+            _removed(model_type, path)
+            name = _MODEL_TYPES.get(model_type)
+            if name is not None and not REGISTRY[name].wrapper:
+                return _Found(
+                    name, text, model_type, root_type if isinstance(root_type, str) else None
+                )
     return None
 
 
-def _refuse_removed(model_type: str, path: str | None) -> None:
+def _wrapped(root: Mapping[str, Any], wrapper: str, name: str | None, path: str | None) -> _Found:
+    """A wrapper's text config: as the file gives it, or, where it gives none or one without a
+    model type, what the wrapper's class builds (``WRAPPED``)."""
+    expected = WRAPPED[wrapper]
+    text = next((root[key] for key in WRAPPERS if isinstance(root.get(key), Mapping)), None)
+    if text is None:
+        family = name or _MODEL_TYPES[expected]
+        if REGISTRY[family].flat:
+            return _Found(family, root, expected, wrapper)
+        _flat_fields(root, wrapper, expected, path)
+        return _Found(family, {}, expected, wrapper, absent=True)
+    own = text.get("model_type")
+    if own is None:
+        return _Found(name or _MODEL_TYPES[expected], text, expected, wrapper, untyped=True)
+    _removed(str(own), path)
+    found = name or _MODEL_TYPES.get(str(own))
+    if found is None or not isinstance(own, str):
+        where = f"{path!a}: " if path is not None else ""
+        raise ModelConfigError(
+            f"{where}field 'text_config.model_type': {show(own)} in a {wrapper!a} wrapper names "
+            f"no family this package reads; a {wrapper!a} checkpoint's text config is "
+            f"{expected!a} (give that model_type, or none for the class's own)",
+            path=path,
+            family=wrapper,
+            field="text_config.model_type",
+        )
+    return _Found(found, text, own, wrapper)
+
+
+# Fields of a language model that a wrapper's class does not read at its top level: a wrapper
+# with these and no text config is a text config under the wrapper's model type.
+_TEXT_FIELDS: Final = ("num_hidden_layers", "hidden_size", "num_attention_heads", "layer_types")
+
+
+def _flat_fields(root: Mapping[str, Any], wrapper: str, expected: str, path: str | None) -> None:
+    """Refuse a wrapper that holds its language model's fields at its top level and no text
+    config: its class builds its default text config and ignores them (transformers'
+    ``Qwen3_5Config``, ``sub_configs``), so the server would size a model the file does not
+    describe."""
+    flat = [key for key in _TEXT_FIELDS if key in root]
+    if not flat:
+        return
+    where = f"{path!a}: " if path is not None else ""
+    raise ModelConfigError(
+        f"{where}field 'text_config': missing, and {', '.join(flat)} at the top level, which a "
+        f"{wrapper!a} config's class ignores (it builds its default text config); give a flat "
+        f"{expected!a} config, or a {wrapper!a} wrapper with text_config",
+        path=path,
+        family=wrapper,
+        field="text_config",
+    )
+
+
+def _removed(model_type: str, path: str | None) -> None:
+    if model_type not in REMOVED:
+        return
     name, version = REMOVED[model_type]
     where = f"{path!a}: " if path is not None else ""
     raise ModelConfigError(
@@ -136,22 +231,114 @@ def _refuse_removed(model_type: str, path: str | None) -> None:
     )
 
 
-def _server(cfg: Fields, family: Family, layout: str) -> str:
-    """Whose reading of the family to follow: the layout's own server, and for metrale vLLM's
-    where vLLM serves the family, else SGLang's. Refuses a layout whose server lacks it."""
-    if layout == "vllm" and family.vllm is None:
-        raise cfg.fail(
-            "model_type", f"{VLLM} has no {cfg.family} model; use layout sglang or metrale"
-        )
-    if layout == "sglang" and family.sglang is None:
+# --- reading it as the server's class does ------------------------------------------------------
+
+
+def _read(
+    loaded: LoadedConfig, layout: str
+) -> tuple[Family, Fields, ClassReading, str | None] | None:
+    """The family, its fields as the layout's server's class holds them, the reading, and the
+    architecture the config names (else the family's first); ``None`` for a config no family
+    reads that is a plain transformer."""
+    root, path = loaded.mapping, loaded.path
+    found = _find(root, path)
+    if found is None:
+        refusal = unknown(root, path, FAMILIES)
+        if refusal is not None:
+            raise refusal
+        return None
+    family = REGISTRY[found.name]
+    given = Fields(found.fields, root, found.name, path)
+    server, architecture = _server(given, family, layout)
+    reading = _class_reading(given, found, server, layout)
+    state = _built(reading, found, given, family)
+    cfg = Fields(state.values, root, found.name, path, given=found.fields)
+    return family, cfg, reading, architecture
+
+
+def _server(cfg: Fields, family: Family, layout: str) -> tuple[str, str | None]:
+    """Whose reading of the family to follow, and the architecture: the layout's own server,
+    and for metrale vLLM's where vLLM serves the family, else SGLang's. Refuses a layout whose
+    server lacks the family or the architecture the config names (each server keys its model
+    classes by ``architectures[0]``: vLLM's registry, vllm/model_executor/models/registry.py;
+    SGLang's ``EntryClass`` lists, sglang/srt/models/)."""
+    server = layout
+    if layout == "metrale":
+        server = "vllm" if family.vllm is not None else "sglang"
+    release = _RELEASES[server]
+    served = family.architectures(server)
+    if not served:
+        other = "sglang" if server == "vllm" else "vllm"
+        note = " (no config with mamba2_cache_params)" if server == "sglang" else ""
         raise cfg.fail(
             "model_type",
-            f"{SGLANG} has no {cfg.family} model (no config with mamba2_cache_params); "
-            "use layout vllm or metrale",
+            f"{release} has no {cfg.family} model{note}; use layout {other} or metrale",
         )
-    if layout == "metrale":
-        return "vllm" if family.vllm is not None else "sglang"
-    return layout
+    names = cfg.root.get("architectures")
+    given = names[0] if isinstance(names, list) and names and isinstance(names[0], str) else None
+    if given is not None and given not in served and layout != "metrale":
+        where = "its registry" if server == "vllm" else "an EntryClass of sglang/srt/models"
+        raise cfg.fail(
+            "architectures",
+            f"{release} has no model class {given!a} ({where}); it serves {cfg.family} as "
+            f"{', '.join(served)}",
+        )
+    return server, given if given is not None else served[0]
+
+
+def _class_reading(cfg: Fields, found: _Found, server: str, layout: str) -> ClassReading:
+    """The class ``server`` reads the family's fields with; refuses a wrapper whose class
+    cannot build the text config the file gives (none, or one without a model type)."""
+    release = _RELEASES[server]
+    if found.wrapper is not None and (found.untyped or found.absent):
+        wrapper = config_class(release, found.wrapper)
+        expected = WRAPPED[found.wrapper]
+        what = "no text_config" if found.absent else "a text_config without model_type"
+        if wrapper is None or wrapper.text is None:
+            raise cfg.fail(
+                "text_config.model_type",
+                f"missing; {release} has no config class for {found.wrapper!a} (the checkpoint's "
+                f"own code would build it), so the text config must say its model_type: "
+                f"{expected!a}",
+            )
+        built_type = wrapper.text.absent if found.absent else wrapper.text.untyped
+        if built_type is None:
+            raise cfg.fail(
+                "text_config.model_type",
+                f"missing; {wrapper.cite} refuses {what} ({wrapper.text.refusal}); give "
+                f"model_type {expected!a} in text_config",
+            )
+    return ClassReading(release, server, config_class(release, found.model_type))
+
+
+def _built(reading: ClassReading, found: _Found, cfg: Fields, family: Family) -> Built:
+    """The fields as the class holds them once built; for SGLang, after transformers' own class
+    of the model type refused nothing (SGLang builds it first, through ``AutoConfig``,
+    sglang/srt/utils/hf_transformers/config.py:230-300)."""
+    release, cls = reading.release, reading.cls
+    if release is not None and cls is not None and cls.after_transformers:
+        first = table(f"transformers-{release.transformers}").get(found.model_type)
+        if first is not None:
+            built(ClassReading(release, "transformers", first), found.fields, cfg, family.rules)
+    return built(reading, found.fields, cfg, family.rules)
+
+
+# --- the state ---------------------------------------------------------------------------------
+
+
+def _plain(
+    loaded: LoadedConfig,
+    layout: str,
+    tp: int,
+    spec: int,
+    overrides: tuple[str | None, str | None],
+) -> SsmState:
+    """A plain transformer: no recurrent layer, its attention where the config gives heads."""
+    root = loaded.mapping
+    cfg = Fields(root, root, "transformer", loaded.path)
+    rules = DtypeRules(cfg, NO_HOOKS, layout, *overrides)
+    parsed = Parsed((), _plain_attention(cfg))
+    return _assemble(cfg, str(root["model_type"]), parsed, Sizing(layout, tp, spec, rules, spec))
 
 
 def _plain_attention(cfg: Fields) -> AttentionLayers | None:

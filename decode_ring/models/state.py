@@ -216,12 +216,15 @@ def _plain(value: object) -> object:
 @dataclass(frozen=True, slots=True)
 class Sizing:
     """What laying out a layer's state depends on besides its geometry: the layout, the TP size,
-    the speculative tokens and the dtype rules."""
+    the speculative tokens, the dtype rules, and the speculative tokens that widen a conv window
+    (``window``: ``spec``, or 0 in vLLM's model-level view of a family whose
+    ``get_mamba_state_shape_from_config`` leaves them out)."""
 
     layout: str
     tp: int
     spec: int
     dtypes: DtypeRules
+    window: int = 0
 
 
 def tensor(name: str, shape: tuple[int, ...], rule: Rule) -> StateTensor:
@@ -238,7 +241,7 @@ def conv_window(
     ``(channels, K - 1)``, or ``(K - 1, channels)`` for a kind it lays out ``window_first``
     (never widened), metrale ``(K, channels)``."""
     if sizing.layout == "vllm":
-        return (kernel - 1 + (sizing.spec if widened else 0), channels)
+        return (kernel - 1 + (sizing.window if widened else 0), channels)
     if sizing.layout == "sglang":
         return (kernel - 1, channels) if window_first else (channels, kernel - 1)
     return (kernel, channels)

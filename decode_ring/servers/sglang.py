@@ -34,6 +34,7 @@ from typing import Any, Final
 from ..checkpoints import read_checkpoint
 from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
 from ..models.attention import dsa_indexer
+from ..models.read import class_fields
 from ..printable import show
 from ..releases import SGLANG
 from .common import (
@@ -159,6 +160,12 @@ _MAMBA_RADIX_CACHE_ARCHS: Final = frozenset(
         "Glm5NextForConditionalGeneration",
     }
 )
+# The architectures of a linear-attention spec that uses the mamba radix cache and supports no
+# extra buffer (register_linear_attn_model: GigaChat35, S:sglang/srt/configs/gigachat35.py:
+# 241-252), which get_linear_attn_spec finds by the config (overrides.py:470-473).
+_LINEAR_ATTN_RADIX_ARCHS: Final = frozenset({"GigaChat35ForCausalLM", "GigaChat35ForCausalLMNextN"})
+# SGLang keys Granite's radix cache by its config class's layer_types (overrides.py:462-466).
+_GRANITE: Final = "GraniteMoeHybridForCausalLM"
 # overrides.py:403-436 (_MAMBA_EXTRA_BUFFER_ARCHS), which supports_mamba_cache_extra_buffer
 # accepts with the default triton linear-attention backend (:439-451).
 _MAMBA_EXTRA_BUFFER_ARCHS: Final = frozenset(
@@ -398,7 +405,7 @@ def sglang_reservation(
     fraction = _handle_gpu_memory_settings(model, launch, architecture)
     budget = _profile_available_bytes(model, launch, fraction)
     launch = replace(launch, available_memory=budget.available_memory)
-    strategy = _mamba_radix_cache_resolution(launch, architecture, model.text)
+    strategy = _mamba_radix_cache_resolution(launch, architecture, model)
     ratio = _calculate_mamba_ratio(launch, strategy)
     running = _handle_eagle_family(launch)
     cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running)
@@ -731,28 +738,32 @@ class _Strategy:
 
 
 def _mamba_radix_cache_resolution(
-    launch: _Launch, architecture: str, text: Mapping[str, Any]
+    launch: _Launch, architecture: str, model: HybridModel
 ) -> _Strategy:
     """The strategy, the rule that chose it and whether the overlap scheduler runs, as
     ``_mamba_radix_cache_resolution`` (overrides.py:453-487) and ``handle_mamba_radix_cache``
-    (model_hook.py:1050-1075) resolve them for a default launch (overlap on, page size 1)."""
+    (model_hook.py:1048-1077, mamba_hook.py:115-163) resolve and check them for a default
+    launch (overlap on, page size 1). SGLang keys the radix cache by the architecture (its lists,
+    and a linear-attention spec's, ``_LINEAR_ATTN_RADIX_ARCHS``), and Granite by its config
+    class's ``layer_types``, which SGLang's class names ``mamba`` (``class_fields``). An
+    architecture without it ignores ``no_buffer`` and refuses the extra-buffer strategies."""
     requested = launch.mamba_radix_cache_strategy
-    if launch.disable_radix_cache:
-        return _Strategy("none", "--disable-radix-cache", True)
-    layer_types = text.get("layer_types")
-    radix = architecture in _MAMBA_RADIX_CACHE_ARCHS or (
-        architecture == "GraniteMoeHybridForCausalLM"
-        and isinstance(layer_types, list)
-        and "mamba" in layer_types
-    )
-    if not radix:
-        if requested != "auto":
+    radix = architecture in _MAMBA_RADIX_CACHE_ARCHS or architecture in _LINEAR_ATTN_RADIX_ARCHS
+    if architecture == _GRANITE:
+        kinds = class_fields(model.config, layout="sglang").get("layer_types")
+        radix = isinstance(kinds, list) and "mamba" in kinds
+    if launch.disable_radix_cache or not radix:
+        if requested in ("extra_buffer", "extra_buffer_lazy"):
             raise fail(
                 "mamba_radix_cache_strategy",
-                f"{requested} needs the hybrid-mamba radix cache, which SGLang does not use "
-                f"for {architecture} (model_hook.py:1059-1066)",
+                f"{requested} needs mamba state, got {architecture}: {SGLANG} refuses it where "
+                "the mamba radix cache is off (sglang/srt/arg_groups/model_hook.py:1059-1066)",
             )
-        return _Strategy("auto", f"{architecture} is not a mamba-radix-cache architecture", True)
+        if launch.disable_radix_cache:
+            return _Strategy("none", "--disable-radix-cache", True)
+        ignored = "; --mamba-radix-cache-strategy no_buffer ignored" if requested != "auto" else ""
+        rule = f"{architecture} is not a mamba-radix-cache architecture{ignored}"
+        return _Strategy("auto", rule, True)
     extra_buffer = architecture in _MAMBA_EXTRA_BUFFER_ARCHS
     if requested == "auto":
         if extra_buffer:
@@ -762,11 +773,19 @@ def _mamba_radix_cache_resolution(
         return _Strategy(
             "no_buffer", "auto: architecture has no extra_buffer; overlap turned off", False
         )
-    if requested != "no_buffer" and not extra_buffer:
+    if requested == "no_buffer":
         raise fail(
             "mamba_radix_cache_strategy",
-            f"{SGLANG} supports {requested} only for its extra_buffer architectures, not "
-            f"{architecture} (overrides.py:403-451)",
+            f"no_buffer needs --disable-overlap-schedule, which {SGLANG} asserts "
+            "(sglang/srt/arg_groups/mamba_hook.py:156-160) and this package does not model; "
+            "auto resolves no_buffer without the overlap scheduler where extra_buffer is not "
+            "supported",
+        )
+    if not extra_buffer:
+        raise fail(
+            "mamba_radix_cache_strategy",
+            f"{requested} is not supported for {architecture}; use no_buffer: {SGLANG} asserts "
+            "it (sglang/srt/arg_groups/mamba_hook.py:115-119, overrides.py:403-451)",
         )
     return _Strategy(requested, "flag", True)
 

@@ -48,9 +48,17 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..checkpoints import read_checkpoint
-from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_config, ssm_state
+from ..models import (
+    DTYPE_BYTES,
+    KINDS,
+    ConfigSource,
+    ModelConfigError,
+    class_fields,
+    load_config,
+    ssm_state,
+)
 from ..models.kinds import Checkpoint
-from ..printable import type_name
+from ..printable import show, type_name
 from ..releases import VLLM
 from .common import (
     GPU_ARCHS,
@@ -722,13 +730,16 @@ def _max_model_len(text: Mapping[str, Any], given: int | None) -> _MaxModelLen:
         for key in _LENGTH_KEYS
         if isinstance(value := text.get(key), int) and not isinstance(value, bool)
     }
-    if "model_max_length" in found:
-        length, rule = found["model_max_length"], "config model_max_length"
-    elif not found:
-        length, rule = 2048, "no length in config: 2048"
-    else:
-        key = min(found, key=lambda name: found[name])
-        length, rule = found[key], f"config {key}"
+    key = "model_max_length" if "model_max_length" in found else None
+    key = key or (min(found, key=lambda name: found[name]) if found else None)
+    length, rule = (found[key], f"config {key}") if key else (2048, "no length in config: 2048")
+    if key is not None and length < 1:
+        # vLLM's ModelConfig refuses a max_model_len below 1 (vllm/config/model.py:1070-1075).
+        raise ModelConfigError(
+            f"field {key!r}: {show(length)} is not a count of tokens from 1 to 2**63 - 1; vLLM "
+            "refuses a max_model_len below 1 (vllm/config/model.py:1070-1075)",
+            field=key,
+        )
     parameters = _rope_parameters(text)
     types = [str(rp.get("rope_type", rp.get("type"))) for rp in parameters]
     if "longrope" in types:
@@ -850,13 +861,17 @@ def _refusal(backend: str, head: int, fp8: bool, arch: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _MambaSpec:
-    """The state layers of one kind: one ``MambaSpec`` bucket, its page (with the ReplaySSM
-    ring where it joins it), its ``get_prefill_checkpoint_alignment`` (``None``: it exports no
-    checkpoints), and its ``num_prefill_checkpoint_blocks`` when every state layer exports
-    checkpoints."""
+    """The state layers of one kind: one ``MambaSpec`` bucket, its page as the layer allocates
+    it (``get_state_shape`` / ``get_state_dtype``, with the ReplaySSM ring where it joins it),
+    its page in the model-level view (``get_mamba_state_shape_from_config`` /
+    ``..._dtype_from_config``, which size the attention block and the padding,
+    vllm/platforms/interface.py:1045-1061), its ``get_prefill_checkpoint_alignment`` (``None``:
+    it exports no checkpoints), and its ``num_prefill_checkpoint_blocks`` when every state layer
+    exports checkpoints."""
 
     layers: int
     page: int
+    model_page: int
     checkpoint_alignment: int | None
     checkpoint_blocks: int
 
@@ -868,14 +883,24 @@ def _mamba_specs(
     mamba/abstract.py:72-91, and the layers' overrides): MambaMixer2 declares no alignment
     (the base ``get_prefill_checkpoint_alignment``, :65-70) and one checkpoint block; the gated
     delta net of a family whose layer exports FlashInfer checkpoints 64 tokens and one block in
-    align mode; KDA one block under FlashKDA."""
+    align mode; KDA one block under FlashKDA. vLLM's two views of a layer's state: the layer's
+    page (``model.state``) and the model-level one (``ssm_state(view="model")``)."""
     ring = _replayssm_ring_bytes(model, launch) if launch.use_replayssm else 0
+    view = ssm_state(
+        model.config,
+        layout="vllm",
+        view="model",
+        tp_size=launch.tensor_parallel_size,
+        conv_dtype=launch.mamba_cache_dtype,
+        ssm_dtype=launch.mamba_ssm_cache_dtype,
+        speculative_tokens=launch.num_speculative_tokens,
+    )
     flashinfer_align = (
         backends.gdn_prefill_backend == "flashinfer" and caching.enable_prefix_caching
     )
     flashkda = _flashkda(model, launch)
     specs = []
-    for group in model.state.groups:
+    for group, level in zip(model.state.groups, view.groups, strict=True):
         traits = KINDS[group.kind]
         aligned = (
             traits.vllm_checkpoint is Checkpoint.FLASHINFER_GDN
@@ -885,20 +910,23 @@ def _mamba_specs(
         blocks = traits.vllm_checkpoint is Checkpoint.ALWAYS or (
             traits.vllm_checkpoint is Checkpoint.FLASHKDA and flashkda
         )
-        page = group.per_layer_bytes + (ring if traits.vllm_replayssm_ring else 0)
+        joined = ring if traits.vllm_replayssm_ring else 0
+        page, model_page = group.per_layer_bytes + joined, level.per_layer_bytes + joined
         alignment = _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if aligned else None
-        specs.append(_MambaSpec(len(group.layer_indices), page, alignment, int(blocks or aligned)))
+        checkpoints = int(blocks or aligned)
+        specs.append(_MambaSpec(len(group.layer_indices), page, model_page, alignment, checkpoints))
     return tuple(specs)
 
 
 def _flashkda(model: HybridModel, launch: _Launch) -> bool:
     """Whether vLLM's KDA layer prefills with FlashKDA (``auto``), as the family's rule says
     (``Family.vllm_flashkda``): the GPU's compute capability, head size 128, a bfloat16 model,
-    the recurrent state's dtype, and a gate lower bound in the text config."""
+    the recurrent state's dtype, and a gate lower bound in the text config as vLLM's config
+    class holds it (``class_fields``: GLM-5.3-Flash's class defaults one)."""
     rule = model.family.vllm_flashkda
     if rule is None:
         return False
-    bound: object = model.text
+    bound: object = class_fields(model.config, layout="vllm")
     for key in rule.bound:
         bound = bound.get(key) if isinstance(bound, Mapping) else None
     attention = model.state.attention
@@ -948,9 +976,11 @@ def _align_hybrid_block_size(
     model: HybridModel, launch: _Launch, caching: _PrefixCaching, specs: tuple[_MambaSpec, ...]
 ) -> _BlockSize:
     """``_align_hybrid_block_size`` (vllm/platforms/interface.py:940-1137): the attention block
-    raised until one attention page holds the largest state page, which is padded to it;
-    without attention, ``unify_kv_cache_spec_page_size`` (kv_cache_planning.py:346-408) pads
-    every state page to the largest."""
+    raised until one attention page holds the largest model-level state page, to which every
+    layer's page is padded; a layer page larger than that padding fails vLLM's startup assert
+    (``MambaSpec.page_size_bytes``, vllm/v1/kv_cache_interface.py:1120-1129). Without
+    attention, ``unify_kv_cache_spec_page_size`` (kv_cache_planning.py:346-408) pads every
+    state page to the largest."""
     largest = max(spec.page for spec in specs)
     block = launch.block_size if launch.block_size is not None else _DEFAULT_BLOCK_SIZE
     rule = "flag" if launch.block_size is not None else f"vLLM default {_DEFAULT_BLOCK_SIZE}"
@@ -959,6 +989,12 @@ def _align_hybrid_block_size(
         return _BlockSize(block, rule, 0, largest, largest)
     element = KV_CACHE_DTYPES[launch.kv_cache_dtype] or DTYPE_BYTES[attention.model_dtype]
     page_1 = attention.page_bytes_per_token(launch.tensor_parallel_size, element)
+    if page_1 <= 0:
+        raise ModelConfigError(
+            "attention page of 0 bytes a token: vLLM divides by it sizing the block "
+            "(vllm/platforms/interface.py:1098-1101)",
+            field="head_dim",
+        )
     alignment = max(_KERNEL_BLOCK, block)
     if attention.mla:
         alignment = max(alignment, _MLA_MIN_BLOCK)
@@ -967,12 +1003,25 @@ def _align_hybrid_block_size(
         if all(spec.checkpoint_alignment is not None for spec in specs):
             checkpoint = math.lcm(*(spec.checkpoint_alignment or 1 for spec in specs))
         alignment = math.lcm(alignment, checkpoint)
-    needed = alignment * -(-largest // (alignment * page_1))
+    model_page = max(spec.model_page for spec in specs)
+    needed = alignment * -(-model_page // (alignment * page_1))
     needed = _KERNEL_BLOCK * -(-needed // _KERNEL_BLOCK)
     if block < needed:
         block = needed
         rule = "raised by _align_hybrid_block_size so that one attention page holds the state page"
-    return _BlockSize(block, rule, block * page_1, largest, block * page_1)
+    padded = block * page_1
+    if largest > padded:
+        # The two views differ by the conv window (speculative tokens the model-level view
+        # leaves out) or by the state's dtype (a flag the layer does not read).
+        widened = launch.num_speculative_tokens and not model.family.vllm_model_window
+        raise fail(
+            "num_speculative_tokens" if widened else "mamba_ssm_cache_dtype",
+            f"the layer allocates a state page of {largest} B, but {VLLM} pads state pages "
+            f"to {padded} B ({block}-token attention blocks sized by the model-level page of "
+            f"{model_page} B): its startup assert page_size_padded >= page_size fails "
+            "(vllm/v1/kv_cache_interface.py:1127); a larger --block-size pads more",
+        )
+    return _BlockSize(block, rule, padded, largest, padded)
 
 
 @dataclass(frozen=True, slots=True)

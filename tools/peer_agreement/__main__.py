@@ -37,11 +37,12 @@ if __package__ in (None, ""):  # run as ``python tools/peer_agreement``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "peer_agreement"
 
+from peer_agreement.class_probe import ACTIVE, Snapshots
 from peer_agreement.compare import Tally, run_repo, state_differences
 from peer_agreement.peer_state import PeerState
 from peer_agreement.states import SglangStates, VllmStates, family_of
-from peer_agreement.transformers_configs import generate
-from peer_agreement.wheels import DOWNLOAD_HINT, open_wheels
+from peer_agreement.transformers_configs import generate, generate_pinned
+from peer_agreement.wheels import DOWNLOAD_HINT, find_wheels, open_wheels
 
 LAYOUTS = ("vllm", "sglang")
 
@@ -53,7 +54,7 @@ def _ints(text: str) -> list[int]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="peer_agreement", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("states", "reservations", "peers", "budget"):
+    for name in ("states", "reservations", "grid", "peers", "budget"):
         command = sub.add_parser(name)
         command.add_argument(
             "--wheels",
@@ -63,20 +64,43 @@ def _parser() -> argparse.ArgumentParser:
             else None,
             help=f"wheel files or a folder ({DOWNLOAD_HINT})",
         )
-        command.add_argument("--configs", default="tests/configs", type=Path)
+        command.add_argument("--configs", nargs="+", default=[Path("tests/configs")], type=Path)
         command.add_argument("--tp", default="1,2,4,8", type=_ints)
-        command.add_argument("--spec", default="0,2", type=_ints)
+        command.add_argument("--spec", default="0,2,7" if name == "grid" else "0,2", type=_ints)
         command.add_argument("--json", type=Path, help="write every case here as JSON")
         if name != "peers":
             command.add_argument("--repo", required=True, type=Path, help="decode_ring checkout")
-        if name in ("states", "reservations"):
+        if name in ("states", "reservations", "grid"):
             command.add_argument(
                 "--transformers-configs",
                 action="store_true",
                 help="also every FAMILIES model_type of --repo from transformers' own "
                 "AutoConfig.for_model(model_type).to_dict()",
             )
+        command.add_argument(
+            "--transformers",
+            nargs="+",
+            default=os.environ.get("PEER_AGREEMENT_TRANSFORMERS", "").split(os.pathsep)
+            if os.environ.get("PEER_AGREEMENT_TRANSFORMERS")
+            else None,
+            help="interpreters with the transformers each server pins installed: the servers "
+            "then read every config through their own config classes (config_classes.py)",
+        )
     return parser
+
+
+def use_classes(arguments: argparse.Namespace, wheels: Any) -> None:
+    """With ``--transformers``, read configs through the servers' own config classes."""
+    if arguments.transformers:
+        files = dict(zip(("vllm", "sglang"), find_wheels(arguments.wheels), strict=True))
+        roots = {"vllm": wheels.vllm, "sglang": wheels.sglang}
+        snapshots = Snapshots(arguments.transformers, roots, files)
+        ACTIVE[:] = [snapshots]
+        pins = ", ".join(
+            f"{server} transformers {version} (wheel: {snapshots.requirements[server]})"
+            for server, version in snapshots.versions().items()
+        )
+        print(f"config classes: {pins}")
 
 
 def peer_states(
@@ -99,18 +123,33 @@ def peer_states(
 
 
 def config_files(arguments: argparse.Namespace) -> list[Path]:
-    """The ``--configs`` fixtures, and with ``--transformers-configs`` transformers' own
-    ``to_dict()`` of each family of ``--repo`` (generated into a temporary folder)."""
-    configs = sorted(arguments.configs.glob("*.json"))
-    if arguments.transformers_configs:
-        generated, skipped = generate(arguments.repo, Path(tempfile.mkdtemp(prefix="hf-configs-")))
+    """The ``--configs`` fixtures (every ``--configs`` folder), and with
+    ``--transformers-configs`` transformers' own ``to_dict()`` of each family of ``--repo``
+    (generated into a temporary folder): under each ``--transformers`` interpreter where those
+    are given (the versions the servers pin), else under the installed transformers."""
+    configs = sorted(
+        path
+        for folder in arguments.configs
+        for path in ([folder] if folder.is_file() else folder.glob("*.json"))
+    )
+    if not arguments.transformers_configs:
+        return configs
+    out = Path(tempfile.mkdtemp(prefix="hf-configs-"))
+    if not arguments.transformers:
+        generated, skipped = generate(arguments.repo, out)
         configs += generated
         print(f"transformers configs: {len(generated)}; no config class for: {skipped}")
+        return configs
+    for python in arguments.transformers:
+        generated, skipped = generate_pinned(python, arguments.repo, out)
+        configs += generated
+        print(f"transformers configs ({python}): {len(generated)}; no config class for: {skipped}")
     return configs
 
 
 def command_states(arguments: argparse.Namespace) -> int:
     wheels = open_wheels(arguments.wheels)
+    use_classes(arguments, wheels)
     configs = config_files(arguments)
     peers = peer_states(wheels, configs, arguments.tp, arguments.spec)
     keys = list(peers)
@@ -128,11 +167,15 @@ def command_states(arguments: argparse.Namespace) -> int:
     functions, with_attention = Tally(), Tally()
     notes: dict[str, set[str]] = defaultdict(set)
     unmodelled: list[str] = []
+    not_modelled: list[str] = []
     for key, answer in zip(keys, ours, strict=True):
         path, layout, tp, spec = key
         peer = peers[key]
         case = f"{Path(path).name} tp={tp} spec={spec} layout={layout}"
         family = f"{peer.family} [{layout}]"
+        if str(answer.get("refusal", "")).startswith("NotModelledError"):
+            not_modelled.append(f"{case}: {answer['refusal'][:160]}")
+            continue
         gap = [note for note in peer.notes if note.startswith(("not modelled", "oracle gap"))]
         if gap:
             unmodelled.append(f"{case}: {gap[0]}")
@@ -164,6 +207,7 @@ def command_states(arguments: argparse.Namespace) -> int:
         print(f"not compared ({len(unmodelled)}: the oracle could not run the peer's code here):")
         for line in unmodelled[:20]:
             print(f"  {line}")
+    report_not_modelled(not_modelled)
     if arguments.json:
         arguments.json.write_text(
             json.dumps(
@@ -177,9 +221,18 @@ def command_states(arguments: argparse.Namespace) -> int:
         )
     print(
         f"SUMMARY states: {functions.agreed} of {functions.compared} agree; with the "
-        f"attention-head TP checks: {with_attention.agreed} of {with_attention.compared}"
+        f"attention-head TP checks: {with_attention.agreed} of {with_attention.compared}; "
+        f"not modelled by decode_ring: {len(not_modelled)}"
     )
     return 0
+
+
+def report_not_modelled(cases: list[str]) -> None:
+    """The cases decode_ring refuses as not modelled (``NotModelledError``), counted apart."""
+    if cases:
+        print(f"not modelled by decode_ring ({len(cases)}, counted apart):")
+        for line in cases[:10]:
+            print(f"  {line}")
 
 
 GIB = 1 << 30
@@ -221,8 +274,43 @@ def reservation_cases(
     return cases
 
 
+# The grid (issue 27): every cache-dtype flag over its modelled values, one at a time, and
+# SGLang's radix-cache strategies; one budget each.
+GRID_BUDGET = 40 * GIB
+VLLM_DTYPE_FLAGS = ("mamba_cache_dtype", "mamba_ssm_cache_dtype")
+MAMBA_DTYPES = ("float32", "float16", "bfloat16")
+SGLANG_FLAGS: tuple[tuple[str, str], ...] = (
+    *(("mamba_ssm_dtype", dtype) for dtype in ("float32", "bfloat16", "float16")),
+    *(
+        ("mamba_radix_cache_strategy", strategy)
+        for strategy in ("no_buffer", "extra_buffer", "extra_buffer_lazy")
+    ),
+)
+
+
+def grid_cases(
+    configs: Sequence[Path], tps: Sequence[int], specs: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Issue 27's grid: every config at each tp and speculative count, with each server's
+    defaults and then each cache-dtype flag (and SGLang's strategy) set alone."""
+    cases: list[dict[str, Any]] = []
+    for path, tp, spec in itertools.product(configs, tps, specs):
+        config = str(path.resolve())
+        base = {"tensor_parallel_size": tp, "num_speculative_tokens": spec}
+        flags: list[dict[str, Any]] = [{}]
+        flags += [{flag: dtype} for flag in VLLM_DTYPE_FLAGS for dtype in MAMBA_DTYPES]
+        for extra in flags:
+            arguments = {**base, "kv_cache_memory_bytes": GRID_BUDGET, **extra}
+            cases.append({"server": "vllm", "config": config, "arguments": arguments})
+        base = {"tp_size": tp, "speculative_num_draft_tokens": spec}
+        for extra in [{}, *({flag: value} for flag, value in SGLANG_FLAGS)]:
+            arguments = {**base, "available_memory": GRID_BUDGET, **extra}
+            cases.append({"server": "sglang", "config": config, "arguments": arguments})
+    return cases
+
+
 def run_reservations(arguments: argparse.Namespace) -> int:
-    """The ``reservations`` command: the peers' reservation code against
+    """The ``reservations`` command (and ``grid``): the peers' reservation code against
     ``decode_ring.servers`` of ``--repo``."""
     from peer_agreement.compare import reservation_differences
     from peer_agreement.reservations import (
@@ -233,8 +321,10 @@ def run_reservations(arguments: argparse.Namespace) -> int:
     )
 
     wheels = open_wheels(arguments.wheels)
+    use_classes(arguments, wheels)
     configs = config_files(arguments)
-    cases = reservation_cases(configs, arguments.tp, arguments.spec)
+    make = grid_cases if arguments.command == "grid" else reservation_cases
+    cases = make(configs, arguments.tp, arguments.spec)
     loaded = {str(p.resolve()): json.loads(p.read_text(encoding="utf-8")) for p in configs}
     peers: list[dict[str, Any]] = []
     with VllmReservations(wheels) as vllm:
@@ -243,14 +333,23 @@ def run_reservations(arguments: argparse.Namespace) -> int:
                 peers.append(vllm.reservation(loaded[case["config"]], **case["arguments"]))
             else:
                 peers.append({})
+    # One SglangStates per --mamba-ssm-dtype (SGLang's environment): their cases together.
+    order = sorted(
+        (index for index, case in enumerate(cases) if case["server"] == "sglang"),
+        key=lambda index: str(cases[index]["arguments"].get("mamba_ssm_dtype")),
+    )
     with SglangReservations(wheels) as sglang:
-        for index, case in enumerate(cases):
-            if case["server"] == "sglang":
-                peers[index] = sglang.reservation(loaded[case["config"]], **case["arguments"])
+        for index in order:
+            case = cases[index]
+            peers[index] = sglang.reservation(loaded[case["config"]], **case["arguments"])
     ours = run_repo(arguments.repo, [{"kind": "reservation", **case} for case in cases])
     tally = Tally()
     gaps: list[str] = []
+    not_modelled: list[str] = []
     for case, peer, answer in zip(cases, peers, ours, strict=True):
+        if str(answer.get("refusal", "")).startswith("NotModelledError"):
+            not_modelled.append(f"{Path(case['config']).name} {case['arguments']}")
+            continue
         if "oracle_gap" in peer:
             gaps.append(f"{Path(case['config']).name} {case['arguments']}: {peer['oracle_gap']}")
             continue
@@ -284,13 +383,22 @@ def run_reservations(arguments: argparse.Namespace) -> int:
         print(f"not compared ({len(gaps)}: the oracle could not run the peer's code here):")
         for line in gaps[:20]:
             print(f"  {line}")
-    print(f"SUMMARY reservations: {tally.agreed} of {tally.compared} agree")
+    report_not_modelled(not_modelled)
+    print(
+        f"SUMMARY {arguments.command}: {tally.agreed} of {tally.compared} agree; not modelled by "
+        f"decode_ring: {len(not_modelled)}; not compared: {len(gaps)}"
+    )
     return 0
 
 
 def command_peers(arguments: argparse.Namespace) -> int:
     wheels = open_wheels(arguments.wheels)
-    configs = sorted(arguments.configs.glob("*.json"))
+    use_classes(arguments, wheels)
+    configs = sorted(
+        path
+        for folder in arguments.configs
+        for path in ([folder] if folder.is_file() else folder.glob("*.json"))
+    )
     peers = peer_states(wheels, configs, arguments.tp, arguments.spec)
     rows = [{"case": list(key), **state.as_dict()} for key, state in peers.items()]
     text = json.dumps(rows, indent=1)

@@ -9,9 +9,10 @@ answer's ``assumptions`` field.
 
 vLLM, in the order the server runs it:
   1. The state, the model class and the allocating layer (``states.VllmStates``).
-  2. ``--enable-prefix-caching`` default: on iff the model has attention layers
-     (``ModelConfig.is_prefix_caching_supported``, V:vllm/config/model.py:2239-2291, mirrored:
-     hybrid generative models support it, attention-free ones do not).
+  2. ``--enable-prefix-caching`` default: on unless the registered model class is
+     ``IsAttentionFree`` (``ModelConfig.is_prefix_caching_supported``, V:vllm/config/model.py:
+     2239-2291, mirrored: generative hybrid and decoder models support it, attention-free ones
+     do not; a hybrid class whose config has no attention layer is still hybrid).
   3. ``MambaModelConfig.verify_and_update_config`` (V:vllm/model_executor/models/config.py:
      750-787, run): ``mamba_cache_mode`` align/none and ``mamba_block_size``.
   4. The layer is built after that (its ``__init__`` reads the mode: the GDN FlashInfer
@@ -58,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from .peer_state import PeerState, refusal_text
-from .states import FakeVllmConfig, Permissive, SglangStates, VllmStates
+from .states import FakeVllmConfig, Permissive, SglangStates, VllmStates, is_peer_refusal
 from .wheels import (
     Stub,
     StubModule,
@@ -122,7 +123,8 @@ ASSUMPTIONS = {
         "_get_and_verify_max_len's RoPE-scaling adjustment is not applied",
     ),
     "sglang": (
-        "speculation is EAGLE/NEXTN with topk 1 and adds no draft-model KV",
+        "speculation is EAGLE/NEXTN with topk 1; its draft KV is the target's "
+        "num_nextn_predict_layers",
         "--mamba-radix-cache-strategy auto: extra_buffer with the overlap scheduler on "
         "(S:sglang/srt/arg_groups/overrides.py:369-487 on sm90 with the triton linear-attn "
         "backend); no_buffer runs without the overlap scheduler, as SGLang pairs them",
@@ -309,7 +311,9 @@ class VllmReservations:
             cache.block_size = self.default_block_size if block_size is None else block_size
             cache.user_specified_block_size = block_size is not None
             cache.enable_prefix_caching = (
-                bool(attention_layers) if enable_prefix_caching is None else enable_prefix_caching
+                not model_config.is_attention_free
+                if enable_prefix_caching is None
+                else enable_prefix_caching
             )
             cache.cache_dtype = kv_cache_dtype
             vc.scheduler_config = Permissive(
@@ -338,6 +342,13 @@ class VllmReservations:
             return self._plan(state, setup, settings, max_num_seqs, kv_cache_memory_bytes, spec)
         except ValueError as error:  # vLLM's own startup refusal
             return {"refusal": refusal_text(error)}
+        except AssertionError as error:
+            # A startup assert in vLLM's code: MambaSpec.page_size_bytes's page_size_padded >=
+            # page_size (V:vllm/v1/kv_cache_interface.py:1127), where the layer's page exceeds
+            # the padding its model-level page set (the two views).
+            if not is_peer_refusal(error):
+                raise
+            return {"refusal": refusal_text(error)}
         except Exception as error:
             _debug()
             return {"oracle_gap": refusal_text(error)}
@@ -354,7 +365,9 @@ class VllmReservations:
             return list(range(layers))
         if model_type == "zamba2":
             return [i for i, kind in enumerate(text.layers_block_type) if kind == "hybrid"]
-        if model_type == "nemotron_h":
+        if model_type in ("nemotron_h", "nemotron_h_puzzle"):
+            # NemotronHModel builds len(hybrid_override_pattern) layers
+            # (V:vllm/model_executor/models/nemotron_h.py:591-614).
             return [i for i, char in enumerate(text.hybrid_override_pattern) if char == "*"]
         recurrent = set(vc.recurrent_layers)
         return [i for i in range(layers) if i not in recurrent]
@@ -586,26 +599,51 @@ class SglangReservations:
         return int(_function_keyword(path, "_handle_eagle_family", "max_running_requests"))
 
     def _strategy(
-        self, arch: str, config: Mapping[str, Any], strategy: str, disable_radix_cache: bool
+        self, arch: str, states: SglangStates, strategy: str, disable_radix_cache: bool
     ) -> tuple[str, bool]:
         """(``--mamba-radix-cache-strategy``, overlap scheduler on) after
         ``_mamba_radix_cache_resolution`` (S:sglang/srt/arg_groups/overrides.py:453-490,
         mirrored, with the wheel's ``_MAMBA_RADIX_CACHE_ARCHS`` and
-        ``_MAMBA_EXTRA_BUFFER_ARCHS``): auto is extra_buffer for an extra-buffer architecture
-        (triton linear-attention backend, not XPU) with the overlap scheduler, else no_buffer
-        with the overlap scheduler off; architectures outside the radix branch keep no
-        buffer; a disabled radix cache resolves nothing."""
+        ``_MAMBA_EXTRA_BUFFER_ARCHS``, and ``get_linear_attn_spec`` run from the wheel on the
+        config object SGLang built), and its checks in ``handle_mamba_radix_cache``
+        (S:sglang/srt/arg_groups/model_hook.py:1048-1077, mamba_hook.py:115-163, mirrored):
+        auto is extra_buffer where the architecture supports it (triton linear-attention
+        backend, not XPU) with the overlap scheduler, else no_buffer with the overlap scheduler
+        off; Granite uses the radix cache where its config object's ``layer_types`` has a
+        ``mamba`` entry; an architecture without the radix cache (or with it disabled) refuses
+        the extra-buffer strategies and ignores no_buffer; an explicit no_buffer asserts the
+        overlap scheduler off, an explicit extra buffer the architecture's support."""
         overrides = self.root / "sglang/srt/arg_groups/overrides.py"
         radix = _frozenset_literal(overrides, "_MAMBA_RADIX_CACHE_ARCHS")
         extra = _frozenset_literal(overrides, "_MAMBA_EXTRA_BUFFER_ARCHS")
+        hf_config = states.last_model_config.hf_config
         in_branch = arch in radix
         if arch == "GraniteMoeHybridForCausalLM":
-            in_branch = "mamba" in (config.get("layer_types") or [])
-        if disable_radix_cache or not in_branch:
-            return ("extra_buffer" if strategy == "extra_buffer" else "no_buffer"), True
+            in_branch = any(kind == "mamba" for kind in getattr(hf_config, "layer_types", []))
+        # get_linear_attn_spec by the architecture served (a default config names none).
+        registry = states.linear_attn_registry
+        spec = registry.get_linear_attn_spec_by_arch(arch)
+        if spec is None:
+            found = registry.get_linear_attn_config(hf_config)
+            spec = found[0] if found is not None else None
+        uses = (spec is not None and spec.uses_mamba_radix_cache) or in_branch
+        if disable_radix_cache or not uses:
+            if strategy in ("extra_buffer", "extra_buffer_lazy"):
+                raise ValueError(
+                    f"--mamba-radix-cache-strategy {strategy} needs mamba state, got {arch}."
+                )
+            return "no_buffer", True
+        supports = arch in extra or (spec is not None and spec.support_mamba_cache_extra_buffer)
         if strategy == "auto":
-            return ("extra_buffer", True) if arch in extra else ("no_buffer", False)
-        return strategy, strategy == "extra_buffer"
+            return ("extra_buffer", True) if supports else ("no_buffer", False)
+        if strategy == "no_buffer":
+            raise AssertionError(
+                "no_buffer do not support overlap schedule. Try to set "
+                "disable_overlap_schedule=True."
+            )
+        if not supports:
+            raise AssertionError(f"extra_buffer is not supported for {arch}; use no_buffer.")
+        return strategy, True
 
     def _states(self, mamba_ssm_dtype: str | None) -> SglangStates:
         if mamba_ssm_dtype not in self.states:
@@ -694,10 +732,13 @@ class SglangReservations:
         ):
             return {"refusal": "ValueError: give available_memory or max_mamba_cache_size"}
         arch = (config.get("architectures") or [""])[0]
-        strategy, overlap = self._strategy(
-            arch, config, mamba_radix_cache_strategy, disable_radix_cache
-        )
-        extra_buffer = strategy == "extra_buffer"
+        try:
+            strategy, overlap = self._strategy(
+                arch, states, mamba_radix_cache_strategy, disable_radix_cache
+            )
+        except (ValueError, AssertionError) as error:  # SGLang's own refusal of the flag
+            return {"refusal": refusal_text(error)}
+        extra_buffer = strategy in ("extra_buffer", "extra_buffer_lazy")
         if speculative_num_draft_tokens and max_running_requests is None:
             # _handle_eagle_family resets the cap for speculative decoding.
             max_running_requests = self.eagle_default_cap
@@ -712,7 +753,7 @@ class SglangReservations:
             exec=_Bag(
                 mamba=_Bag(
                     enable_mamba_extra_buffer=extra_buffer,
-                    enable_mamba_extra_buffer_lazy=False,
+                    enable_mamba_extra_buffer_lazy=strategy == "extra_buffer_lazy",
                     enable_linear_replayssm_spec=False,
                     linear_replayssm_cache_len=0,
                 )
@@ -795,7 +836,7 @@ class SglangReservations:
             raise ValueError("Loaded weights leave no GPU memory for the KV cache")
         slots = schedule.max_mamba_cache_size
         kv_bytes = int(left_gib * (1 << 30))
-        cell = self.kv_pool.bytes_per_token(states, tp, architectures)
+        cell = self.kv_pool.bytes_per_token(states, tp, architectures, draft_tokens)
         # config_from_budget (S:sglang/srt/mem_cache/kv_cache_configurator.py:3192-3228):
         # the pool's tokens, then the user's cap.
         zero_kv_tokens = schedule.max_total_tokens or context
@@ -1009,9 +1050,18 @@ class SglangKvPool:
         sys.modules[name] = module
 
     def bytes_per_token(
-        self, states: SglangStates, tp: int, architectures: Sequence[str] | None
+        self,
+        states: SglangStates,
+        tp: int,
+        architectures: Sequence[str] | None,
+        draft_tokens: int = 0,
     ) -> int:
-        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks.
+        """``_compute_cell_size`` for the config ``states`` read last, on one of ``tp`` ranks,
+        and, when speculating (EAGLE/NEXTN, no draft path), the draft's KV that
+        ``DefaultPoolConfigurator.__init__`` adds: ``cell x eagle_draft_num_layers / layers``,
+        the draft layers being the target's ``num_nextn_predict_layers``
+        (S:sglang/srt/model_executor/pool_configurator.py:259-313, non-DSA branch, mirrored;
+        model_runner_components/spec_aux_hidden_state.py:171-174).
         ``architectures`` is the file's: transformers keeps it on every config object, which
         the stubbed ``PretrainedConfig`` does not always (a class that takes it by name)."""
         hf_config = states.last_model_config.hf_config
@@ -1037,7 +1087,11 @@ class SglangKvPool:
         pool = object.__new__(self.configurator)
         pool.kv_cache_dtype_str = "auto"
         layers = len(states.last_chosen.full_attention_layer_ids)
-        return int(pool._compute_cell_size(kvc, layers))
+        cell = int(pool._compute_cell_size(kvc, layers))
+        draft = getattr(model, "num_nextn_predict_layers", None)
+        if draft_tokens and draft is not None and int(draft) > 0 and layers > 0:
+            cell += int(cell * int(draft) / layers)
+        return cell
 
     def tokens(self, kv_bytes: int, cell: int, zero_kv_tokens: int) -> int:
         """``calculate_pool_sizes(kv_bytes, page_size=1)``'s ``max_total_num_tokens``;

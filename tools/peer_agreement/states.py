@@ -62,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from . import class_probe
+from .class_probe import ConfigRefusal, attribute_view, rebuild
 from .peer_state import PeerGroup, PeerState, PeerTensor, refusal_text, tensor
 from .wheels import (
     Extracted,
@@ -663,9 +665,32 @@ for _cls in ("Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGenerat
             text=True,
         ),
     )
-for _cls in ("MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_7ForConditionalGeneration"):
+# InternS2-Preview and InternS2-Mobius subclass Qwen3.5-MoE's model (V:vllm/model_executor/models/
+# interns2_preview.py:32, interns2_mobius.py:467), with Qwen's gated delta net (:195).
+for _file, _cls in (
+    ("interns2_preview", "InternS2PreviewForConditionalGeneration"),
+    ("interns2_mobius", "InternS2MobiusForConditionalGeneration"),
+):
     _register(
-        (f"{_MODELS}/minicpmv4_6.py", _cls),
+        (f"{_MODELS}/{_file}.py", _cls),
+        VllmModel(
+            "qwen3_5",
+            f"{_MODELS}/qwen3_5.py",
+            "Qwen3_5ForConditionalGeneration",
+            QWEN_GDN,
+            text=True,
+        ),
+    )
+# MiniCPM-V 4.7 and MiniCPM-OCR subclass MiniCPM-V 4.6's model (V:vllm/model_executor/models/
+# minicpmv4_7.py:124, minicpm_ocr.py:409), which sizes the state.
+for _file, _cls in (
+    ("minicpmv4_6", "MiniCPMV4_6ForConditionalGeneration"),
+    ("minicpmv4_6", "MiniCPMV4_7ForConditionalGeneration"),
+    ("minicpmv4_7", "MiniCPMV4_7ForConditionalGeneration"),
+    ("minicpm_ocr", "MiniCPMOcrForConditionalGeneration"),
+):
+    _register(
+        (f"{_MODELS}/{_file}.py", _cls),
         VllmModel(
             "minicpmv4_6",
             f"{_MODELS}/minicpmv4_6.py",
@@ -912,6 +937,20 @@ class VllmStates:
         self.removed: dict[str, Any] = registry.get("_PREVIOUSLY_SUPPORTED_MODELS", {})
         self._extracted: dict[str, Extracted] = {}
 
+    @functools.cache  # noqa: B019 -- one VllmStates per run
+    def attention_free(self, arch: str) -> bool:
+        """Whether the class registered for ``arch`` is ``IsAttentionFree`` (read from its
+        bases in the wheel's AST: V:vllm/model_executor/models/interfaces.py:963-986, what
+        ``ModelConfig.attn_type`` reads through ``_model_info``)."""
+        entry = self.architectures.get(arch)
+        if entry is None:
+            return False
+        path = self.root / _vllm_module_file(self.root, entry[0])
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and node.name == entry[1]:
+                return any(ast.unparse(base) == "IsAttentionFree" for base in node.bases)
+        return False
+
     def __enter__(self) -> VllmStates:
         self.runtime.__enter__()
         config_module = StubModule("vllm.config", self.runtime.touched)
@@ -1098,7 +1137,17 @@ class VllmStates:
     # -- the answer ---------------------------------------------------------------------------
 
     def _hf_config(self, mapping: Mapping[str, Any]) -> Any:
-        """The config object vLLM builds: its own class where ``_CONFIG_REGISTRY`` has one."""
+        """The config object vLLM builds: its own class where ``_CONFIG_REGISTRY`` has one,
+        else transformers'. With the classes' snapshots (``--transformers``), what the class
+        built under the transformers vLLM pins (a refusal of the class is vLLM's); without a
+        class (the checkpoint's own code would run), or without snapshots, the file."""
+        snapshots = class_probe.active()
+        if snapshots is not None:
+            answer = snapshots.answer("vllm", mapping)
+            if "refusal" in answer:
+                raise ConfigRefusal(f"{answer['refusal']} (config class, {answer.get('at')})")
+            if "snapshot" in answer:
+                return rebuild(answer["snapshot"], self._object)
         model_type = mapping.get("model_type")
         own = _ast_kwargs(self.root / "vllm/transformers_utils/config.py", "_CONFIG_REGISTRY")
         lazy = _ast_literal_dicts(
@@ -1110,6 +1159,19 @@ class VllmStates:
             cls = getattr(self.runtime.import_module(module), own[model_type])
             return cls(**copy.deepcopy(dict(mapping)))
         return config_view(mapping)
+
+    def _object(self, snapshot: Mapping[str, Any]) -> Any:
+        """A config object from its snapshot: vLLM's own class, run from the wheel over the
+        snapshot's attributes; transformers' as attributes (its properties' values too)."""
+        module, name = str(snapshot["__module__"]), str(snapshot["__class__"])
+        if module.startswith("vllm."):
+            self.runtime.real.add(module)
+            cls = getattr(self.runtime.import_module(module), name)
+            made = object.__new__(cls)
+            made.__dict__.update(rebuild(dict(snapshot["attrs"]), self._object))
+            _base_properties(made)
+            return made
+        return PretrainedConfig(**rebuild(attribute_view(snapshot), self._object))
 
     def state(
         self,
@@ -1232,6 +1294,7 @@ class VllmStates:
         layer_spec = self._text_layer(model, layer_config)
         layers = layer_spec.layers(layer_config, self._helpers)
         vc.recurrent_layers = tuple(layers)
+        vc.model_config.is_attention_free = self.attention_free(arch)
         if prepare is not None:
             prepare(vc)
         layer: Any = None
@@ -1349,6 +1412,14 @@ def _ast_kwargs(path: Path, name: str) -> dict[str, str]:
     raise LookupError(f"{path}: no {name}")
 
 
+def _base_properties(made: Any) -> None:
+    """What transformers' ``PreTrainedConfig`` answers through a property of its own, which
+    the stubbed base lacks: ``rope_scaling`` is ``rope_parameters`` (transformers 5
+    configuration_utils.py, ``PreTrainedConfig.rope_scaling``)."""
+    if "rope_scaling" not in made.__dict__:
+        made.__dict__["rope_scaling"] = made.__dict__.get("rope_parameters")
+
+
 def _vllm_module_file(root: Path, module: str) -> str:
     """The file a registry entry's module names; ``vllm.models.X`` as its ``__init__`` picks on
     CUDA (the last ``else`` branch of its platform dispatch)."""
@@ -1434,6 +1505,8 @@ SGLANG_KINDS = {
     "Qwen3_5TextConfig": "gated_delta_net",
     "Qwen3_5MoeTextConfig": "gated_delta_net",
     "InternS2PreviewConfig": "gated_delta_net",
+    "InternS2MobiusConfig": "gated_delta_net",
+    "InternS2MobiusTextConfig": "gated_delta_net",
     "JetNemotronConfig": "gated_delta_net",
     "JetVLMConfig": "gated_delta_net",
     "GigaChat35Config": "gated_delta_net",
@@ -1454,7 +1527,10 @@ SGLANG_TENSOR_NAMES: Final = {"ZayaConfig": ("conv", "prev_hs", "ssm")}
 
 RECURRENT_KINDS: Final = frozenset({"gated_delta_net", "kda", "linear_attention"})
 
-_HEADS_SPLIT: Final = re.compile(r"self\.total_num_heads % (self\.)?(attn_)?tp_size == 0")
+_HEADS_SPLIT: Final = re.compile(
+    r"self\.(total_num_heads|num_q_heads_full) % (self\.)?(attn_)?tp_size == 0"
+)
+_GROUPS_SPLIT: Final = re.compile(r"self\.num_k_heads_full % self\.tp_size == 0")
 
 
 class SglangStates:
@@ -1592,26 +1668,66 @@ class SglangStates:
         return files
 
     def attention_check(self, arch: str, mapping: Mapping[str, Any], tp: int) -> str | None:
-        """The attention layer's ``assert self.total_num_heads % tp_size == 0`` of the model
-        file serving ``arch`` (e.g. S:sglang/srt/models/falcon_h1.py:120,
-        granitemoehybrid.py:196), mirrored: the first such assert in that file, found in the
-        wheel, applied to the text config's ``num_attention_heads``; None when the file has
-        none or the heads split."""
+        """The attention layer's head-split asserts of the model file serving ``arch``,
+        mirrored: ``assert self.total_num_heads % tp_size == 0`` (e.g.
+        S:sglang/srt/models/falcon_h1.py:120, granitemoehybrid.py:196) on the text config's
+        ``num_attention_heads``, and ZAYA1's ``self.num_k_heads_full % self.tp_size == 0`` on
+        its ``num_query_groups`` (S:sglang/srt/models/zaya.py:892-925, which keeps each KV head
+        on one rank): the first such assert in that file, found in the wheel; None when the file
+        has none or the heads split. The config's fields are read as SGLang's class holds them
+        where the classes run (``--transformers``), else from the file."""
         path = self.entry_files.get(arch)
         if path is None:
             return None
+        fields = self._attention_fields(mapping)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Assert) and _HEADS_SPLIT.fullmatch(ast.unparse(node.test)):
-                text = mapping.get("text_config") or mapping
-                heads = text.get("num_attention_heads") if isinstance(text, Mapping) else None
-                if isinstance(heads, int) and heads > 0 and heads % tp:
-                    return (
-                        f"AssertionError: {ast.unparse(node.test)} "
-                        f"(S:{_relative(str(path), self.root)}:{node.lineno}: "
-                        f"num_attention_heads {heads}, tp {tp})"
-                    )
-                return None
+            if not isinstance(node, ast.Assert):
+                continue
+            test = ast.unparse(node.test)
+            name = (
+                "num_attention_heads"
+                if _HEADS_SPLIT.fullmatch(test)
+                else "num_query_groups"
+                if _GROUPS_SPLIT.fullmatch(test)
+                else None
+            )
+            if name is None:
+                continue
+            heads = fields.get(name)
+            if isinstance(heads, int) and heads > 0 and heads % tp:
+                return (
+                    f"AssertionError: {test} (S:{_relative(str(path), self.root)}:"
+                    f"{node.lineno}: {name} {heads}, tp {tp})"
+                )
         return None
+
+    def _attention_fields(self, mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The text config's fields: the class's where the classes run, else the file's."""
+        snapshots = class_probe.active()
+        if snapshots is not None:
+            answer = snapshots.answer("sglang", mapping)
+            if "snapshot" in answer:
+                root = attribute_view(answer["snapshot"])
+                text = root.get("text_config")
+                return (
+                    attribute_view(text) if isinstance(text, Mapping) and "attrs" in text else root
+                )
+        text = mapping.get("text_config") or mapping
+        return text if isinstance(text, Mapping) else {}
+
+    def _object(self, snapshot: Mapping[str, Any]) -> Any:
+        """A config object from its snapshot: SGLang's class, run from the wheel over the
+        snapshot's attributes (its properties computed by the wheel's code); transformers' as
+        attributes."""
+        module, name = str(snapshot["__module__"]), str(snapshot["__class__"])
+        if module.startswith("sglang."):
+            self.runtime.real.add(module)
+            cls = getattr(self.runtime.import_module(module), name)
+            made = object.__new__(cls)
+            made.__dict__.update(rebuild(dict(snapshot["attrs"]), self._object))
+            _base_properties(made)
+            return made
+        return PretrainedConfig(**rebuild(attribute_view(snapshot), self._object))
 
     def config_class(self, name: str) -> type:
         """SGLang's config class ``name``, its module run whole."""
@@ -1654,7 +1770,18 @@ class SglangStates:
     ) -> PeerState:
         module, name = entry
         cls = self.config_class(name)
-        config = cls(**copy.deepcopy(dict(mapping)))
+        snapshots = class_probe.active()
+        if snapshots is None:
+            config = cls(**copy.deepcopy(dict(mapping)))
+        else:
+            # The class SGLang built, under the transformers it pins (AutoConfig, then its own
+            # class: S:sglang/srt/utils/hf_transformers/config.py:214-300); its refusal is
+            # SGLang's.
+            answer = snapshots.answer("sglang", mapping)
+            if "snapshot" not in answer:
+                why = answer.get("refusal") or answer.get("no_class")
+                raise ConfigRefusal(f"{why} (config class, {answer.get('at')})")
+            config = rebuild(answer["snapshot"], self._object)
         text_config = getattr(config, "text_config", None)
         if isinstance(text_config, dict):
             # transformers' wrapper configs (e.g. Lfm2VlConfig.__init__, the base SGLang's

@@ -90,3 +90,35 @@ def _main(repo: str, out_dir: str) -> None:
 
 if __name__ == "__main__":
     _main(sys.argv[1], sys.argv[2])
+
+
+def generate_pinned(python: str, repo: Path, out_dir: Path) -> tuple[list[Path], list[str]]:
+    """``config_classes.py defaults`` under ``python`` (a pinned transformers), for every family
+    and wrapper model type of the checkout: transformers' default config of each."""
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys; sys.path.insert(0, sys.argv[1]); "
+            "from decode_ring.models.families import REGISTRY, WRAPPED; "
+            "print(json.dumps(sorted({*REGISTRY, *WRAPPED, "
+            "*(t for f in REGISTRY.values() for t in f.model_types)})))",
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "DECODE_RING_NO_EXTENSIONS": "1"},
+    )
+    model_types = json.loads(listed.stdout.strip().splitlines()[-1])
+    script = Path(__file__).resolve().with_name("config_classes.py")
+    done = subprocess.run(
+        [python, str(script), "defaults", str(out_dir), *model_types],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise RuntimeError(f"transformers config generation failed: {done.stderr.strip()}")
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    return [Path(item) for item in answer["files"]], list(answer["skipped"])

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from ...printable import show
 from ..attention import mla
@@ -20,8 +20,10 @@ __all__ = [
     "Geometry",
     "Parsed",
     "Reader",
+    "count",
     "declared_layers",
     "disagree",
+    "heads_default",
     "layer_numbers",
     "mla_by_default",
     "one_kind",
@@ -56,6 +58,22 @@ class Parsed:
 Reader = Callable[[Fields, str], Parsed]
 """A family's reader: its fields and the server whose reading to follow (``"vllm"`` or
 ``"sglang"``)."""
+
+
+def count(values: Mapping[str, Any], name: str) -> int | None:
+    """``values[name]`` where it is a non-negative ``int`` (a class's rules derive from it only
+    then; the reader refuses anything else, naming the field)."""
+    value = values.get(name)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def heads_default(values: dict[str, Any]) -> None:
+    """``num_key_value_heads`` ``null`` is ``num_attention_heads``, as most config classes'
+    ``__post_init__`` make it ("for backward compatibility")."""
+    if values.get("num_key_value_heads") is None:
+        values["num_key_value_heads"] = values.get("num_attention_heads")
 
 
 def other_layers(count: int, ssm: tuple[int, ...]) -> tuple[int, ...]:

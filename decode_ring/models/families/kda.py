@@ -4,25 +4,37 @@ lightning linear attention in its older releases).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from ...printable import show
 from ...releases import VLLM
 from ..attention import gqa, mla
+from ..classes import Built
 from ..fields import Fields, positions
 from ..kinds import Kda, LinearAttention
 from .base import (
     LINEAR,
     Geometry,
     Parsed,
+    count,
     disagree,
+    heads_default,
     layer_numbers,
     mla_by_default,
     one_kind,
     other_layers,
 )
 
-__all__ = ["read_alice_ai", "read_bailing_hybrid", "read_glm5_next", "read_kimi_linear"]
+__all__ = [
+    "read_alice_ai",
+    "read_bailing_hybrid",
+    "read_glm5_next",
+    "read_kimi_linear",
+    "rules_bailing_hybrid",
+    "rules_glm5_next",
+    "rules_kimi_linear",
+]
 
 
 def read_kimi_linear(cfg: Fields, server: str) -> Parsed:
@@ -56,8 +68,70 @@ def read_kimi_linear(cfg: Fields, server: str) -> Parsed:
             "linear_attn_config.num_heads",
         )
 
+    if server == "vllm" and others:
+        _kimi_mla(cfg)
     attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
     return one_kind(geometry, layers, attention)
+
+
+def _kimi_mla(cfg: Fields) -> None:
+    """vLLM builds every attention layer of Kimi's model as NoPE MLA and asserts its fields
+    (vllm/models/kimi_k3/nvidia/model.py:735-745)."""
+    for name in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank"):
+        if cfg.fields.get(name) is None:
+            raise cfg.fail(
+                name,
+                f"missing; {VLLM} builds Kimi's attention layers as MLA and asserts it "
+                "(vllm/models/kimi_k3/nvidia/model.py:735-745)",
+            )
+    if not cfg.fields.get("mla_use_nope"):
+        given = cfg.fields.get("mla_use_nope")
+        raise cfg.fail(
+            "mla_use_nope",
+            f"is {show(given)}; {VLLM} asserts Kimi's MLA is NoPE-only "
+            "(vllm/models/kimi_k3/nvidia/model.py:745)",
+        )
+
+
+def rules_kimi_linear(built: Built) -> None:
+    """Kimi's own classes, vLLM's and SGLang's alike (vllm/transformers_utils/configs/
+    kimi_linear.py:11-130, S:sglang/srt/configs/kimi_linear.py:16-130): ``head_dim`` ``null``
+    is ``hidden_size // num_attention_heads``, ``num_key_value_heads`` ``null`` the heads; a
+    ``linear_attn_config`` must give ``kda_layers`` and ``full_attn_layers``."""
+    values = built.values
+    if built.reading.cls is None:
+        return
+    heads, hidden = count(values, "num_attention_heads"), count(values, "hidden_size")
+    if values.get("head_dim") is None and heads and hidden is not None:
+        values["head_dim"] = hidden // heads
+    if values.get("num_key_value_heads") is None:
+        values["num_key_value_heads"] = values.get("num_attention_heads")
+
+
+def rules_bailing_hybrid(built: Built) -> None:
+    """BailingHybrid's classes. transformers 5.20's (vLLM's; BailingHybridConfig.__post_init__,
+    configuration_bailing_hybrid.py:138-160) keeps the given ``head_dim`` as
+    ``linear_head_dim`` and sets ``head_dim`` to ``qk_rope_head_dim``, which vLLM's
+    BailingMoeV3 sizes its KDA heads by (vllm/model_executor/models/bailing_moe_v3.py:152,
+    :675). SGLang's (S:sglang/srt/configs/bailing_hybrid.py:52-129): ``head_dim`` (default 128)
+    ``or hidden_size // num_attention_heads``."""
+    values = built.values
+    if built.reading.cls is None:
+        return
+    heads, hidden = count(values, "num_attention_heads"), count(values, "hidden_size")
+    if built.reading.server == "sglang":
+        if not values.get("head_dim") and heads and hidden is not None:
+            values["head_dim"] = hidden // heads
+        return
+    if "linear_head_dim" not in built.given:
+        values["linear_head_dim"] = values.get("head_dim")
+    values["head_dim"] = values.get("qk_rope_head_dim")
+    heads_default(values)
+    layers, group = count(values, "num_hidden_layers"), count(values, "layer_group_size")
+    if values.get("layer_types") is None and layers is not None and group:
+        values["layer_types"] = [
+            "full_attention" if (i + 1) % group == 0 else "linear_attention" for i in range(layers)
+        ]
 
 
 def read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
@@ -72,9 +146,13 @@ def read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
     vLLM models/bailing_moe_v3.py:131-157, :1477-1489, bailing_moe_linear.py:68-72, :768-795;
     SGLang configs/bailing_hybrid.py:80-236."""
     count = cfg.num_layers()
-    architectures = cfg.fields.get("architectures")
+    architectures = cfg.root.get("architectures")
     if server == "vllm" and isinstance(architectures, list) and architectures:
         kda = architectures[0] == "BailingMoeV3ForCausalLM"
+    elif server == "vllm":
+        # No architecture named (vLLM would resolve none it serves): as SGLang's use_kda, the
+        # file's own kernel (transformers' class defaults one, 4).
+        kda = cfg.given.get("short_conv_kernel_size") is not None
     else:
         kda = cfg.has("short_conv_kernel_size")
     if server == "sglang" and isinstance(cfg.fields.get("layer_group_size"), list):
@@ -161,6 +239,90 @@ def read_glm5_next(cfg: Fields, server: str) -> Parsed:
     # kv_lora_rank 512 and qk_rope_head_dim 0, where none is given (transformers
     # configuration_glm5_next.py:112-114, S:configs/glm5_next.py:118-120).
     return one_kind(lambda: built, layers, mla_by_default(cfg, other_layers(count, layers), rope=0))
+
+
+# The top-level keys SGLang's Glm5NextConfig folds into a text config that lacks them
+# (S:sglang/srt/configs/glm5_next.py:8-74, :301-311): those the package reads.
+_GLM5_TOP_LEVEL: Final = (
+    "hidden_size",
+    "head_dim",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "max_position_embeddings",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "linear_attn_config",
+    "linear_head_dim",
+    "linear_num_heads",
+    "linear_conv_kernel_dim",
+    "linear_lower_bound",
+    "gate_lower_bound",
+    "layer_types",
+)
+
+
+# transformers' Glm5NextTextConfig folds these keys of a linear_attn_config into the flat
+# fields (configuration_glm5_next.py:188-194).
+_GLM5_FOLDED: Final = (
+    ("head_dim", "linear_head_dim"),
+    ("num_heads", "linear_num_heads"),
+    ("short_conv_kernel_size", "linear_conv_kernel_dim"),
+    ("gate_lower_bound", "linear_lower_bound"),
+)
+
+
+def rules_glm5_next(built: Built) -> None:
+    """GLM-5.3-Flash's text classes. transformers' (vLLM's; Glm5NextTextConfig.__post_init__,
+    configuration_glm5_next.py:155-197): no KV heads are the heads; no ``layer_types`` is
+    ``linear_attention`` where ``i % 4 != 3`` and ``indexed_attention`` else, and a given
+    ``full_attention`` is ``indexed_attention``; a ``linear_attn_config`` is folded into the flat
+    fields (``read_glm5_next``), and a ``safe_gate`` (default true) without a lower bound gets
+    -5.0 (:189-197). SGLang's (S:sglang/srt/configs/glm5_next.py:82-311): the
+    wrapper's top-level keys fill a text config that lacks them; with no
+    ``linear_attn_config`` one is built from the ``linear_attention`` entries of the file's
+    ``layer_types`` (else ``i % 4 != 3``) and the flat fields."""
+    values, given = built.values, dict(built.given)
+    root = built.cfg.root
+    if built.reading.server == "sglang" and root is not built.given:
+        for key in _GLM5_TOP_LEVEL:
+            if key in root and key not in built.given:
+                values[key] = given[key] = root[key]
+    layers = count(values, "num_hidden_layers")
+    if layers is None or built.reading.cls is None:
+        return
+    if built.reading.server != "sglang":
+        heads_default(values)
+        values["head_dim"] = values.get("qk_rope_head_dim")
+        folded = values.get("linear_attn_config")
+        if isinstance(folded, Mapping):
+            for key, flat in _GLM5_FOLDED:
+                values[flat] = folded.get(key, values.get(flat))
+            if folded.get("safe_gate", True) and values.get("linear_lower_bound") is None:
+                values["linear_lower_bound"] = -5.0
+        kinds = values.get("layer_types")
+        if kinds is None:
+            kinds = ["linear_attention" if i % 4 != 3 else "full_attention" for i in range(layers)]
+        if isinstance(kinds, list):
+            values["layer_types"] = [
+                "indexed_attention" if kind == "full_attention" else kind for kind in kinds
+            ]
+        return
+    if values.get("linear_attn_config") is not None:
+        return
+    kinds = given.get("layer_types")
+    if isinstance(kinds, list):
+        kda = [i for i, kind in enumerate(kinds) if kind == "linear_attention"]
+    else:
+        kda = [i for i in range(layers) if i % 4 != 3]
+    values["linear_attn_config"] = {
+        "full_attn_layers": [i for i in range(layers) if i not in set(kda)],
+        "head_dim": values.get("linear_head_dim"),
+        "kda_layers": kda,
+        "num_heads": values.get("linear_num_heads"),
+        "short_conv_kernel_size": values.get("linear_conv_kernel_dim"),
+        "gate_lower_bound": given.get("gate_lower_bound", given.get("linear_lower_bound")),
+    }
 
 
 def read_alice_ai(cfg: Fields, server: str) -> Parsed:

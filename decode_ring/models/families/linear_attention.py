@@ -8,11 +8,12 @@ from typing import Final
 from ...printable import show
 from ...releases import SGLANG
 from ..attention import gqa
+from ..classes import Built
 from ..fields import Fields, positions
 from ..kinds import LinearAttention
-from .base import Parsed, one_kind, other_layers
+from .base import Parsed, count, one_kind, other_layers
 
-__all__ = ["read_minicpm_sala"]
+__all__ = ["read_minicpm_sala", "rules_minicpm_sala"]
 
 
 # SGLang's mixer names and their aliases (configs/minicpm.py:6-15).
@@ -49,7 +50,7 @@ def read_minicpm_sala(cfg: Fields, server: str) -> Parsed:
     layers = positions(kinds, frozenset({"lightning-attn"}))
 
     def geometry() -> LinearAttention:
-        heads_field = "lightning_nkv" if cfg.has("lightning_nkv") else "num_key_value_heads"
+        heads_field = "lightning_nkv" if cfg.given.get("lightning_nkv") else "num_key_value_heads"
         heads = cfg.int_(heads_field)
         queries = cfg.opt_int("lightning_nh") or cfg.int_("num_attention_heads")
         if queries != heads:
@@ -66,3 +67,35 @@ def read_minicpm_sala(cfg: Fields, server: str) -> Parsed:
         return LinearAttention(heads, head_dim, heads_field)
 
     return one_kind(geometry, layers, gqa(cfg, other_layers(count, layers)))
+
+
+def rules_minicpm_sala(built: Built) -> None:
+    """SGLang's MiniCPMHybridConfig.__init__ (S:sglang/srt/configs/minicpm.py:29-123):
+    ``head_dim`` ``hidden_size // num_attention_heads`` where none is given; ``mixer_types``
+    (none: ``minicpm4``) through its aliases, repeated to ``num_hidden_layers``; the lightning
+    heads and head dim default to the attention's; equal query and KV heads where a layer is
+    lightning."""
+    values = built.values
+    if built.reading.cls is None:
+        return
+    heads, hidden = count(values, "num_attention_heads"), count(values, "hidden_size")
+    layers = count(values, "num_hidden_layers")
+    if values.get("head_dim") is None and heads and hidden is not None:
+        values["head_dim"] = hidden // heads
+    mixers = values.get("mixer_types") or ["minicpm4"]
+    if (
+        isinstance(mixers, list)
+        and layers is not None
+        and all(isinstance(m, str) and m in _MINICPM_MIXERS for m in mixers)
+    ):
+        if len(mixers) > layers:
+            return  # refused by read_minicpm_sala, as the class refuses it
+        named = [_MINICPM_MIXERS[m] for m in mixers]
+        values["mixer_types"] = (named * -(-layers // len(named)))[:layers]
+    for name, default in (
+        ("lightning_nh", "num_attention_heads"),
+        ("lightning_nkv", "num_key_value_heads"),
+        ("lightning_head_dim", "head_dim"),
+    ):
+        if values.get(name) is None:
+            values[name] = values.get(default)

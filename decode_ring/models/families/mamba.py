@@ -10,6 +10,7 @@ from typing import Final
 from ...printable import show
 from ...releases import SGLANG
 from ..attention import gqa
+from ..classes import Built
 from ..fields import Fields, positions
 from ..kinds import Mamba1, Mamba2
 from ..state import AttentionLayers
@@ -17,8 +18,10 @@ from .base import (
     ATTENTION_LAYERS,
     SSM_LAYERS,
     Parsed,
+    count,
     declared_layers,
     disagree,
+    heads_default,
     one_kind,
     other_layers,
 )
@@ -31,6 +34,12 @@ __all__ = [
     "read_mamba2",
     "read_nemotron_h",
     "read_zamba2",
+    "rules_falcon_h1",
+    "rules_granitemoehybrid",
+    "rules_jamba",
+    "rules_mamba",
+    "rules_nemotron_h",
+    "rules_zamba2",
 ]
 
 
@@ -42,9 +51,10 @@ def read_mamba(cfg: Fields, server: str) -> Parsed:
     SGLang configs/mamba.py:27-80."""
 
     def geometry() -> Mamba1:
-        if "intermediate_size" in cfg.fields:
+        if "intermediate_size" in cfg.given:
             d_inner, field, terms = cfg.int_("intermediate_size"), "intermediate_size", ""
         else:
+            # The class's int(expand * hidden_size) (rules_mamba): a split names its terms.
             d_inner = cfg.int_("expand") * cfg.int_("hidden_size")
             field, terms = "expand", "expand * hidden_size"
         return Mamba1(d_inner, cfg.int_("state_size"), cfg.int_("conv_kernel"), field, terms)
@@ -306,3 +316,176 @@ def _zamba2_attention(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers |
         head_dim = 2 * cfg.int_("hidden_size") // cfg.int_("num_attention_heads")
         cfg = Fields({**cfg.fields, "attention_head_dim": head_dim}, cfg.root, cfg.family, cfg.path)
     return gqa(cfg, layers, head_dim_field="attention_head_dim")
+
+
+# Each layer as the pattern character of hybrid_override_pattern, in transformers 5's names
+# (NemotronHConfig._pattern_to_list, configuration_nemotron_h.py:266-270) and SGLang's
+# (configs/nemotron_h.py:35-39, :497-510).
+_PATTERN_NAMES: Final[Mapping[str, Mapping[str, str]]] = {
+    "transformers": {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"},
+    "sglang": {"M": "mamba", "E": "moe", "*": "attention", "-": "mlp"},
+}
+# The layers a class builds when the file gives neither a list nor a pattern: transformers'
+# (configuration_nemotron_h.py:160-166) and SGLang's, whose pattern parameter defaults to
+# Nemotron-H 8B's (configs/nemotron_h.py:253), and a null pattern to four layers (:39, :206).
+_DEFAULT_PATTERN: Final[Mapping[str, str]] = {
+    "transformers": "ME*-",
+    "sglang": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "sglang null": "ME*E",
+}
+
+
+def rules_nemotron_h(built: Built) -> None:
+    """NemotronH's classes. transformers' (NemotronHConfig.__post_init__,
+    configuration_nemotron_h.py:143-186): ``mamba_n_groups``, ``mamba_d_conv`` and
+    ``mamba_expand`` replace ``n_groups``, ``conv_kernel`` and ``expand``; the list
+    (``layers_block_type``, or ``layer_types``, its alias) wins over
+    ``hybrid_override_pattern``, which is popped and read only without a list; neither gives
+    four layers; ``num_hidden_layers`` and the pattern are properties of the list (:228-251).
+    SGLang's (configs/nemotron_h.py:245-420): ``conv_kernel`` is ``mamba_d_conv`` unless the
+    file gives it, ``n_groups`` only the file's; the list wins over the pattern, whose default
+    is 52 layers; checkpoint names only. Both make ``num_key_value_heads`` ``null`` the heads."""
+    values, given = built.values, built.given
+    if built.reading.cls is None:
+        return
+    server = "sglang" if built.reading.server == "sglang" else "transformers"
+    if server == "sglang":
+        values["conv_kernel"] = given.get("conv_kernel", values.pop("mamba_d_conv", None))
+    else:
+        for legacy, name in (("mamba_n_groups", "n_groups"), ("mamba_d_conv", "conv_kernel")):
+            if legacy in given:
+                values[name] = values.pop(legacy)
+    pattern = values.pop("hybrid_override_pattern", None)
+    if values.get("layers_block_type") is None:
+        if "hybrid_override_pattern" not in given:
+            pattern = _DEFAULT_PATTERN[server]
+        elif pattern is None and server == "sglang":
+            pattern = _DEFAULT_PATTERN["sglang null"]
+        if not isinstance(pattern, str) or any(c not in "M*-E" for c in pattern):
+            # The class fails on it (KeyError); read_nemotron_h refuses it, naming the entry.
+            values["hybrid_override_pattern"] = pattern
+            return
+        values["layers_block_type"] = [_PATTERN_NAMES[server][c] for c in pattern]
+    listed = values["layers_block_type"]
+    if isinstance(listed, list):
+        unknown = sorted({str(kind) for kind in listed} - set(_PATTERN_NAMES[server].values()))
+        if unknown and server == "sglang":
+            # NemotronHConfig._validate_layers_block_type (configs/nemotron_h.py:167-192).
+            raise built.fail(
+                "layers_block_type",
+                f"holds {', '.join(unknown)}; SGLang's class takes mamba, attention, mlp and moe "
+                "only (transformers 5's names are refused)",
+            )
+        values["num_hidden_layers"] = len(listed)
+        back = {name: char for char, name in _PATTERN_NAMES[server].items()}
+        if all(isinstance(kind, str) and kind in back for kind in listed):
+            values["hybrid_override_pattern"] = "".join(back[kind] for kind in listed)
+    heads_default(values)
+
+
+def rules_mamba(built: Built) -> None:
+    """transformers' MambaConfig / FalconMambaConfig.__post_init__ (configuration_mamba.py:94,
+    configuration_falcon_mamba.py:102), which SGLang's subclasses keep: ``intermediate_size``
+    ``int(expand * hidden_size)``, a file's own value kept over it."""
+    values = built.values
+    expand, hidden = values.get("expand"), count(values, "hidden_size")
+    if built.reading.cls is None or "intermediate_size" in built.given or hidden is None:
+        return
+    if isinstance(expand, int | float) and not isinstance(expand, bool) and 0 < expand < 2**63:
+        values["intermediate_size"] = int(expand * hidden)
+
+
+def rules_jamba(built: Built) -> None:
+    """transformers' JambaConfig.__post_init__ (configuration_jamba.py:91): no KV heads are the
+    heads."""
+    if built.reading.cls is not None:
+        heads_default(built.values)
+
+
+def _d_head(built: Built, inner: int | None) -> None:
+    """``mamba_d_head`` ``"auto"``: ``inner // mamba_n_heads``."""
+    heads = count(built.values, "mamba_n_heads")
+    if built.values.get("mamba_d_head") == "auto" and inner is not None and heads:
+        built.values["mamba_d_head"] = inner // heads
+
+
+def rules_falcon_h1(built: Built) -> None:
+    """Falcon-H1's classes, transformers' (FalconH1Config.__post_init__,
+    configuration_falcon_h1.py:104-120) and SGLang's alike (configs/falcon_h1.py:140-225): no KV
+    heads are the heads; ``mamba_d_head`` ``"auto"`` is the Mamba channels (``mamba_d_ssm``,
+    or, ``null``, ``mamba_expand * hidden_size``) over ``mamba_n_heads``."""
+    values = built.values
+    if built.reading.cls is None:
+        return
+    heads_default(values)
+    inner = count(values, "mamba_d_ssm")
+    expand, hidden = count(values, "mamba_expand"), count(values, "hidden_size")
+    if values.get("mamba_d_ssm") is None and expand is not None and hidden is not None:
+        inner = expand * hidden
+    _d_head(built, inner)
+
+
+def rules_granitemoehybrid(built: Built) -> None:
+    """Granite 4.0 H's classes. transformers' (GraniteMoeHybridConfig.__post_init__,
+    configuration_granitemoehybrid.py:97-109): no ``layer_types`` is every layer Mamba.
+    SGLang's (configs/granitemoehybrid.py:136-276): no ``layer_types`` is attention at every
+    sixth layer; it names the layers ``mamba`` and ``attention`` again after transformers 5
+    renamed them (:29-32, :195, :276), and its Mamba radix cache keys on that name
+    (sglang/srt/arg_groups/overrides.py:462-466)."""
+    values = built.values
+    layers = count(values, "num_hidden_layers")
+    kinds = values.get("layer_types")
+    expand, hidden = count(values, "mamba_expand"), count(values, "hidden_size")
+    inner = expand * hidden if expand is not None and hidden is not None else None
+    if built.reading.server == "sglang":
+        if values.get("mamba_d_head") == "auto":
+            raise built.fail(
+                "mamba_d_head",
+                f"is 'auto'; SGLang's class multiplies it by mamba_n_heads and refuses what is "
+                f"not mamba_expand * hidden_size {show(inner)} (configs/granitemoehybrid.py:"
+                "248-252)",
+            )
+        if kinds is None and layers is not None:
+            kinds = ["attention" if (i + 1) % 6 == 0 else "mamba" for i in range(layers)]
+        if isinstance(kinds, list):
+            names = {"linear_attention": "mamba", "full_attention": "attention"}
+            values["layer_types"] = [
+                names.get(kind, kind) if isinstance(kind, str) else kind for kind in kinds
+            ]
+        return
+    if kinds is None and layers is not None:
+        values["layer_types"] = ["linear_attention"] * layers
+    heads_default(values)
+    _d_head(built, inner)
+
+
+# Zamba2-2.7B's layers, which transformers' Zamba2Config builds where the file gives none
+# (configuration_zamba2.py:128-137).
+_ZAMBA2_DEFAULT: Final = (
+    ("linear_attention",)
+    + (("linear_attention",) * 5 + ("hybrid",)) * 7
+    + ("linear_attention",) * 4
+    + ("hybrid",)
+    + ("linear_attention",) * 3
+    + ("hybrid",)
+    + ("linear_attention",) * 2
+)
+
+
+def rules_zamba2(built: Built) -> None:
+    """transformers' Zamba2Config.__post_init__ (configuration_zamba2.py:112-140):
+    ``attention_head_dim`` ``2 * hidden_size // num_attention_heads`` and ``mamba_headdim``
+    ``mamba_expand * hidden_size // n_mamba_heads``, a file's own value kept over either; no
+    ``layers_block_type`` is Zamba2-2.7B's 54 layers."""
+    values, given = built.values, built.given
+    if built.reading.cls is None:
+        return
+    hidden, heads = count(values, "hidden_size"), count(values, "num_attention_heads")
+    expand, mamba_heads = count(values, "mamba_expand"), count(values, "n_mamba_heads")
+    if "attention_head_dim" not in given and hidden is not None and heads:
+        values["attention_head_dim"] = 2 * hidden // heads
+    if "mamba_headdim" not in given and hidden is not None and expand is not None and mamba_heads:
+        values["mamba_headdim"] = expand * hidden // mamba_heads
+    if values.get("layers_block_type") is None:
+        values["layers_block_type"] = list(_ZAMBA2_DEFAULT)
+    heads_default(values)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..errors import TensorParallelSplitError
 from ..fields import Fields, divide
 from ..state import Sizing, StateTensor, conv_window, tensor
 from .traits import KindTraits
@@ -49,18 +50,29 @@ class ShortConv:
 class CcaConv:
     """One ZAYA1 CCA layer's geometry: ``channels`` conv_qk channels (split over the ranks) with
     a ``padding``-column window, and the ``hidden`` channels of the previous hidden state (one
-    column, on every rank whole)."""
+    column, on every rank whole); ``groups``, the query groups (KV heads), each kept on one rank:
+    SGLang asserts ``num_query_groups % tp_size == 0`` (sglang/srt/models/zaya.py:921-925, and
+    ``num_k_heads`` in the CCA, :467-475), replicating none."""
 
     # A CCA layer is a short conv to every server: its state is conv windows only.
     traits: ClassVar[KindTraits] = ShortConv.traits
     channels: int
     padding: int
     hidden: int
+    groups: int = 1
 
     def tensors(self, cfg: Fields, sizing: Sizing) -> tuple[StateTensor, ...]:
         """The two conv tensors of one layer, one sequence, one rank (and SGLang's empty one)."""
         terms = "(num_attention_heads + num_key_value_heads) * head_dim"
         channels = divide(cfg, "num_attention_heads", self.channels, sizing.tp, terms)
+        if self.groups % sizing.tp:
+            raise cfg.fail(
+                "num_key_value_heads",
+                f"tp_size {sizing.tp} does not divide the {self.groups} query groups; SGLang's "
+                "ZAYA1 attention keeps each on one rank and replicates none "
+                "(sglang/srt/models/zaya.py:921-925)",
+                TensorParallelSplitError,
+            )
         rule = sizing.dtypes.conv()
         conv = tensor("conv", conv_window(sizing, channels, self.padding + 1, widened=False), rule)
         previous = tensor("prev_hs", conv_window(sizing, self.hidden, 2, widened=False), rule)
