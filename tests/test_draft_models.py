@@ -161,3 +161,34 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
     )  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token
+
+
+@pytest.mark.parametrize(
+    ("overrides", "causal"),
+    [
+        # _dflash_layer_causal (vllm/model_executor/models/qwen3_dflash.py:62-74): is_causal
+        # first, then dflash_config's causal, then every layer a sliding_attention one.
+        ({"is_causal": True}, True),
+        ({"is_causal": 0, "dflash_config": {"causal": True}}, False),
+        ({"is_causal": False, "dflash_config": {"causal": True}}, False),
+        ({"dflash_config": {"causal": True}}, True),
+        ({"dflash_config": {"causal": False}, "layer_types": ["sliding_attention"] * 5}, False),
+        ({"dflash_config": {"causal": None}, "layer_types": ["sliding_attention"] * 5}, True),
+        ({"layer_types": ["sliding_attention"] * 5}, True),
+        ({"layer_types": ["sliding_attention"] * 4 + ["full_attention"]}, False),
+        ({"layer_types": []}, False),
+        # Not a DFlash drafter: causal, whatever the rest says.
+        ({"architectures": [], "is_causal": False}, True),
+        ({"architectures": "DFlashDraftModel"}, True),
+        ({"architectures": ["Eagle3DraftModel"], "layer_types": []}, True),
+    ],
+)
+def test_a_dflash_drafters_causality_is_vllms(overrides: dict[str, Any], causal: bool) -> None:
+    held = vllm_reservation(QWEN3_5_27B, draft_config={**DFLASH, **overrides}, **DFLASH_LAUNCH)
+    # Causal with the target's page: one spec of 21 layers; else a spec of 5 of its own.
+    expected = (True, 0, 21) if causal else (False, 1, 5)
+    assert (held.draft_same_spec, held.draft_groups, held.group_size) == expected
+    assert held.draft_rule.startswith(
+        "5 draft attention layers, 2048 B a token a rank, "
+        + ("the target's spec, block 816; " if causal else "a spec of their own, non-causal, ")
+    )

@@ -1377,3 +1377,36 @@ def test_sglang_answers_or_refuses_with_a_typed_error(config: Path, values: dict
     assert 1 <= r.max_running_requests <= r.slots // r.ratio
     if r.kv_tokens is not None:
         assert r.max_running_requests <= r.kv_tokens // 2
+
+
+def test_sglangs_refusals_of_a_pool_word_for_word() -> None:
+    # kv_cache_configurator.py:3392-3402 (no slot) and :3152-3160 (no request), as SGLang
+    # words them: 100 MiB is 0.10 GB of rest memory, 143,548,416 B a request 136.90 MB.
+    tail = (
+        "Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, (3) reduce "
+        "--speculative-num-draft-tokens, or (4) use GPUs with more memory."
+    )
+    with pytest.raises(ServerArgumentError) as computed:
+        sglang_reservation(NEMOTRON, available_memory=100 * 2**20)
+    assert computed.value.server_refusal == (
+        "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+        "Computed max_mamba_cache_size=0 (total_rest_memory=0.10 GB, mamba_cache_per_req=136.90 "
+        "MB). " + tail
+    )
+    with pytest.raises(ServerArgumentError) as given:
+        sglang_reservation(NEMOTRON, max_mamba_cache_size=0)
+    assert given.value.server_refusal == (
+        "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+        "Computed max_mamba_cache_size=0 (total_rest_memory=0.00 GB, mamba_cache_per_req=136.90 "
+        "MB). " + tail
+    )
+    with pytest.raises(ServerArgumentError) as serves_none:
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GiB, max_mamba_cache_size=5, max_total_tokens=1
+        )
+    assert serves_none.value.server_refusal == (
+        "RuntimeError: Hybrid (mamba/linear-attention) state cache is too small to serve any "
+        "requests. max_mamba_cache_size=5, mamba_ratio=5, resulting max_num_reqs=0. Try: (1) "
+        "reduce --max-running-requests, (2) increase --mem-fraction-static, or (3) use GPUs "
+        "with more memory."
+    )

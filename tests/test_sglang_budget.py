@@ -172,3 +172,27 @@ def test_dtype_and_quantization_are_read_as_sglang_reads_them() -> None:
     )
     with pytest.raises(ServerArgumentError, match="'gguf' is not modelled"):
         sglang_reservation(NEMOTRON, available_memory=60 * GIB, quantization="gguf")
+
+
+@pytest.mark.parametrize(
+    ("gpu_gib", "reserved"),
+    [
+        # 184,320 MiB, past the last tier's 160 GiB: chunked prefill 16384, decode max_bs 512;
+        # prefill sizes up to 16384: 50 to 4096 and 4608..16384 by 512 (24), 74; reserved =
+        # 512 + 16384 x 1.5 + 1 / 8 x 1024 + (512 x 2 + 74 x 8) = 26,832 MiB.
+        (180, 26_832),
+        # Exactly 160 GiB is not below the tier's ceiling: the largest tier as well.
+        (160, 26_832),
+        # Below it: chunked 8192, max_bs 256 (tp < 4), 58 prefill sizes: 512 + 12,288 + 128 +
+        # (512 + 464) = 13,904 MiB.
+        (159, 13_904),
+    ],
+)
+def test_the_default_fraction_past_the_last_tier(gpu_gib: int, reserved: int) -> None:
+    held = sglang_reservation(NEMOTRON, gpu_memory_bytes=gpu_gib * GIB, weights_bytes=20 * GIB)
+    mib = gpu_gib * 1024
+    assert held.mem_fraction_static_rule == (
+        f"SGLang's default: round(({mib} - {reserved} MiB reserved) / {mib}, 3)"
+    )
+    assert held.mem_fraction_static == round((mib - reserved) / mib, 3)
+    assert held.chunked_prefill_size == (16384 if gpu_gib >= 160 else 8192)

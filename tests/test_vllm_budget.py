@@ -20,6 +20,7 @@ import pytest
 
 from decode_ring.cli import main
 from decode_ring.servers import ServerArgumentError, vllm_reservation
+from decode_ring.servers.profile import peak_activation_estimate
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
@@ -389,3 +390,152 @@ def test_the_launch_line_feeds_the_budget(capsys: pytest.CaptureFixture[str]) ->
     assert out["requested_memory_bytes"] == math.ceil(H200_RUNTIME * 0.9)
     assert out["cuda_graph_bytes"] == 0 and out["max_num_batched_tokens"] == 4000
     assert out["available_kv_cache_memory"] == math.ceil(H200_RUNTIME * 0.9) - 76 * GIB
+
+
+def test_hf_overrides_merge_into_a_wrappers_text_config(tmp_path: Path) -> None:
+    # A mapping is merged into the config's mapping, key by key, as --hf-overrides updates a
+    # nested config: Qwen3.5's text_config keeps its other keys, and 8 layers at
+    # full_attention_interval 4 are 6 GDN layers and 2 attention layers (3 and 7).
+    qwen3_5 = CONFIGS / "qwen3.5-27b.json"
+    fewer = vllm_reservation(
+        qwen3_5,
+        hf_overrides={"text_config": {"num_hidden_layers": 8, "layer_types": None}},
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    assert (fewer.state_layers, fewer.attention_layers) == (6, 2)
+    # The overridden config is still the snapshot's: its shards are read beside it.
+    folder = snapshot(
+        tmp_path, QWEN3_NEXT_CONFIG, {"m.safetensors": TENSORS["model-2.safetensors"]}
+    )
+    held = vllm_reservation(
+        folder / "config.json",
+        hf_overrides={"num_hidden_layers": 8, "layer_types": None},
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    # down_proj (H x 512), the norm (H) and lm_head (151,936 x H), bf16, tp 1; MTP left out.
+    assert held.weights_bytes == (H * 512 + H + 151_936 * H) * 2
+
+
+def test_the_estimates_name_their_formulas() -> None:
+    one = vllm_reservation(QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB)
+    assert one.non_torch_bytes == GIB // 2
+    assert one.non_torch_rule == "estimate: 0.5 GiB (one rank: CUDA context, cuBLAS)"
+    two = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", weights_bytes=70 * GIB)
+    assert two.non_torch_rule == "estimate: 1 GiB (NCCL and custom all-reduce buffers)"
+    assert two.cuda_graph_rule == (
+        "estimate: 102 graphs (51 sizes x 2 modes) x 48 layers x 0.35 MiB + 0.1 GiB"
+    )
+    # FULL_AND_PIECEWISE named is the default: two modes; PIECEWISE alone captures one.
+    named = vllm_reservation(
+        QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB, cudagraph_mode="FULL_AND_PIECEWISE"
+    )
+    assert named.cuda_graph_bytes == 102 * 48 * 367_001 + 107_374_182
+    given = vllm_reservation(QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB, non_torch_bytes=GIB)
+    assert (given.non_torch_bytes, given.non_torch_rule) == (GIB, "--non-torch-memory")
+
+
+def test_an_attention_free_model_profiles_in_bfloat16() -> None:
+    # Falcon-Mamba has no attention layer to take a dtype from: its activations are counted at
+    # 2 B. 1024 rows x vocab 65,024 x 16 B + 8192 tokens x 8192 x 3 x 2 B.
+    held = vllm_reservation(CONFIGS / "falcon-mamba-7b.json", gpu="h200", weights_bytes=20 * GIB)
+    assert held.peak_activation_bytes == 1024 * 65_024 * 16 + 8192 * 8192 * 3 * 2
+    assert held.peak_activation_rule == (
+        "estimate: sampler 1024 rows x vocab 65024 x 16 B + forward 8192 tokens x MLP width "
+        "8192/rank x 3 x 2 B"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "width"),
+    [
+        ({"intermediate_size": 301}, 150),  # floored per rank: 301 // 2
+        ({"intermediate_size": 100, "shared_expert_intermediate_size": 301}, 150),
+        ({"intermediate_size": 100, "moe_intermediate_size": 75, "num_experts_per_tok": 4}, 150),
+        ({"intermediate_size": 100, "moe_intermediate_size": 75}, 50),  # no top-k: no experts
+        ({"intermediate_size": 100, "num_experts_per_tok": 4}, 50),
+        ({"intermediate_size": 1, "shared_expert_intermediate_size": 0}, 0),
+        ({"intermediate_size": True, "vocab_size": -5}, 0),
+        ({}, 0),
+    ],
+)
+def test_the_peak_activation_takes_the_widest_mlp(text: dict[str, Any], width: int) -> None:
+    # The formula of the estimate: rows x vocab x 16 B + tokens x the widest MLP per rank x 3 x
+    # element; a field that is missing, not an integer or not positive counts 0. Vocab 3 (1 if
+    # only intermediate_size 1 is given, to see a 1 counted), tp 2, 5 rows, 7 tokens, 2 B.
+    vocab = text.get("vocab_size", 3)
+    text = {**text, "vocab_size": vocab} if "vocab_size" not in text else text
+    rows_vocab = 5 * (vocab if isinstance(vocab, int) and vocab > 0 else 0)
+    estimate, rule = peak_activation_estimate(
+        text, tp=2, max_num_seqs=5, max_num_batched_tokens=7, element=2
+    )
+    assert estimate == rows_vocab * 16 + 7 * width * 3 * 2
+    assert f"MLP width {width}/rank" in rule
+
+
+def test_a_width_of_one_and_a_vocab_of_one_count() -> None:
+    estimate, _ = peak_activation_estimate(
+        {"vocab_size": 1, "intermediate_size": 2},
+        tp=1,
+        max_num_seqs=1,
+        max_num_batched_tokens=1,
+        element=2,
+    )
+    assert estimate == 1 * 1 * 16 + 1 * 2 * 3 * 2
+    assert peak_activation_estimate(
+        {}, tp=1, max_num_seqs=1, max_num_batched_tokens=1, element=2
+    ) == (
+        0,
+        "estimate: sampler 1 rows x vocab 0 x 16 B + forward 1 tokens x MLP width 0/rank x 3 x 2 B",
+    )
+
+
+def test_one_request_that_does_not_fit_is_vllms_refusal_word_for_word() -> None:
+    # check_enough_kv_cache_memory (vllm/v1/core/kv_cache_planning.py:50-87): Nemotron at its
+    # 131,072 tokens needs 121 blocks of 21,495,808 B (2.42 GiB); 1 GiB less the null block
+    # leaves 1,052,246,016 B (0.98 GiB).
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=GIB)
+    assert raised.value.server_refusal == (
+        "ValueError: To serve at least one request with the model's max seq len (131072), "
+        "(2.42 GiB KV cache is needed, which is larger than the available KV cache memory "
+        "(0.98 GiB). Try increasing `gpu_memory_utilization` (which also controls CPU memory "
+        "on the CPU backend) or decreasing `max_model_len` when initializing the engine. See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
+
+
+def test_weights_scalars_stay_whole_and_the_vocabulary_pads_to_64(tmp_path: Path) -> None:
+    # A single-element scale is whole on every rank; a vocabulary of 1,000 rows pads to 1,024
+    # and a rank of tp 2 holds 512 rows; an expert's projection splits by 2.
+    tensors = {
+        "w.safetensors": {
+            "model.layers.3.mlp.experts.0.down_proj.weight_scale": ("F32", [1]),
+            "model.layers.3.mlp.experts.0.up_proj.input_scale": ("F32", []),
+            "model.embed_tokens.weight": ("BF16", [1000, 6]),
+            "model.layers.3.mlp.experts.0.down_proj.weight": ("BF16", [6, 9]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    held = vllm_reservation(
+        folder / "config.json",
+        tensor_parallel_size=2,
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    assert held.weights_bytes == 4 + 4 + 512 * 6 * 2 + 6 * 9 * 2 // 2
+
+
+def test_online_fp8_keeps_the_vocabulary_and_biases_in_the_model_dtype(tmp_path: Path) -> None:
+    tensors = {
+        "m.safetensors": {
+            "model.embed_tokens.weight": ("BF16", [128, H]),
+            "model.layers.3.self_attn.q_proj.bias": ("BF16", [H]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    held = vllm_reservation(
+        folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.weights_bytes == 128 * H * 2 + H * 2
