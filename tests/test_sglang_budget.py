@@ -196,3 +196,33 @@ def test_the_default_fraction_past_the_last_tier(gpu_gib: int, reserved: int) ->
     )
     assert held.mem_fraction_static == round((mib - reserved) / mib, 3)
     assert held.chunked_prefill_size == (16384 if gpu_gib >= 160 else 8192)
+
+
+@pytest.mark.parametrize(
+    ("vision", "factor"),
+    [
+        # adjust_mem_fraction_for_vlm (memory_hook.py:417-462): 0.95 x (1 - 0.1 x (layers x
+        # hidden^2 / (24 x 1024^2) - 1)), within [0.8, 1.05]; 24 layers of 1024 by default.
+        ({}, 1.0),
+        ({"num_hidden_layers": 24, "hidden_size": 1024, "depth": 27}, 1.0),
+        ({"num_hidden_layers": 48, "hidden_size": 1024}, 0.9),
+        ({"depth": 48}, 0.9),
+        ({"num_hidden_layers": 24, "hidden_size": 512}, 1.05),  # 1.075, capped at 1.05
+        ({"num_hidden_layers": 400}, 0.8),  # far below 0.8, floored
+        ({"num_hidden_layers": 12, "hidden_size": 1024}, 1.05),  # 1.05 itself
+    ],
+)
+def test_a_vision_models_default_fraction_is_scaled_for_its_tower(
+    vision: dict[str, int], factor: float
+) -> None:
+    # Qwen3.5-27B with the vision config given, on 80 GiB at tp 1: chunked prefill 8192, decode
+    # max_bs 256, prefill graphs (Qwen3_5ForConditionalGeneration captures them, model_config.py:
+    # 2501-2516): reserved 13,904 MiB (above), round((81920 - 13904) / 81920, 3) = 0.830.
+    config = json.loads((CONFIGS / "qwen3.5-27b.json").read_text())
+    config["vision_config"] = vision
+    held = sglang_reservation(config, gpu_memory_bytes=80 * GIB, weights_bytes=20 * GIB)
+    assert held.mem_fraction_static == pytest.approx(0.830 * 0.95 * factor, rel=1e-12)
+    assert held.mem_fraction_static_rule == (
+        "SGLang's default: round((81920 - 13904 MiB reserved) / 81920, 3), scaled for the "
+        "vision tower"
+    )
