@@ -109,6 +109,8 @@ def test_the_drafters_weights_load_with_the_targets(tmp_path: Path) -> None:
     )
     # The drafter's down projection, bfloat16, split by tp 2 (row-parallel).
     assert held.draft_weights_bytes == 5120 * 17408 * 2 // 2
+    # Its own rule: a drafter loads no MTP layers of its own.
+    assert held.draft_rule.endswith("norms and routers whole; MTP layers left out")
 
 
 def test_the_launch_lines_speculative_config_names_the_drafter(

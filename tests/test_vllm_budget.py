@@ -539,3 +539,70 @@ def test_online_fp8_keeps_the_vocabulary_and_biases_in_the_model_dtype(tmp_path:
         folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
     )
     assert held.weights_bytes == 128 * H * 2 + H * 2
+
+
+def test_the_weights_rule_says_whether_the_mtp_layers_load(tmp_path: Path) -> None:
+    # The MTP layer first in its shard: it is skipped, and the tensors after it still count.
+    tensors = {
+        "m.safetensors": {
+            "mtp.fc.weight": ("BF16", [H, 2 * H]),
+            "model.norm.weight": ("BF16", [H]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    left_out = vllm_reservation(
+        folder / "config.json", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert left_out.weights_bytes == H * 2
+    assert left_out.weights_rule.startswith("2 tensors of '")
+    assert left_out.weights_rule.endswith(
+        "': linear, expert and vocab tensors split by tp 1, KV projections by the KV heads a "
+        "rank holds, norms and routers whole; MTP layers left out"
+    )
+    loaded = vllm_reservation(
+        folder / "config.json",
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+        speculative_method="mtp",
+        num_speculative_tokens=1,
+    )
+    assert loaded.weights_bytes == H * 2 + H * 2 * H * 2
+    assert loaded.weights_rule.endswith("norms and routers whole; MTP layers loaded")
+
+
+@pytest.mark.parametrize(
+    ("method", "given"),
+    [("awq", "awq_marlin"), ("gptq", "gptq_marlin"), ("modelopt_fp4", "modelopt"), ("fp8", "fp8")],
+)
+def test_a_marlin_kernel_name_agrees_with_its_checkpoint(method: str, given: str) -> None:
+    # _verify_quantization (vllm/config/model.py) lets a Marlin kernel serve its method's
+    # checkpoint; the package compares the names' first parts.
+    config = {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": method}}
+    held = vllm_reservation(
+        config, quantization=given, weights_bytes=GIB, kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.quantization == given
+
+
+def test_quantization_refusals_name_the_flag_and_what_is_modelled() -> None:
+    with pytest.raises(ServerArgumentError) as not_a_name:
+        vllm_reservation({**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": 5}})
+    assert not_a_name.value.field == "quantization"
+    assert str(not_a_name.value) == (
+        "argument quantization: the config's quant_method 5 is not a name"
+    )
+    with pytest.raises(ServerArgumentError) as not_modelled:
+        vllm_reservation(QWEN3_NEXT, quantization="bitsandbytes")
+    assert str(not_modelled.value) == (
+        "argument quantization: 'bitsandbytes' is not modelled; modelled: fp8, modelopt, "
+        "modelopt_fp4, awq, awq_marlin, gptq, gptq_marlin, compressed-tensors"
+    )
+    with pytest.raises(ServerArgumentError) as contradicts:
+        vllm_reservation(
+            {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "fp8"}},
+            quantization="awq",
+        )
+    assert contradicts.value.field == "quantization"
+    assert str(contradicts.value) == (
+        "argument quantization: 'awq' contradicts the checkpoint's quantization_config ('fp8')"
+    )
