@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation
+from decode_ring.servers.common import scaled_context_length
 
 from .support import (
     BAILING_V3,
@@ -1409,4 +1410,29 @@ def test_sglangs_refusals_of_a_pool_word_for_word() -> None:
         "requests. max_mamba_cache_size=5, mamba_ratio=5, resulting max_num_reqs=0. Try: (1) "
         "reduce --max-running-requests, (2) increase --mem-fraction-static, or (3) use GPUs "
         "with more memory."
+    )
+
+
+def test_a_ratio_past_floats_range_is_infinite() -> None:
+    # An int of 1024 bits or more is taken as infinite (2**1023 still fits a float, 8.99e307:
+    # both are refused, above 1,000,000, and the refusal says which).
+    for value, shown in ((2**1024, "inf"), (2**1023, "inf"), (2**1022, "4.49423283715579e+307")):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(NEMOTRON, mamba_full_memory_ratio=value)
+        assert str(raised.value) == (
+            "argument mamba_full_memory_ratio: must be a finite number above 0 and at most "
+            f"1,000,000, got {shown}"
+        )
+
+
+def test_a_context_length_from_one_token_to_the_largest_count() -> None:
+    # int(factor * value) (common.py:690-693), from 1 to 2**63 - 1 tokens.
+    assert scaled_context_length("max_position_embeddings", 1, 1.0) == 1
+    assert scaled_context_length("max_position_embeddings", 1, 1.5) == 1
+    assert scaled_context_length("max_position_embeddings", 2**63 - 1, 1) == 2**63 - 1
+    with pytest.raises(ModelConfigError) as past:
+        scaled_context_length("max_position_embeddings", 2**62, 1e308)
+    assert str(past.value) == (
+        "field 'rope_scaling.factor': 4611686018427387904 x 1e+308 is more than 2**1024 tokens, "
+        "not a count of tokens from 1 to 2**63 - 1"
     )

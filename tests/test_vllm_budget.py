@@ -606,3 +606,27 @@ def test_quantization_refusals_name_the_flag_and_what_is_modelled() -> None:
     assert str(contradicts.value) == (
         "argument quantization: 'awq' contradicts the checkpoint's quantization_config ('fp8')"
     )
+
+
+def test_an_override_mapping_where_the_config_has_none() -> None:
+    # --hf-overrides sets a mapping the config lacks whole (Qwen3-Next has no
+    # quantization_config), and a value over a mapping replaces it (rope_scaling).
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        hf_overrides={"quantization_config": {"quant_method": "fp8"}, "rope_scaling": None},
+        weights_bytes=GIB,
+        kv_cache_memory_bytes=32 * GIB,
+        max_model_len=4096,
+    )
+    assert held.quantization == "fp8"
+
+
+def test_a_gpu_memory_and_a_choice_of_the_wrong_type_are_named() -> None:
+    with pytest.raises(ServerArgumentError) as zero:
+        vllm_reservation(NEMOTRON, gpu_memory_bytes=0)
+    assert zero.value.field == "gpu_memory_bytes"
+    assert str(zero.value) == "argument gpu_memory_bytes: must be from 1 to 2**63 - 1, got 0"
+    with pytest.raises(TypeError, match=r"^argument gpu_memory_bytes: must be an int, not str$"):
+        vllm_reservation(NEMOTRON, gpu_memory_bytes="80GiB")
+    with pytest.raises(TypeError, match=r"^argument kv_cache_dtype: must be a str, not int$"):
+        vllm_reservation(NEMOTRON, kv_cache_dtype=5)
