@@ -627,6 +627,6 @@ def test_a_gpu_memory_and_a_choice_of_the_wrong_type_are_named() -> None:
     assert zero.value.field == "gpu_memory_bytes"
     assert str(zero.value) == "argument gpu_memory_bytes: must be from 1 to 2**63 - 1, got 0"
     with pytest.raises(TypeError, match=r"^argument gpu_memory_bytes: must be an int, not str$"):
-        vllm_reservation(NEMOTRON, gpu_memory_bytes="80GiB")
+        vllm_reservation(NEMOTRON, gpu_memory_bytes="80GiB")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^argument kv_cache_dtype: must be a str, not int$"):
-        vllm_reservation(NEMOTRON, kv_cache_dtype=5)
+        vllm_reservation(NEMOTRON, kv_cache_dtype=5)  # type: ignore[arg-type]
