@@ -1429,6 +1429,7 @@ def test_a_context_length_from_one_token_to_the_largest_count() -> None:
     # int(factor * value) (common.py:690-693), from 1 to 2**63 - 1 tokens.
     assert scaled_context_length("max_position_embeddings", 1, 1.0) == 1
     assert scaled_context_length("max_position_embeddings", 1, 1.5) == 1
+    assert scaled_context_length("max_position_embeddings", 2, 0.5) == 1
     assert scaled_context_length("max_position_embeddings", 2**63 - 1, 1) == 2**63 - 1
     with pytest.raises(ModelConfigError) as past:
         scaled_context_length("max_position_embeddings", 2**62, 1e308)

@@ -630,3 +630,23 @@ def test_a_gpu_memory_and_a_choice_of_the_wrong_type_are_named() -> None:
         vllm_reservation(NEMOTRON, gpu_memory_bytes="80GiB")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^argument kv_cache_dtype: must be a str, not int$"):
         vllm_reservation(NEMOTRON, kv_cache_dtype=5)  # type: ignore[arg-type]
+
+
+def test_a_gpu_named_with_its_memory_keeps_the_tables_name_and_arch() -> None:
+    both = vllm_reservation(NEMOTRON, gpu="h200", gpu_memory_bytes=100 * GIB, weights_bytes=GIB)
+    assert (both.gpu_name, both.gpu_arch, both.gpu_memory_bytes) == (
+        "NVIDIA H200",
+        "sm90",
+        100 * GIB,
+    )
+    assert both.gpu_memory_rule == "--gpu-memory 107,374,182,400 B"
+    table = vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=GIB)
+    assert table.gpu_memory_rule is not None
+    assert table.gpu_memory_rule.startswith("h200: memory.total 143771 MiB (nvidia-smi ")
+    assert table.gpu_memory_rule.endswith("'Free memory on device (139.21/139.81 GiB)'")
+    # One byte is a GPU memory (then the weights are asked for), 0 is not.
+    with pytest.raises(ServerArgumentError) as one_byte:
+        vllm_reservation(NEMOTRON, gpu_memory_bytes=1)
+    assert one_byte.value.field == "weights_bytes"
+    with pytest.raises(TypeError, match=r"^argument gpu: must be a str, not int$"):
+        vllm_reservation(NEMOTRON, gpu=5)
