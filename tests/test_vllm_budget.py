@@ -650,3 +650,52 @@ def test_a_gpu_named_with_its_memory_keeps_the_tables_name_and_arch() -> None:
     assert one_byte.value.field == "weights_bytes"
     with pytest.raises(TypeError, match=r"^argument gpu: must be a str, not int$"):
         vllm_reservation(NEMOTRON, gpu=5)
+
+
+def cuda_graph_note(current: str, equivalent: str, suggested: str) -> str:
+    # determine_available_memory's note (vllm/v1/worker/gpu_worker.py:777-798).
+    return (
+        "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        f"--gpu-memory-utilization={current} is equivalent to --gpu-memory-utilization="
+        f"{equivalent} without CUDA graph memory profiling. To maintain the same effective KV "
+        f"cache size as before, increase --gpu-memory-utilization to {suggested}. To disable, "
+        "set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+    )
+
+
+def test_the_budgets_log_lines_and_the_cuda_graph_note() -> None:
+    # 2 GiB of graphs on the H200's 150,119,844,413 B: a delta of 0.014305, so 0.92 is 0.9057
+    # without them and 0.9343 keeps the KV cache; 0.99 + 0.0143 is capped at 1.
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    at = held.log_lines.index("Available KV cache memory: 50.63 GiB")
+    assert held.log_lines[at + 1] == cuda_graph_note("0.9200", "0.9057", "0.9343")
+    full = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu="h200",
+        cuda_graph_bytes=2 * GIB,
+        gpu_memory_utilization=0.99,
+        **EXPLICIT,
+    )
+    assert cuda_graph_note("0.9900", "0.9757", "1.0000") in full.log_lines
+    # One byte of graphs is noted; none is not.
+    for graphs, noted in ((1, True), (0, False)):
+        held = vllm_reservation(
+            QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=graphs, **EXPLICIT
+        )
+        notes = [line for line in held.log_lines if line.startswith("CUDA graph memory")]
+        assert notes == ([cuda_graph_note("0.9200", "0.9200", "0.9200")] if noted else [])
+    eager = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", enforce_eager=True, **EXPLICIT
+    )
+    assert not any(line.startswith("CUDA graph memory") for line in eager.log_lines)
+    # With --kv-cache-memory-bytes the line names the GPU's free memory, 139.81 GiB.
+    given = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", kv_cache_memory_bytes=40 * GIB
+    )
+    assert any(
+        line.startswith("Initial free memory 139.81 GiB, reserved 40.0 GiB memory for KV Cache")
+        for line in given.log_lines
+    )
