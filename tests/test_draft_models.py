@@ -194,3 +194,8 @@ def test_a_dflash_drafters_causality_is_vllms(overrides: dict[str, Any], causal:
         "5 draft attention layers, 2048 B a token a rank, "
         + ("the target's spec, block 816; " if causal else "a spec of their own, non-causal, ")
     )
+
+
+def test_a_counted_drafter_is_not_an_assumption() -> None:
+    held = vllm_reservation(QWEN3_5_27B, draft_config=DFLASH, **DFLASH_LAUNCH)
+    assert held.assumptions == ("CUDA",)

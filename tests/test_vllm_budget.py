@@ -699,3 +699,33 @@ def test_the_budgets_log_lines_and_the_cuda_graph_note() -> None:
         line.startswith("Initial free memory 139.81 GiB, reserved 40.0 GiB memory for KV Cache")
         for line in given.log_lines
     )
+
+
+def test_the_memory_summary_after_capture() -> None:
+    # gpu_worker.py:1010-1063: consumed = weights 70 + non-torch 1 = 71 GiB; the peak
+    # activation with the graphs, 5 + 2 = 7 GiB; non-KV = 71 + 7 + 2 = 80 GiB
+    # (85,899,345,920 B) and the 150 MiB redundancy buffer (157,286,400 B): to the request
+    # 138,110,256,860 - 85,899,345,920 - 157,286,400 = 52,053,624,540 B, to the whole GPU
+    # 150,119,844,413 - 85,899,345,920 - 157,286,400 = 64,063,212,093 B.
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    assert held.log_lines[-1] == (
+        "Free memory on device (139.81/139.81 GiB) on startup. Desired GPU memory utilization "
+        "is (0.92, 128.63 GiB). Actual usage is 71.0 GiB for consumed memory (weights + "
+        "non-torch), 7.0 GiB for peak activation, and 2.0 GiB for CUDAGraph memory. Replace "
+        "gpu_memory_utilization config with `--kv-cache-memory=52053624540` (48.48 GiB) to fit "
+        "into requested memory, or `--kv-cache-memory=64063212093` (59.66 GiB) to fully "
+        "utilize gpu memory. Current kv cache memory in use is 50.63 GiB."
+    )
+
+
+def test_the_assumptions_name_what_is_not_measured() -> None:
+    profiled = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", **EXPLICIT)
+    assert profiled.assumptions == (
+        "CUDA; a draft model's own KV layers are not counted",
+        "the GPU holds nothing else at startup; the profiled terms are estimates",
+    )
+    # --kv-cache-memory-bytes skips the profile: nothing of the GPU is assumed.
+    given = vllm_reservation(QWEN3_NEXT, gpu="h200", kv_cache_memory_bytes=40 * GIB)
+    assert given.assumptions == ("CUDA; a draft model's own KV layers are not counted",)
