@@ -729,3 +729,22 @@ def test_the_assumptions_name_what_is_not_measured() -> None:
     # --kv-cache-memory-bytes skips the profile: nothing of the GPU is assumed.
     given = vllm_reservation(QWEN3_NEXT, gpu="h200", kv_cache_memory_bytes=40 * GIB)
     assert given.assumptions == ("CUDA; a draft model's own KV layers are not counted",)
+
+
+def test_a_profiled_budget_short_of_one_request_names_the_gpu() -> None:
+    # ceil(150,119,844,413 x 0.92) - (122 + 5 + 1) GiB = 671,303,388 B: 31 blocks of
+    # 21,495,808 B, 30 past the null block; Nemotron's 131,072 tokens need 121.
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(
+            NEMOTRON,
+            gpu="h200",
+            weights_bytes=122 * GIB,
+            activation_bytes=5 * GIB,
+            non_torch_bytes=GIB,
+            cuda_graph_bytes=0,
+        )
+    assert raised.value.field == "gpu"
+    assert str(raised.value) == (
+        "argument gpu: 671303388 B holds 30 usable blocks of 21495808 B; one request at "
+        "max_model_len 131072 needs 121: vLLM refuses to start"
+    )
