@@ -778,6 +778,14 @@ def test_vllm_falls_back_from_a_head_flash_attention_does_not_take(head_dim: int
             )
             for arch in ("sm89", "sm120")
         ),
+        # Triton takes a head of 32 itself.
+        (
+            "sm89",
+            32,
+            "TRITON_ATTN",
+            "FLASH_ATTN refused: an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x); FLASHINFER "
+            "refused: head size 32; first of FLASH_ATTN, FLASHINFER, TRITON_ATTN on sm89",
+        ),
     ],
 )
 def test_vllm_backends_for_an_fp8_kv_cache(
@@ -1402,3 +1410,22 @@ def test_vllm_answers_or_refuses_with_a_typed_error(config: Path, values: dict[s
         return
     assert r.state_page_bytes <= r.state_page_bytes_padded
     assert r.state_bytes <= r.planned_state_bytes
+
+
+def test_vllm_refuses_an_fp8_kv_cache_no_backend_takes() -> None:
+    # Before SM89 Triton refuses an fp8 KV cache too (triton_attn.py:511-524).
+    with pytest.raises(ModelConfigError) as raised:
+        vllm_reservation(
+            QWEN3_NEXT,
+            gpu_arch="sm86",
+            kv_cache_dtype="fp8",
+            hf_overrides={"head_dim": 36},
+            kv_cache_memory_bytes=40 * 2**30,
+            max_model_len=4096,
+        )
+    assert raised.value.field == "head_dim"
+    assert str(raised.value) == (
+        "no attention backend vLLM tries takes this launch on sm86: FLASH_ATTN refused: head "
+        "size 36; FLASHINFER refused: head size 36; TRITON_ATTN refused: an fp8 KV cache needs "
+        "SM89 or later"
+    )
