@@ -748,3 +748,89 @@ def test_a_profiled_budget_short_of_one_request_names_the_gpu() -> None:
         "argument gpu: 671303388 B holds 30 usable blocks of 21495808 B; one request at "
         "max_model_len 131072 needs 121: vLLM refuses to start"
     )
+
+
+@pytest.mark.parametrize(
+    ("launch", "sizes"),
+    [
+        # The default list (1, 2, 4, 8..248 by 8, 256.. by 16) up to min(max_num_seqs x 2, 512):
+        ({"max_num_seqs": 1}, 2),  # 1, 2
+        ({"max_num_seqs": 2}, 3),  # 1, 2, 4
+        # max_num_batched_tokens joins the list where it fits: 51 + 300.
+        ({"max_num_seqs": 256, "max_num_batched_tokens": 300}, 52),
+        # ... up to --max-cudagraph-capture-size itself: 3 + 31 + 256, 272, 288 + 300.
+        (
+            {"max_num_seqs": 256, "max_num_batched_tokens": 300, "max_cudagraph_capture_size": 300},
+            38,
+        ),
+        # SM10x captures up to 1024: 3 + 31 + 256..1024 by 16 (49).
+        ({"gpu_arch": "sm100", "max_num_seqs": 1024}, 83),
+    ],
+)
+def test_the_cuda_graph_capture_sizes(launch: dict[str, Any], sizes: int) -> None:
+    held = vllm_reservation(
+        QWEN3_NEXT, kv_cache_memory_bytes=40 * GIB, max_model_len=4096, **launch
+    )
+    assert held.cuda_graph_sizes == sizes
+
+
+def test_the_profiled_budget_and_its_refusals_at_their_edges() -> None:
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    assert held.kv_cache_memory_rule == (
+        "requested 138,110,256,860 B - weights - peak activation - non-torch - CUDA graphs "
+        "(gpu_worker.py:739-743)"
+    )
+    with pytest.raises(ServerArgumentError) as no_weights:
+        vllm_reservation(NEMOTRON, gpu="h200")
+    assert no_weights.value.field == "weights_bytes"
+    assert str(no_weights.value) == (
+        "argument weights_bytes: the snapshot holds no safetensors to size the weights from; "
+        "give them (--weights-memory SIZE per rank)"
+    )
+    terms: dict[str, Any] = {
+        "activation_bytes": 5 * GIB,
+        "non_torch_bytes": GIB,
+        "cuda_graph_bytes": 0,
+    }
+    # The weights leave exactly 0 B of the 138,110,256,860 requested, then exactly 1 B.
+    with pytest.raises(ServerArgumentError) as nothing_left:
+        vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=138_110_256_860 - 6 * GIB, **terms)
+    assert str(nothing_left.value) == (
+        "argument gpu: 138,110,256,860 B requested (0.92 of 150,119,844,413 B) leaves 0 B for "
+        "the KV cache after the weights and the profiled terms; vLLM refuses to start"
+    )
+    with pytest.raises(ServerArgumentError) as one_byte:
+        vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=138_110_256_860 - 6 * GIB - 1, **terms)
+    assert one_byte.value.field == "gpu"
+    assert str(one_byte.value) == (
+        "argument gpu: 1 B holds 0 usable blocks of 21495808 B; vLLM refuses to start"
+    )
+    # One block is the null block: 0 usable; one byte more is still 0 blocks, but past it.
+    with pytest.raises(ServerArgumentError) as null_only:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=21_495_808)
+    assert str(null_only.value) == (
+        "argument kv_cache_memory_bytes: 21495808 B holds 0 usable blocks of 21495808 B; vLLM "
+        "refuses to start"
+    )
+    with pytest.raises(ServerArgumentError) as past_null:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=21_495_809)
+    assert str(past_null.value) == (
+        "argument kv_cache_memory_bytes: 21495809 B holds 0 usable blocks of 21495808 B; one "
+        "request at max_model_len 131072 needs 121: vLLM refuses to start"
+    )
+    given = vllm_reservation(NEMOTRON, weights_bytes=GIB, kv_cache_memory_bytes=40 * GIB)
+    assert (given.weights_bytes, given.weights_rule) == (GIB, "--weights-memory")
+
+
+def test_an_fp8_checkpoints_unquantized_weights_stay_in_the_model_dtype(tmp_path: Path) -> None:
+    # --quantization fp8 on a checkpoint that is fp8 already is not online quantization: its
+    # bfloat16 tensors load at 2 B.
+    config = {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "fp8"}}
+    tensors = {"q.safetensors": {"model.layers.3.mlp.experts.0.up_proj.weight": ("BF16", [H, 512])}}
+    folder = snapshot(tmp_path, config, tensors)
+    held = vllm_reservation(
+        folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.weights_bytes == H * 512 * 2
