@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from decode_ring.cli import main
-from decode_ring.servers import sglang_reservation, vllm_reservation
+from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_5_27B = str(CONFIGS / "qwen3.5-27b.json")
@@ -199,3 +199,33 @@ def test_a_dflash_drafters_causality_is_vllms(overrides: dict[str, Any], causal:
 def test_a_counted_drafter_is_not_an_assumption() -> None:
     held = vllm_reservation(QWEN3_5_27B, draft_config=DFLASH, **DFLASH_LAUNCH)
     assert held.assumptions == ("CUDA",)
+
+
+def test_a_causal_drafter_with_a_page_of_its_own() -> None:
+    # Head 64: 8 KV heads x 64 x 2 (K, V) x 2 B / tp 2 = 1,024 B a token; the target's page of
+    # 1,671,168 B holds 1,632 of its tokens a block, a causal spec apart from the target's.
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"], "head_dim": 64}
+    held = vllm_reservation(QWEN3_5_27B, draft_config=eagle, **DFLASH_LAUNCH)
+    assert (held.draft_same_spec, held.draft_block_size, held.draft_groups) == (False, 1632, 1)
+    assert held.draft_rule == (
+        "5 draft attention layers, 1024 B a token a rank, a spec of their own, block 1632; "
+        "weights no safetensors in the snapshot: give the weights"
+    )
+
+
+def test_drafters_the_package_does_not_model_are_refused() -> None:
+    # Head 100: 1,600 B a token does not divide the page, so no block of whole tokens.
+    with pytest.raises(ServerArgumentError) as uneven:
+        vllm_reservation(QWEN3_5_27B, draft_config={**DFLASH, "head_dim": 100}, **DFLASH_LAUNCH)
+    assert uneven.value.field == "draft_config"
+    assert str(uneven.value) == (
+        "argument draft_config: its 1600 B a token does not divide the 1671168 B page"
+    )
+    with pytest.raises(ServerArgumentError) as recurrent:
+        vllm_reservation(
+            QWEN3_5_27B, draft_config=CONFIGS / "nemotron-nano-9b-v2.json", **DFLASH_LAUNCH
+        )
+    assert recurrent.value.field == "draft_config"
+    assert str(recurrent.value) == (
+        "argument draft_config: a drafter with recurrent layers (or no attention) is not modelled"
+    )
