@@ -834,3 +834,55 @@ def test_an_fp8_checkpoints_unquantized_weights_stay_in_the_model_dtype(tmp_path
         folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
     )
     assert held.weights_bytes == H * 512 * 2
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"max_num_batched_tokens": 0}, ServerArgumentError, "must be from 1 to 2**63 - 1, got 0"),
+        ({"enforce_eager": "yes"}, TypeError, "must be a bool, not str"),
+        ({"cudagraph_mode": "SOMETIMES"}, ServerArgumentError, ""),
+        ({"cudagraph_capture_sizes": (8, 0)}, ServerArgumentError, "must be from 1 to"),
+        ({"max_cudagraph_capture_size": 0}, ServerArgumentError, "must be from 1 to"),
+        ({"dtype": "float64"}, ServerArgumentError, ""),
+        ({"cpu_offload_gb": "1"}, TypeError, "must be a number"),
+        ({"cpu_offload_gb": True}, TypeError, "must be a number"),
+        ({"cpu_offload_gb": -0.5}, ServerArgumentError, "must be 0 or more, got -0.5"),
+        ({"cpu_offload_gb": math.nan}, ServerArgumentError, "must be 0 or more, got nan"),
+        ({"weights_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"activation_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"cuda_graph_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"non_torch_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"kv_cache_memory_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        (
+            {"gpu_memory_utilization": 1.0000001},
+            ServerArgumentError,
+            "1 validation error for CacheConfig: Input should be less than or equal to 1",
+        ),
+    ],
+)
+def test_the_budgets_arguments_are_refused_by_name(
+    arguments: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    (name,) = arguments
+    with pytest.raises(error) as raised:
+        vllm_reservation(NEMOTRON, gpu="h200", **arguments)
+    assert str(raised.value).startswith(f"argument {name}: {message}")
+    if isinstance(raised.value, ServerArgumentError):
+        assert raised.value.field == name
+
+
+def test_the_whole_gpu_and_the_smallest_sizes_are_taken() -> None:
+    # gt=0, le=1: all of the GPU is a utilization vLLM takes; 1 is a batch and a capture size.
+    held = vllm_reservation(
+        NEMOTRON,
+        gpu="h200",
+        weights_bytes=GIB,
+        gpu_memory_utilization=1,
+        max_num_batched_tokens=1,
+        cudagraph_capture_sizes=(1,),
+        max_cudagraph_capture_size=1,
+        max_model_len=4096,
+    )
+    assert held.requested_memory_bytes == H200_RUNTIME
+    assert held.max_num_batched_tokens == 1 and held.cuda_graph_sizes == 1
