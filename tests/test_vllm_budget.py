@@ -640,6 +640,11 @@ def test_a_gpu_named_with_its_memory_keeps_the_tables_name_and_arch() -> None:
         100 * GIB,
     )
     assert both.gpu_memory_rule == "--gpu-memory 107,374,182,400 B"
+    # The arch is the named GPU's, not the default sm90: an L40S is sm89.
+    l40s = vllm_reservation(
+        NEMOTRON, gpu="l40s", gpu_memory_bytes=48 * GIB, weights_bytes=GIB, max_model_len=4096
+    )
+    assert (l40s.gpu_name, l40s.gpu_arch) == ("NVIDIA L40S", "sm89")
     table = vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=GIB)
     assert table.gpu_memory_rule is not None
     assert table.gpu_memory_rule.startswith("h200: memory.total 143771 MiB (nvidia-smi ")
