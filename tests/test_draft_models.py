@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from decode_ring.cli import main
-from decode_ring.servers import sglang_reservation, vllm_reservation
+from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_5_27B = str(CONFIGS / "qwen3.5-27b.json")
@@ -109,6 +109,11 @@ def test_the_drafters_weights_load_with_the_targets(tmp_path: Path) -> None:
     )
     # The drafter's down projection, bfloat16, split by tp 2 (row-parallel).
     assert held.draft_weights_bytes == 5120 * 17408 * 2 // 2
+    # Its own rule: a drafter loads no MTP layers of its own.
+    assert held.draft_rule.endswith(
+        "norms and routers whole, an omni model's talker and token2wav left out; MTP layers left "
+        "out"
+    )
 
 
 def test_the_launch_lines_speculative_config_names_the_drafter(
@@ -161,3 +166,69 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
     )  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token
+
+
+@pytest.mark.parametrize(
+    ("overrides", "causal"),
+    [
+        # _dflash_layer_causal (vllm/model_executor/models/qwen3_dflash.py:62-74): is_causal
+        # first, then dflash_config's causal, then every layer a sliding_attention one.
+        ({"is_causal": True}, True),
+        ({"is_causal": 0, "dflash_config": {"causal": True}}, False),
+        ({"is_causal": False, "dflash_config": {"causal": True}}, False),
+        ({"dflash_config": {"causal": True}}, True),
+        ({"dflash_config": {"causal": False}, "layer_types": ["sliding_attention"] * 5}, False),
+        ({"dflash_config": {"causal": None}, "layer_types": ["sliding_attention"] * 5}, True),
+        ({"layer_types": ["sliding_attention"] * 5}, True),
+        ({"layer_types": ["sliding_attention"] * 4 + ["full_attention"]}, False),
+        ({"layer_types": []}, False),
+        # Not a DFlash drafter: causal, whatever the rest says.
+        ({"architectures": [], "is_causal": False}, True),
+        ({"architectures": "DFlashDraftModel"}, True),
+        ({"architectures": ["Eagle3DraftModel"], "layer_types": []}, True),
+    ],
+)
+def test_a_dflash_drafters_causality_is_vllms(overrides: dict[str, Any], causal: bool) -> None:
+    held = vllm_reservation(QWEN3_5_27B, draft_config={**DFLASH, **overrides}, **DFLASH_LAUNCH)
+    # Causal with the target's page: one spec of 21 layers; else a spec of 5 of its own.
+    expected = (True, 0, 21) if causal else (False, 1, 5)
+    assert (held.draft_same_spec, held.draft_groups, held.group_size) == expected
+    assert held.draft_rule.startswith(
+        "5 draft attention layers, 2048 B a token a rank, "
+        + ("the target's spec, block 816; " if causal else "a spec of their own, non-causal, ")
+    )
+
+
+def test_a_counted_drafter_is_not_an_assumption() -> None:
+    held = vllm_reservation(QWEN3_5_27B, draft_config=DFLASH, **DFLASH_LAUNCH)
+    assert held.assumptions == ("CUDA",)
+
+
+def test_a_causal_drafter_with_a_page_of_its_own() -> None:
+    # Head 64: 8 KV heads x 64 x 2 (K, V) x 2 B / tp 2 = 1,024 B a token; the target's page of
+    # 1,671,168 B holds 1,632 of its tokens a block, a causal spec apart from the target's.
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"], "head_dim": 64}
+    held = vllm_reservation(QWEN3_5_27B, draft_config=eagle, **DFLASH_LAUNCH)
+    assert (held.draft_same_spec, held.draft_block_size, held.draft_groups) == (False, 1632, 1)
+    assert held.draft_rule == (
+        "5 draft attention layers, 1024 B a token a rank, a spec of their own, block 1632; "
+        "weights no safetensors in the snapshot: give the weights"
+    )
+
+
+def test_drafters_the_package_does_not_model_are_refused() -> None:
+    # Head 100: 1,600 B a token does not divide the page, so no block of whole tokens.
+    with pytest.raises(ServerArgumentError) as uneven:
+        vllm_reservation(QWEN3_5_27B, draft_config={**DFLASH, "head_dim": 100}, **DFLASH_LAUNCH)
+    assert uneven.value.field == "draft_config"
+    assert str(uneven.value) == (
+        "argument draft_config: its 1600 B a token does not divide the 1671168 B page"
+    )
+    with pytest.raises(ServerArgumentError) as recurrent:
+        vllm_reservation(
+            QWEN3_5_27B, draft_config=CONFIGS / "nemotron-nano-9b-v2.json", **DFLASH_LAUNCH
+        )
+    assert recurrent.value.field == "draft_config"
+    assert str(recurrent.value) == (
+        "argument draft_config: a drafter with recurrent layers (or no attention) is not modelled"
+    )

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation
+from decode_ring.servers.common import scaled_context_length
 
 from .support import (
     BAILING_V3,
@@ -1387,3 +1388,62 @@ def test_sglang_answers_or_refuses_with_a_typed_error(config: Path, values: dict
     assert 1 <= r.max_running_requests <= r.slots // r.ratio
     if r.kv_tokens is not None:
         assert r.max_running_requests <= r.kv_tokens // 2
+
+
+def test_sglangs_refusals_of_a_pool_word_for_word() -> None:
+    # kv_cache_configurator.py:3392-3402 (no slot) and :3152-3160 (no request), as SGLang
+    # words them: 100 MiB is 0.10 GB of rest memory, 143,548,416 B a request 136.90 MB.
+    tail = (
+        "Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, (3) reduce "
+        "--speculative-num-draft-tokens, or (4) use GPUs with more memory."
+    )
+    with pytest.raises(ServerArgumentError) as computed:
+        sglang_reservation(NEMOTRON, available_memory=100 * 2**20)
+    assert computed.value.server_refusal == (
+        "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+        "Computed max_mamba_cache_size=0 (total_rest_memory=0.10 GB, mamba_cache_per_req=136.90 "
+        "MB). " + tail
+    )
+    with pytest.raises(ServerArgumentError) as given:
+        sglang_reservation(NEMOTRON, max_mamba_cache_size=0)
+    assert given.value.server_refusal == (
+        "RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. "
+        "Computed max_mamba_cache_size=0 (total_rest_memory=0.00 GB, mamba_cache_per_req=136.90 "
+        "MB). " + tail
+    )
+    with pytest.raises(ServerArgumentError) as serves_none:
+        sglang_reservation(
+            NEMOTRON, available_memory=60 * GiB, max_mamba_cache_size=5, max_total_tokens=1
+        )
+    assert serves_none.value.server_refusal == (
+        "RuntimeError: Hybrid (mamba/linear-attention) state cache is too small to serve any "
+        "requests. max_mamba_cache_size=5, mamba_ratio=5, resulting max_num_reqs=0. Try: (1) "
+        "reduce --max-running-requests, (2) increase --mem-fraction-static, or (3) use GPUs "
+        "with more memory."
+    )
+
+
+def test_a_ratio_past_floats_range_is_infinite() -> None:
+    # An int of 1024 bits or more is taken as infinite (2**1023 still fits a float, 8.99e307:
+    # both are refused, above 1,000,000, and the refusal says which).
+    for value, shown in ((2**1024, "inf"), (2**1023, "inf"), (2**1022, "4.49423283715579e+307")):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(NEMOTRON, mamba_full_memory_ratio=value)
+        assert str(raised.value) == (
+            "argument mamba_full_memory_ratio: must be a finite number above 0 and at most "
+            f"1,000,000, got {shown}"
+        )
+
+
+def test_a_context_length_from_one_token_to_the_largest_count() -> None:
+    # int(factor * value) (common.py:690-693), from 1 to 2**63 - 1 tokens.
+    assert scaled_context_length("max_position_embeddings", 1, 1.0) == 1
+    assert scaled_context_length("max_position_embeddings", 1, 1.5) == 1
+    assert scaled_context_length("max_position_embeddings", 2, 0.5) == 1
+    assert scaled_context_length("max_position_embeddings", 2**63 - 1, 1) == 2**63 - 1
+    with pytest.raises(ModelConfigError) as past:
+        scaled_context_length("max_position_embeddings", 2**62, 1e308)
+    assert str(past.value) == (
+        "field 'rope_scaling.factor': 4611686018427387904 x 1e+308 is more than 2**1024 tokens, "
+        "not a count of tokens from 1 to 2**63 - 1"
+    )

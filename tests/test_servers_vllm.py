@@ -750,6 +750,61 @@ def test_vllm_falls_back_from_a_head_flash_attention_does_not_take(head_dim: int
     assert vllm_reservation(config).attention_backend == "FLASH_ATTN"
 
 
+@pytest.mark.parametrize(
+    ("arch", "head_dim", "backend", "rule"),
+    [
+        # flash_attn_supports_kv_cache_dtype (fa_utils.py:282-313): an fp8 KV cache only as FA3
+        # on SM90 or FA4 on SM10x; FlashInfer takes fp8 (flashinfer.py:690-704).
+        (
+            "sm80",
+            256,
+            "FLASHINFER",
+            "FLASH_ATTN refused: an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x); first of "
+            "FLASH_ATTN, FLASHINFER, TRITON_ATTN on sm80",
+        ),
+        # SM10x tries FlashInfer first; a head of 96 sends it on to FA4, which takes fp8.
+        (
+            "sm100",
+            96,
+            "FLASH_ATTN",
+            "FLASHINFER refused: head size 96; first of FLASHINFER, FLASH_ATTN, TRITON_ATTN on "
+            "sm100",
+        ),
+        # Triton takes an fp8 KV cache from SM89 (triton_attn.py:511-524), SM120 included.
+        *(
+            (
+                arch,
+                36,
+                "TRITON_ATTN",
+                "FLASH_ATTN refused: head size 36; FLASHINFER refused: head size 36; first of "
+                f"FLASH_ATTN, FLASHINFER, TRITON_ATTN on {arch}",
+            )
+            for arch in ("sm89", "sm120")
+        ),
+        # Triton takes a head of 32 itself.
+        (
+            "sm89",
+            32,
+            "TRITON_ATTN",
+            "FLASH_ATTN refused: an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x); FLASHINFER "
+            "refused: head size 32; first of FLASH_ATTN, FLASHINFER, TRITON_ATTN on sm89",
+        ),
+    ],
+)
+def test_vllm_backends_for_an_fp8_kv_cache(
+    arch: str, head_dim: int, backend: str, rule: str
+) -> None:
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        gpu_arch=arch,
+        kv_cache_dtype="fp8",
+        hf_overrides={"head_dim": head_dim},
+        kv_cache_memory_bytes=40 * 2**30,
+        max_model_len=4096,
+    )
+    assert (held.attention_backend, held.attention_backend_rule) == (backend, rule)
+
+
 def test_vllm_replayssm_ring_is_in_the_model_dtype() -> None:
     # append_replayssm_ring (mamba_utils.py:92-95, :213-246): the x and B caches take the
     # activation (model) dtype, bfloat16 here, whatever --mamba-cache-dtype says: 368,640 B a
@@ -1358,3 +1413,22 @@ def test_vllm_answers_or_refuses_with_a_typed_error(config: Path, values: dict[s
         return
     assert r.state_page_bytes <= r.state_page_bytes_padded
     assert r.state_bytes <= r.planned_state_bytes
+
+
+def test_vllm_refuses_an_fp8_kv_cache_no_backend_takes() -> None:
+    # Before SM89 Triton refuses an fp8 KV cache too (triton_attn.py:511-524).
+    with pytest.raises(ModelConfigError) as raised:
+        vllm_reservation(
+            QWEN3_NEXT,
+            gpu_arch="sm86",
+            kv_cache_dtype="fp8",
+            hf_overrides={"head_dim": 36},
+            kv_cache_memory_bytes=40 * 2**30,
+            max_model_len=4096,
+        )
+    assert raised.value.field == "head_dim"
+    assert str(raised.value) == (
+        "no attention backend vLLM tries takes this launch on sm86: FLASH_ATTN refused: head "
+        "size 36; FLASHINFER refused: head size 36; TRITON_ATTN refused: an fp8 KV cache needs "
+        "SM89 or later"
+    )

@@ -172,3 +172,57 @@ def test_dtype_and_quantization_are_read_as_sglang_reads_them() -> None:
     )
     with pytest.raises(ServerArgumentError, match="'gguf' is not modelled"):
         sglang_reservation(NEMOTRON, available_memory=60 * GIB, quantization="gguf")
+
+
+@pytest.mark.parametrize(
+    ("gpu_gib", "reserved"),
+    [
+        # 184,320 MiB, past the last tier's 160 GiB: chunked prefill 16384, decode max_bs 512;
+        # prefill sizes up to 16384: 50 to 4096 and 4608..16384 by 512 (24), 74; reserved =
+        # 512 + 16384 x 1.5 + 1 / 8 x 1024 + (512 x 2 + 74 x 8) = 26,832 MiB.
+        (180, 26_832),
+        # Exactly 160 GiB is not below the tier's ceiling: the largest tier as well.
+        (160, 26_832),
+        # Below it: chunked 8192, max_bs 256 (tp < 4), 58 prefill sizes: 512 + 12,288 + 128 +
+        # (512 + 464) = 13,904 MiB.
+        (159, 13_904),
+    ],
+)
+def test_the_default_fraction_past_the_last_tier(gpu_gib: int, reserved: int) -> None:
+    held = sglang_reservation(NEMOTRON, gpu_memory_bytes=gpu_gib * GIB, weights_bytes=20 * GIB)
+    mib = gpu_gib * 1024
+    assert held.mem_fraction_static_rule == (
+        f"SGLang's default: round(({mib} - {reserved} MiB reserved) / {mib}, 3)"
+    )
+    assert held.mem_fraction_static == round((mib - reserved) / mib, 3)
+    assert held.chunked_prefill_size == (16384 if gpu_gib >= 160 else 8192)
+
+
+@pytest.mark.parametrize(
+    ("vision", "factor"),
+    [
+        # adjust_mem_fraction_for_vlm (memory_hook.py:417-462): 0.95 x (1 - 0.1 x (layers x
+        # hidden^2 / (24 x 1024^2) - 1)), within [0.8, 1.05]; 24 layers of 1024 by default.
+        ({}, 1.0),
+        ({"num_hidden_layers": 24, "hidden_size": 1024, "depth": 27}, 1.0),
+        ({"num_hidden_layers": 48, "hidden_size": 1024}, 0.9),
+        ({"depth": 48}, 0.9),
+        ({"num_hidden_layers": 24, "hidden_size": 512}, 1.05),  # 1.075, capped at 1.05
+        ({"num_hidden_layers": 400}, 0.8),  # far below 0.8, floored
+        ({"num_hidden_layers": 12, "hidden_size": 1024}, 1.05),  # 1.05 itself
+    ],
+)
+def test_a_vision_models_default_fraction_is_scaled_for_its_tower(
+    vision: dict[str, int], factor: float
+) -> None:
+    # Qwen3.5-27B with the vision config given, on 80 GiB at tp 1: chunked prefill 8192, decode
+    # max_bs 256, prefill graphs (Qwen3_5ForConditionalGeneration captures them, model_config.py:
+    # 2501-2516): reserved 13,904 MiB (above), round((81920 - 13904) / 81920, 3) = 0.830.
+    config = json.loads((CONFIGS / "qwen3.5-27b.json").read_text())
+    config["vision_config"] = vision
+    held = sglang_reservation(config, gpu_memory_bytes=80 * GIB, weights_bytes=20 * GIB)
+    assert held.mem_fraction_static == pytest.approx(0.830 * 0.95 * factor, rel=1e-12)
+    assert held.mem_fraction_static_rule == (
+        "SGLang's default: round((81920 - 13904 MiB reserved) / 81920, 3), scaled for the "
+        "vision tower"
+    )

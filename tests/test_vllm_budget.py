@@ -20,6 +20,7 @@ import pytest
 
 from decode_ring.cli import main
 from decode_ring.servers import ServerArgumentError, vllm_reservation
+from decode_ring.servers.profile import peak_activation_estimate
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
@@ -390,3 +391,506 @@ def test_the_launch_line_feeds_the_budget(capsys: pytest.CaptureFixture[str]) ->
     assert out["requested_memory_bytes"] == math.ceil(H200_RUNTIME * 0.9)
     assert out["cuda_graph_bytes"] == 0 and out["max_num_batched_tokens"] == 4000
     assert out["available_kv_cache_memory"] == math.ceil(H200_RUNTIME * 0.9) - 76 * GIB
+
+
+def test_hf_overrides_merge_into_a_wrappers_text_config(tmp_path: Path) -> None:
+    # A mapping is merged into the config's mapping, key by key, as --hf-overrides updates a
+    # nested config: Qwen3.5's text_config keeps its other keys, and 8 layers at
+    # full_attention_interval 4 are 6 GDN layers and 2 attention layers (3 and 7).
+    qwen3_5 = CONFIGS / "qwen3.5-27b.json"
+    fewer = vllm_reservation(
+        qwen3_5,
+        hf_overrides={"text_config": {"num_hidden_layers": 8, "layer_types": None}},
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    assert (fewer.state_layers, fewer.attention_layers) == (6, 2)
+    # The overridden config is still the snapshot's: its shards are read beside it.
+    folder = snapshot(
+        tmp_path, QWEN3_NEXT_CONFIG, {"m.safetensors": TENSORS["model-2.safetensors"]}
+    )
+    held = vllm_reservation(
+        folder / "config.json",
+        hf_overrides={"num_hidden_layers": 8, "layer_types": None},
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    # down_proj (H x 512), the norm (H) and lm_head (151,936 x H), bf16, tp 1; MTP left out.
+    assert held.weights_bytes == (H * 512 + H + 151_936 * H) * 2
+
+
+def test_the_estimates_name_their_formulas() -> None:
+    one = vllm_reservation(QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB)
+    assert one.non_torch_bytes == 429_496_730  # 0.4 GiB
+    assert one.non_torch_rule == "estimate: 0.4 GiB (one rank: CUDA context, cuBLAS)"
+    two = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", weights_bytes=70 * GIB)
+    assert two.non_torch_rule == "estimate: 0.4 GiB + 0.4 GiB x 1 (tp 2: NCCL, custom all-reduce)"
+    # 51 PIECEWISE sizes and a FULL decode graph for each of them up to 1024 sequences.
+    assert two.cuda_graph_rule == "estimate: 102 graphs x 48 layers x 0.30 MiB + 0.1 GiB"
+    # FULL_AND_PIECEWISE named is the default: two modes; PIECEWISE alone captures one.
+    named = vllm_reservation(
+        QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB, cudagraph_mode="FULL_AND_PIECEWISE"
+    )
+    assert named.cuda_graph_bytes == 102 * 48 * 314_573 + 107_374_182
+    given = vllm_reservation(QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB, non_torch_bytes=GIB)
+    assert (given.non_torch_bytes, given.non_torch_rule) == (GIB, "--non-torch-memory")
+
+
+def test_an_attention_free_model_profiles_in_bfloat16() -> None:
+    # Falcon-Mamba has no attention layer to take a dtype from: its activations are counted at
+    # 2 B. 1024 rows x vocab 65,024 x 12 B + 8192 tokens x 8192 x 3 x 2 B.
+    held = vllm_reservation(CONFIGS / "falcon-mamba-7b.json", gpu="h200", weights_bytes=20 * GIB)
+    assert held.peak_activation_bytes == 1024 * 65_024 * 12 + 8192 * 8192 * 3 * 2
+    assert held.peak_activation_rule == (
+        "estimate: sampler 1024 rows x vocab 65024 x 12 B + forward 8192 tokens x MLP width "
+        "8192/rank x 3 x 2 B"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "width"),
+    [
+        ({"intermediate_size": 301}, 150),  # floored per rank: 301 // 2
+        ({"intermediate_size": 100, "shared_expert_intermediate_size": 301}, 150),
+        ({"intermediate_size": 100, "moe_intermediate_size": 75, "num_experts_per_tok": 4}, 150),
+        ({"intermediate_size": 100, "moe_intermediate_size": 75}, 50),  # no top-k: no experts
+        ({"intermediate_size": 100, "num_experts_per_tok": 4}, 50),
+        ({"intermediate_size": 1, "shared_expert_intermediate_size": 0}, 0),
+        ({"intermediate_size": True, "vocab_size": -5}, 0),
+        ({}, 0),
+    ],
+)
+def test_the_peak_activation_takes_the_widest_mlp(text: dict[str, Any], width: int) -> None:
+    # The formula of the estimate: rows x vocab x 12 B + tokens x the widest MLP per rank x 3 x
+    # element; a field that is missing, not an integer or not positive counts 0. Vocab 3 (1 if
+    # only intermediate_size 1 is given, to see a 1 counted), tp 2, 5 rows, 7 tokens, 2 B.
+    vocab = text.get("vocab_size", 3)
+    text = {**text, "vocab_size": vocab} if "vocab_size" not in text else text
+    rows_vocab = 5 * (vocab if isinstance(vocab, int) and vocab > 0 else 0)
+    estimate, rule = peak_activation_estimate(
+        text, tp=2, max_num_seqs=5, max_num_batched_tokens=7, element=2
+    )
+    assert estimate == rows_vocab * 12 + 7 * width * 3 * 2
+    assert f"MLP width {width}/rank" in rule
+
+
+def test_a_width_of_one_and_a_vocab_of_one_count() -> None:
+    estimate, _ = peak_activation_estimate(
+        {"vocab_size": 1, "intermediate_size": 2},
+        tp=1,
+        max_num_seqs=1,
+        max_num_batched_tokens=1,
+        element=2,
+    )
+    assert estimate == 1 * 1 * 12 + 1 * 2 * 3 * 2
+    assert peak_activation_estimate(
+        {}, tp=1, max_num_seqs=1, max_num_batched_tokens=1, element=2
+    ) == (
+        0,
+        "estimate: sampler 1 rows x vocab 0 x 12 B + forward 1 tokens x MLP width 0/rank x 3 x 2 B",
+    )
+
+
+def test_one_request_that_does_not_fit_is_vllms_refusal_word_for_word() -> None:
+    # check_enough_kv_cache_memory (vllm/v1/core/kv_cache_planning.py:50-87): Nemotron at its
+    # 131,072 tokens needs 121 blocks of 21,495,808 B (2.42 GiB); 1 GiB less the null block
+    # leaves 1,052,246,016 B (0.98 GiB).
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=GIB)
+    assert raised.value.server_refusal == (
+        "ValueError: To serve at least one request with the model's max seq len (131072), "
+        "(2.42 GiB KV cache is needed, which is larger than the available KV cache memory "
+        "(0.98 GiB). Try increasing `gpu_memory_utilization` (which also controls CPU memory "
+        "on the CPU backend) or decreasing `max_model_len` when initializing the engine. See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
+
+
+def test_weights_scalars_stay_whole_and_the_vocabulary_pads_to_64(tmp_path: Path) -> None:
+    # A single-element scale is whole on every rank; a vocabulary of 1,000 rows pads to 1,024
+    # and a rank of tp 2 holds 512 rows; an expert's projection splits by 2.
+    tensors = {
+        "w.safetensors": {
+            "model.layers.3.mlp.experts.0.down_proj.weight_scale": ("F32", [1]),
+            "model.layers.3.mlp.experts.0.up_proj.input_scale": ("F32", []),
+            "model.embed_tokens.weight": ("BF16", [1000, 6]),
+            "model.layers.3.mlp.experts.0.down_proj.weight": ("BF16", [6, 9]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    held = vllm_reservation(
+        folder / "config.json",
+        tensor_parallel_size=2,
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+    )
+    assert held.weights_bytes == 4 + 4 + 512 * 6 * 2 + 6 * 9 * 2 // 2
+
+
+def test_online_fp8_keeps_the_vocabulary_and_biases_in_the_model_dtype(tmp_path: Path) -> None:
+    tensors = {
+        "m.safetensors": {
+            "model.embed_tokens.weight": ("BF16", [128, H]),
+            "model.layers.3.self_attn.q_proj.bias": ("BF16", [H]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    held = vllm_reservation(
+        folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.weights_bytes == 128 * H * 2 + H * 2
+
+
+def test_the_weights_rule_says_whether_the_mtp_layers_load(tmp_path: Path) -> None:
+    # The MTP layer first in its shard: it is skipped, and the tensors after it still count.
+    tensors = {
+        "m.safetensors": {
+            "mtp.fc.weight": ("BF16", [H, 2 * H]),
+            "model.norm.weight": ("BF16", [H]),
+        }
+    }
+    folder = snapshot(tmp_path, QWEN3_NEXT_CONFIG, tensors)
+    left_out = vllm_reservation(
+        folder / "config.json", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert left_out.weights_bytes == H * 2
+    assert left_out.weights_rule.startswith("2 tensors of '")
+    assert left_out.weights_rule.endswith(
+        "': linear, expert and vocab tensors split by tp 1, KV projections by the KV heads a "
+        "rank holds, norms and routers whole, an omni model's talker and token2wav left out; MTP "
+        "layers left out"
+    )
+    loaded = vllm_reservation(
+        folder / "config.json",
+        kv_cache_memory_bytes=GIB,
+        max_model_len=4096,
+        speculative_method="mtp",
+        num_speculative_tokens=1,
+    )
+    assert loaded.weights_bytes == H * 2 + H * 2 * H * 2
+    assert loaded.weights_rule.endswith(
+        "norms and routers whole, an omni model's talker and token2wav left out; MTP layers loaded"
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "given"),
+    [("awq", "awq_marlin"), ("gptq", "gptq_marlin"), ("modelopt_fp4", "modelopt"), ("fp8", "fp8")],
+)
+def test_a_marlin_kernel_name_agrees_with_its_checkpoint(method: str, given: str) -> None:
+    # _verify_quantization (vllm/config/model.py) lets a Marlin kernel serve its method's
+    # checkpoint; the package compares the names' first parts.
+    config = {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": method}}
+    held = vllm_reservation(
+        config, quantization=given, weights_bytes=GIB, kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.quantization == given
+
+
+def test_quantization_refusals_name_the_flag_and_what_is_modelled() -> None:
+    with pytest.raises(ServerArgumentError) as not_a_name:
+        vllm_reservation({**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": 5}})
+    assert not_a_name.value.field == "quantization"
+    assert str(not_a_name.value) == (
+        "argument quantization: the config's quant_method 5 is not a name"
+    )
+    with pytest.raises(ServerArgumentError) as not_modelled:
+        vllm_reservation(QWEN3_NEXT, quantization="bitsandbytes")
+    assert str(not_modelled.value) == (
+        "argument quantization: 'bitsandbytes' is not modelled; modelled: fp8, modelopt, "
+        "modelopt_fp4, awq, awq_marlin, gptq, gptq_marlin, compressed-tensors"
+    )
+    with pytest.raises(ServerArgumentError) as contradicts:
+        vllm_reservation(
+            {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "fp8"}},
+            quantization="awq",
+        )
+    assert contradicts.value.field == "quantization"
+    assert str(contradicts.value) == (
+        "argument quantization: 'awq' contradicts the checkpoint's quantization_config ('fp8')"
+    )
+
+
+def test_an_override_mapping_where_the_config_has_none() -> None:
+    # --hf-overrides sets a mapping the config lacks whole (Qwen3-Next has no
+    # quantization_config), and a value over a mapping replaces it (rope_scaling).
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        hf_overrides={"quantization_config": {"quant_method": "fp8"}, "rope_scaling": None},
+        weights_bytes=GIB,
+        kv_cache_memory_bytes=32 * GIB,
+        max_model_len=4096,
+    )
+    assert held.quantization == "fp8"
+
+
+def test_a_gpu_memory_and_a_choice_of_the_wrong_type_are_named() -> None:
+    with pytest.raises(ServerArgumentError) as zero:
+        vllm_reservation(NEMOTRON, gpu_memory_bytes=0)
+    assert zero.value.field == "gpu_memory_bytes"
+    assert str(zero.value) == "argument gpu_memory_bytes: must be from 1 to 2**63 - 1, got 0"
+    with pytest.raises(TypeError, match=r"^argument gpu_memory_bytes: must be an int, not str$"):
+        vllm_reservation(NEMOTRON, gpu_memory_bytes="80GiB")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^argument kv_cache_dtype: must be a str, not int$"):
+        vllm_reservation(NEMOTRON, kv_cache_dtype=5)  # type: ignore[arg-type]
+
+
+def test_a_gpu_named_with_its_memory_keeps_the_tables_name_and_arch() -> None:
+    both = vllm_reservation(NEMOTRON, gpu="h200", gpu_memory_bytes=100 * GIB, weights_bytes=GIB)
+    assert (both.gpu_name, both.gpu_arch, both.gpu_memory_bytes) == (
+        "NVIDIA H200",
+        "sm90",
+        100 * GIB,
+    )
+    assert both.gpu_memory_rule == "--gpu-memory 107,374,182,400 B"
+    # The arch is the named GPU's, not the default sm90: an L40S is sm89.
+    l40s = vllm_reservation(
+        NEMOTRON, gpu="l40s", gpu_memory_bytes=48 * GIB, weights_bytes=GIB, max_model_len=4096
+    )
+    assert (l40s.gpu_name, l40s.gpu_arch) == ("NVIDIA L40S", "sm89")
+    table = vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=GIB)
+    assert table.gpu_memory_rule is not None
+    assert table.gpu_memory_rule.startswith("h200: memory.total 143771 MiB (nvidia-smi ")
+    assert table.gpu_memory_rule.endswith("'Free memory on device (139.21/139.81 GiB)'")
+    # One byte is a GPU memory (then the weights are asked for), 0 is not.
+    with pytest.raises(ServerArgumentError) as one_byte:
+        vllm_reservation(NEMOTRON, gpu_memory_bytes=1)
+    assert one_byte.value.field == "weights_bytes"
+    with pytest.raises(TypeError, match=r"^argument gpu: must be a str, not int$"):
+        vllm_reservation(NEMOTRON, gpu=5)
+
+
+def cuda_graph_note(current: str, equivalent: str, suggested: str) -> str:
+    # determine_available_memory's note (vllm/v1/worker/gpu_worker.py:777-798).
+    return (
+        "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        f"--gpu-memory-utilization={current} is equivalent to --gpu-memory-utilization="
+        f"{equivalent} without CUDA graph memory profiling. To maintain the same effective KV "
+        f"cache size as before, increase --gpu-memory-utilization to {suggested}. To disable, "
+        "set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+    )
+
+
+def test_the_budgets_log_lines_and_the_cuda_graph_note() -> None:
+    # 2 GiB of graphs on the H200's 150,119,844,413 B: a delta of 0.014305, so 0.92 is 0.9057
+    # without them and 0.9343 keeps the KV cache; 0.99 + 0.0143 is capped at 1.
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    at = held.log_lines.index("Available KV cache memory: 50.63 GiB")
+    assert held.log_lines[at + 1] == cuda_graph_note("0.9200", "0.9057", "0.9343")
+    full = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu="h200",
+        cuda_graph_bytes=2 * GIB,
+        gpu_memory_utilization=0.99,
+        **EXPLICIT,
+    )
+    assert cuda_graph_note("0.9900", "0.9757", "1.0000") in full.log_lines
+    # One byte of graphs is noted; none is not.
+    for graphs, noted in ((1, True), (0, False)):
+        held = vllm_reservation(
+            QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=graphs, **EXPLICIT
+        )
+        notes = [line for line in held.log_lines if line.startswith("CUDA graph memory")]
+        assert notes == ([cuda_graph_note("0.9200", "0.9200", "0.9200")] if noted else [])
+    eager = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", enforce_eager=True, **EXPLICIT
+    )
+    assert not any(line.startswith("CUDA graph memory") for line in eager.log_lines)
+    # With --kv-cache-memory-bytes the line names the GPU's free memory, 139.81 GiB.
+    given = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", kv_cache_memory_bytes=40 * GIB
+    )
+    assert any(
+        line.startswith("Initial free memory 139.81 GiB, reserved 40.0 GiB memory for KV Cache")
+        for line in given.log_lines
+    )
+
+
+def test_the_memory_summary_after_capture() -> None:
+    # gpu_worker.py:1010-1063: consumed = weights 70 + non-torch 1 = 71 GiB; the peak
+    # activation with the graphs, 5 + 2 = 7 GiB; non-KV = 71 + 7 + 2 = 80 GiB
+    # (85,899,345,920 B) and the 150 MiB redundancy buffer (157,286,400 B): to the request
+    # 138,110,256,860 - 85,899,345,920 - 157,286,400 = 52,053,624,540 B, to the whole GPU
+    # 150,119,844,413 - 85,899,345,920 - 157,286,400 = 64,063,212,093 B.
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    assert held.log_lines[-1] == (
+        "Free memory on device (139.81/139.81 GiB) on startup. Desired GPU memory utilization "
+        "is (0.92, 128.63 GiB). Actual usage is 71.0 GiB for consumed memory (weights + "
+        "non-torch), 7.0 GiB for peak activation, and 2.0 GiB for CUDAGraph memory. Replace "
+        "gpu_memory_utilization config with `--kv-cache-memory=52053624540` (48.48 GiB) to fit "
+        "into requested memory, or `--kv-cache-memory=64063212093` (59.66 GiB) to fully "
+        "utilize gpu memory. Current kv cache memory in use is 50.63 GiB."
+    )
+
+
+def test_the_assumptions_name_what_is_not_measured() -> None:
+    profiled = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", **EXPLICIT)
+    assert profiled.assumptions == (
+        "CUDA; a draft model's own KV layers are not counted",
+        "the GPU holds nothing else at startup; the profiled terms are estimates",
+    )
+    # --kv-cache-memory-bytes skips the profile: nothing of the GPU is assumed.
+    given = vllm_reservation(QWEN3_NEXT, gpu="h200", kv_cache_memory_bytes=40 * GIB)
+    assert given.assumptions == ("CUDA; a draft model's own KV layers are not counted",)
+
+
+def test_a_profiled_budget_short_of_one_request_names_the_gpu() -> None:
+    # ceil(150,119,844,413 x 0.92) - (122 + 5 + 1) GiB = 671,303,388 B: 31 blocks of
+    # 21,495,808 B, 30 past the null block; Nemotron's 131,072 tokens need 121.
+    with pytest.raises(ServerArgumentError) as raised:
+        vllm_reservation(
+            NEMOTRON,
+            gpu="h200",
+            weights_bytes=122 * GIB,
+            activation_bytes=5 * GIB,
+            non_torch_bytes=GIB,
+            cuda_graph_bytes=0,
+        )
+    assert raised.value.field == "gpu"
+    assert str(raised.value) == (
+        "argument gpu: 671303388 B holds 30 usable blocks of 21495808 B; one request at "
+        "max_model_len 131072 needs 121: vLLM refuses to start"
+    )
+
+
+@pytest.mark.parametrize(
+    ("launch", "sizes"),
+    [
+        # The default list (1, 2, 4, 8..248 by 8, 256.. by 16) up to min(max_num_seqs x 2, 512):
+        ({"max_num_seqs": 1}, 2),  # 1, 2
+        ({"max_num_seqs": 2}, 3),  # 1, 2, 4
+        # max_num_batched_tokens joins the list where it fits: 51 + 300.
+        ({"max_num_seqs": 256, "max_num_batched_tokens": 300}, 52),
+        # ... up to --max-cudagraph-capture-size itself: 3 + 31 + 256, 272, 288 + 300.
+        (
+            {"max_num_seqs": 256, "max_num_batched_tokens": 300, "max_cudagraph_capture_size": 300},
+            38,
+        ),
+        # SM10x captures up to 1024: 3 + 31 + 256..1024 by 16 (49).
+        ({"gpu_arch": "sm100", "max_num_seqs": 1024}, 83),
+    ],
+)
+def test_the_cuda_graph_capture_sizes(launch: dict[str, Any], sizes: int) -> None:
+    held = vllm_reservation(
+        QWEN3_NEXT, kv_cache_memory_bytes=40 * GIB, max_model_len=4096, **launch
+    )
+    assert held.cuda_graph_sizes == sizes
+
+
+def test_the_profiled_budget_and_its_refusals_at_their_edges() -> None:
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", cuda_graph_bytes=2 * GIB, **EXPLICIT
+    )
+    assert held.kv_cache_memory_rule == (
+        "requested 138,110,256,860 B - weights - peak activation - non-torch - CUDA graphs "
+        "(gpu_worker.py:739-743)"
+    )
+    with pytest.raises(ServerArgumentError) as no_weights:
+        vllm_reservation(NEMOTRON, gpu="h200")
+    assert no_weights.value.field == "weights_bytes"
+    assert str(no_weights.value) == (
+        "argument weights_bytes: the snapshot holds no safetensors to size the weights from; "
+        "give them (--weights-memory SIZE per rank)"
+    )
+    terms: dict[str, Any] = {
+        "activation_bytes": 5 * GIB,
+        "non_torch_bytes": GIB,
+        "cuda_graph_bytes": 0,
+    }
+    # The weights leave exactly 0 B of the 138,110,256,860 requested, then exactly 1 B.
+    with pytest.raises(ServerArgumentError) as nothing_left:
+        vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=138_110_256_860 - 6 * GIB, **terms)
+    assert str(nothing_left.value) == (
+        "argument gpu: 138,110,256,860 B requested (0.92 of 150,119,844,413 B) leaves 0 B for "
+        "the KV cache after the weights and the profiled terms; vLLM refuses to start"
+    )
+    with pytest.raises(ServerArgumentError) as one_byte:
+        vllm_reservation(NEMOTRON, gpu="h200", weights_bytes=138_110_256_860 - 6 * GIB - 1, **terms)
+    assert one_byte.value.field == "gpu"
+    assert str(one_byte.value) == (
+        "argument gpu: 1 B holds 0 usable blocks of 21495808 B; vLLM refuses to start"
+    )
+    # One block is the null block: 0 usable; one byte more is still 0 blocks, but past it.
+    with pytest.raises(ServerArgumentError) as null_only:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=21_495_808)
+    assert str(null_only.value) == (
+        "argument kv_cache_memory_bytes: 21495808 B holds 0 usable blocks of 21495808 B; vLLM "
+        "refuses to start"
+    )
+    with pytest.raises(ServerArgumentError) as past_null:
+        vllm_reservation(NEMOTRON, kv_cache_memory_bytes=21_495_809)
+    assert str(past_null.value) == (
+        "argument kv_cache_memory_bytes: 21495809 B holds 0 usable blocks of 21495808 B; one "
+        "request at max_model_len 131072 needs 121: vLLM refuses to start"
+    )
+    given = vllm_reservation(NEMOTRON, weights_bytes=GIB, kv_cache_memory_bytes=40 * GIB)
+    assert (given.weights_bytes, given.weights_rule) == (GIB, "--weights-memory")
+
+
+def test_an_fp8_checkpoints_unquantized_weights_stay_in_the_model_dtype(tmp_path: Path) -> None:
+    # --quantization fp8 on a checkpoint that is fp8 already is not online quantization: its
+    # bfloat16 tensors load at 2 B.
+    config = {**QWEN3_NEXT_CONFIG, "quantization_config": {"quant_method": "fp8"}}
+    tensors = {"q.safetensors": {"model.layers.3.mlp.experts.0.up_proj.weight": ("BF16", [H, 512])}}
+    folder = snapshot(tmp_path, config, tensors)
+    held = vllm_reservation(
+        folder / "config.json", quantization="fp8", kv_cache_memory_bytes=GIB, max_model_len=4096
+    )
+    assert held.weights_bytes == H * 512 * 2
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"max_num_batched_tokens": 0}, ServerArgumentError, "must be from 1 to 2**63 - 1, got 0"),
+        ({"enforce_eager": "yes"}, TypeError, "must be a bool, not str"),
+        ({"cudagraph_mode": "SOMETIMES"}, ServerArgumentError, ""),
+        ({"cudagraph_capture_sizes": (8, 0)}, ServerArgumentError, "must be from 1 to"),
+        ({"max_cudagraph_capture_size": 0}, ServerArgumentError, "must be from 1 to"),
+        ({"dtype": "float64"}, ServerArgumentError, ""),
+        ({"cpu_offload_gb": "1"}, TypeError, "must be a number"),
+        ({"cpu_offload_gb": True}, TypeError, "must be a number"),
+        ({"cpu_offload_gb": -0.5}, ServerArgumentError, "must be 0 or more, got -0.5"),
+        ({"cpu_offload_gb": math.nan}, ServerArgumentError, "must be 0 or more, got nan"),
+        ({"weights_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"activation_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"cuda_graph_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"non_torch_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        ({"kv_cache_memory_bytes": -1}, ServerArgumentError, "must be from 0 to"),
+        (
+            {"gpu_memory_utilization": 1.0000001},
+            ServerArgumentError,
+            "1 validation error for CacheConfig: Input should be less than or equal to 1",
+        ),
+    ],
+)
+def test_the_budgets_arguments_are_refused_by_name(
+    arguments: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    (name,) = arguments
+    with pytest.raises(error) as raised:
+        vllm_reservation(NEMOTRON, gpu="h200", **arguments)
+    assert str(raised.value).startswith(f"argument {name}: {message}")
+    if isinstance(raised.value, ServerArgumentError):
+        assert raised.value.field == name
+
+
+def test_the_whole_gpu_and_the_smallest_sizes_are_taken() -> None:
+    # gt=0, le=1: all of the GPU is a utilization vLLM takes; 1 is a batch and a capture size.
+    held = vllm_reservation(
+        NEMOTRON,
+        gpu="h200",
+        weights_bytes=GIB,
+        gpu_memory_utilization=1,
+        max_num_batched_tokens=1,
+        cudagraph_capture_sizes=(1,),
+        max_cudagraph_capture_size=1,
+        max_model_len=4096,
+    )
+    assert held.requested_memory_bytes == H200_RUNTIME
+    assert held.max_num_batched_tokens == 1 and held.cuda_graph_sizes == 1
