@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from decode_ring.cli import main
+from decode_ring.models import ModelConfigError
 from decode_ring.servers import ServerArgumentError, sglang_reservation
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -196,6 +197,33 @@ def test_the_default_fraction_past_the_last_tier(gpu_gib: int, reserved: int) ->
     )
     assert held.mem_fraction_static == round((mib - reserved) / mib, 3)
     assert held.chunked_prefill_size == (16384 if gpu_gib >= 160 else 8192)
+
+
+@pytest.mark.parametrize(
+    ("vision", "field", "shown"),
+    [
+        ({"depth": None}, "vision_config.depth", "None"),
+        ({"num_hidden_layers": 0, "depth": 27}, "vision_config.num_hidden_layers", "0"),
+        ({"hidden_size": "1024"}, "vision_config.hidden_size", "'1024'"),
+        ({"hidden_size": True}, "vision_config.hidden_size", "True"),
+        ({"depth": 2**63}, "vision_config.depth", "9223372036854775808"),
+    ],
+)
+def test_a_vision_tower_sglang_cannot_size_is_refused_naming_the_field(
+    vision: dict[str, object], field: str, shown: str
+) -> None:
+    # adjust_mem_fraction_for_vlm multiplies the tower's layers by its hidden size squared
+    # (memory_hook.py:439-447): a null there fails SGLang at startup; here it is refused, the
+    # field named, never a TypeError.
+    config = json.loads((CONFIGS / "qwen3.5-27b.json").read_text())
+    config["vision_config"] = vision
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(config, gpu_memory_bytes=80 * GIB, weights_bytes=20 * GIB)
+    assert raised.value.field == field
+    assert str(raised.value) == (
+        f"field {field!r}: {shown} is not a count from 1 to 2**63 - 1; SGLang scales its "
+        "default memory fraction by the vision tower's size (memory_hook.py:439-447)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ from ..printable import show
 from ..releases import SGLANG
 from .common import (
     GPU_ARCHS,
+    MAX_COUNT,
     Device,
     HybridModel,
     ServerArgumentError,
@@ -524,11 +525,31 @@ def _prefill_graph_sizes(max_bs: int) -> list[int]:
 def _adjust_for_vlm(fraction: float, vision: Mapping[str, Any]) -> float:
     """``adjust_mem_fraction_for_vlm`` (memory_hook.py:417-462): 0.95 x a factor of the vision
     tower's size against ViT-L/14's, within [0.8, 1.05]."""
-    layers = vision.get("num_hidden_layers", vision.get("depth", 24))
-    hidden = vision.get("hidden_size", 1024)
+    layers = _vision_size(vision, "num_hidden_layers" if "num_hidden_layers" in vision else "depth")
+    hidden = _vision_size(vision, "hidden_size")
     ratio = (layers * hidden**2) / (24 * 1024**2)
     factor = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
     return float(fraction * 0.95 * factor)
+
+
+# What the vision config's class defaults SGLang reads (getattr with a default, memory_hook.py:
+# 439-440; num_hidden_layers is depth under the Qwen vision classes' attribute_map).
+_VISION_DEFAULTS: Final = {"num_hidden_layers": 24, "depth": 24, "hidden_size": 1024}
+
+
+def _vision_size(vision: Mapping[str, Any], key: str) -> int:
+    """A size of the vision tower, or SGLang's default where the config has none. Raises
+    ``ModelConfigError`` naming the field for one that is not a count from 1 to 2**63 - 1: SGLang
+    multiplies by it (a null fails there)."""
+    value = vision.get(key, _VISION_DEFAULTS[key])
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        field = f"vision_config.{key}"
+        raise ModelConfigError(
+            f"field {field!r}: {show(value)} is not a count from 1 to 2**63 - 1; SGLang scales "
+            "its default memory fraction by the vision tower's size (memory_hook.py:439-447)",
+            field=field,
+        )
+    return value
 
 
 @dataclass(frozen=True, slots=True)
