@@ -95,7 +95,9 @@ def commands(config: str) -> dict[str, list[str]]:
         "plan-sglang": ["plan", "--config", config, *budget, "--server", "sglang"],
         "vllm": ["vllm", "--config", config, "--max-model-len", "8192", "--json"],
         "vllm-budget": ["vllm", "--config", config, "--kv-cache-memory-bytes", "40G", "-tp", "2"],
+        "vllm-gpu": ["vllm", "--gpu", "h100-sxm", "--config", config, "--max-model-len", "8192"],
         "sglang": ["sglang", "--config", config, "--available-memory", "60GiB", "--json"],
+        "sglang-gpu": ["sglang", "--gpu", "h100-sxm", "--config", config, "--json"],
         "sglang-speculative": [
             *["sglang", "--config", config, "--available-memory", "60GiB"],
             *["--speculative-algorithm", "EAGLE", "--speculative-num-draft-tokens", "3"],
