@@ -89,8 +89,9 @@ def test_each_server_release_is_stated_once() -> None:
         for node in code_strings(tree)
         if release.search(str(node.value))
     ]
-    assert all(place.startswith("decode_ring/releases.py:") for place in stated), stated
-    assert len(stated) == 2
+    # The releases package states every modelled release, in its list and in the release each
+    # rule changed at; the newest is named nowhere else.
+    assert all(place.startswith("decode_ring/releases/") for place in stated), stated
 
 
 def test_dtype_sizes_are_one_table() -> None:
@@ -240,7 +241,8 @@ def test_each_reservation_reads_as_the_servers_steps(module: str, pipeline: str)
 # package's root (``decode_ring/__init__.py``, the public names) and ``__main__`` stand apart.
 FLOORS = {
     "printable": 0,
-    "releases": 0,
+    # Below the library, over printable (which its messages quote through).
+    "releases": 0.5,
     "gpus": 1,
     "_usize_py": 0,
     "_core_py": 1,

@@ -93,6 +93,7 @@ def test_a_kda_state_as_a_dict_whole() -> None:
         "conv_bytes": 72,
         "ssm_bytes": 64,
         "per_layer_bytes": 136,
+        "server_version": "0.33.0",
     }
 
 

@@ -31,6 +31,7 @@ from typing import Final
 
 from ..printable import show
 from ..releases import VLLM
+from ..releases.vllm import VllmRules
 from .errors import refuse_argument
 from .fields import Fields
 
@@ -80,9 +81,10 @@ class VllmSsmHook:
     citation: str
 
 
+# Its default is the release's (VllmRules.nemotron_h_ssm_default), set where it is looked up.
 NEMOTRON_H_HOOK: Final = VllmSsmHook(
     "mamba_ssm_cache_dtype",
-    "float32",
+    None,
     null_is_missing=False,
     label="vLLM NemotronH",
     citation="vllm/model_executor/models/config.py:812-848",
@@ -120,14 +122,12 @@ VLLM_SSM_HOOKS: Final[Mapping[str, VllmSsmHook]] = {
 @dataclass(frozen=True, slots=True)
 class DtypeHooks:
     """A family's dtype facts: whether SGLang's ``mamba2_cache_params`` passes the config to
-    ``mamba2_state_dtype`` (so ``mamba_ssm_dtype`` counts), whether vLLM's KDA model-level
-    dtype reads ``--mamba-ssm-cache-dtype``, and where its layer does only when a config key
-    says so (``vllm_kda_layer_gate``, a path of keys)."""
+    ``mamba2_state_dtype`` (so ``mamba_ssm_dtype`` counts), and where vLLM's KDA layer reads
+    ``--mamba-ssm-cache-dtype`` only when a config key says so (``vllm_kda_layer_gate``, a path
+    of keys). Which families' KDA reads the flag at all is the release's
+    (``VllmRules.kda_ssm_dtype_families``)."""
 
     sglang_passes_config: bool = False
-    # vLLM's BailingMoeV3 calls kda_state_dtype without --mamba-ssm-cache-dtype
-    # (models/bailing_moe_v3.py:1484-1489), so its KDA state is float32 whatever the flag.
-    vllm_kda_reads_ssm_dtype: bool = True
     # Kimi's KDA layer is KimiK3DeltaAttention, which reads the flag, only where
     # linear_attn_config.use_full_rank_gate is true; else KimiGatedDeltaNetAttention, whose
     # get_state_dtype passes no flag (vllm/models/kimi_k3/nvidia/model.py:715-733,
@@ -176,7 +176,16 @@ class DtypeRules:
     of the config's architecture (``VLLM_SSM_HOOKS``), and vLLM's ``view``: ``layer`` (what the
     layer allocates) or ``model`` (``get_mamba_state_dtype_from_config``, which sizes pages)."""
 
-    __slots__ = ("cfg", "conv_override", "hooks", "layout", "ssm_override", "view", "vllm_ssm")
+    __slots__ = (
+        "cfg",
+        "conv_override",
+        "hooks",
+        "layout",
+        "ssm_override",
+        "view",
+        "vllm",
+        "vllm_ssm",
+    )
 
     def __init__(
         self,
@@ -188,6 +197,7 @@ class DtypeRules:
         *,
         vllm_ssm: VllmSsmHook | None = None,
         view: str = "layer",
+        vllm: VllmRules | None = None,
     ) -> None:
         self.cfg = cfg
         self.hooks = hooks
@@ -196,6 +206,7 @@ class DtypeRules:
         self.ssm_override = ssm_override
         self.vllm_ssm = vllm_ssm
         self.view = view
+        self.vllm = vllm
 
     def conv(self) -> Rule:
         """The conv state's dtype."""
@@ -223,7 +234,7 @@ class DtypeRules:
         if self.layout != "vllm":
             return self.ssm()
         wanted = self.ssm_override
-        if wanted not in (None, "float32", "bfloat16") and self.hooks.vllm_kda_reads_ssm_dtype:
+        if wanted not in (None, "float32", "bfloat16") and self._kda_family_reads_flag():
             raise refuse_argument(
                 "ssm_dtype",
                 f"{VLLM} keeps a KDA recurrent state only in float32 or "
@@ -238,7 +249,7 @@ class DtypeRules:
     def _kda_reads_flag(self) -> bool:
         """Whether vLLM's KDA dtype, in this view, reads ``--mamba-ssm-cache-dtype``."""
         gate = self.hooks.vllm_kda_layer_gate
-        if not self.hooks.vllm_kda_reads_ssm_dtype:
+        if not self._kda_family_reads_flag():
             return False
         if self.view == "model" or gate is None:
             return True
@@ -247,10 +258,30 @@ class DtypeRules:
             value = value.get(key) if isinstance(value, Mapping) else None
         return bool(value)
 
+    def _kda_family_reads_flag(self) -> bool:
+        return self.vllm is not None and self.cfg.family in self.vllm.kda_ssm_dtype_families
+
+    def gated_delta_net(self) -> Rule:
+        """The gated delta net's recurrent state's dtype: under vLLM before 0.17.0 the conv
+        state's, whatever ``--mamba-ssm-cache-dtype`` says (``gated_delta_net_state_dtype``)."""
+        if self.layout == "vllm" and self.vllm is not None and not self.vllm.gdn_reads_ssm_dtype:
+            dtype, rule = self.conv()
+            return dtype, f"{rule}; as conv state (gated_delta_net_state_dtype reads no SSM flag)"
+        return self.ssm()
+
     def linear(self) -> Rule:
         """The linear-attention state's dtype."""
         if self.layout != "vllm":
             return self.ssm()
+        floats = self.vllm is None or self.vllm.linear_attention_float32
+        if self.conv_override == "float32" and not floats:
+            raise refuse_argument(
+                "conv_dtype",
+                "this vLLM release refuses a float32 linear-attention state: 'fp32 state for "
+                "minimax is not yet supported' (mamba_utils.py linear_attention_state_dtype)",
+                path=self.cfg.path,
+                family=self.cfg.family,
+            )
         if self.conv_override is not None:
             return self.conv_override, "override --conv-dtype (vLLM: --mamba-cache-dtype)"
         dtype, rule = vllm_model_dtype(self.cfg)

@@ -8,15 +8,25 @@ derived fields, aliases, refusals), before the family's reader lays its layers o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ..printable import show
-from ..releases import SGLANG, VLLM, Release
+from ..releases import SGLANG, VLLM, Release, ResolvedRelease, resolve_release
+from ..releases.versions import parse_version
+from ..releases.vllm import VllmRules, served_releases, vllm_rules
 from .attention import check_split, gqa
 from .classes import Built, ClassReading, built, config_class, table
-from .dtypes import NO_HOOKS, VLLM_SSM_HOOKS, DtypeRules, dtype_argument
+from .dtypes import (
+    NEMOTRON_H_HOOK,
+    NO_HOOKS,
+    VLLM_SSM_HOOKS,
+    DtypeRules,
+    VllmSsmHook,
+    dtype_argument,
+)
 from .errors import ModelConfigError, refuse_argument
 from .families import FAMILIES, REGISTRY, REMOVED, WRAPPED, Family, Geometry, Parsed
 from .fields import MAX_FIELD, Fields
@@ -51,6 +61,7 @@ def ssm_state(
     ssm_dtype: str | None = None,
     speculative_tokens: int = 0,
     view: str = "layer",
+    version: str | None = None,
 ) -> SsmState:
     """The per-sequence recurrent state of the model ``config`` describes, on one of
     ``tp_size`` tensor-parallel ranks, as ``layout`` (``"vllm"``, ``"sglang"`` or
@@ -63,12 +74,16 @@ def ssm_state(
     (vLLM's two views of a layer's state): ``"layer"``, what the layer allocates
     (``get_state_shape`` / ``get_state_dtype``), or ``"model"``, what the model-level
     ``get_mamba_state_shape_from_config`` / ``..._dtype_from_config`` say, which set vLLM's
-    block alignment and page padding; the same under the other layouts.
+    block alignment and page padding; the same under the other layouts. ``version``: the
+    release of the layout's server whose rules to follow (``releases.resolve_release``; ``None``,
+    the newest modelled); the metrale layout has none.
 
     Raises ``ModelConfigError`` (a ``ValueError``) for a config, layout, dtype or ``tp_size`` the
     servers would refuse or this package cannot read (``TensorParallelSplitError`` for a split,
-    ``NotModelledError`` for a family the package does not model yet), and ``TypeError`` for a
-    ``tp_size``, ``speculative_tokens`` or ``config`` of the wrong type. Arithmetic is exact."""
+    ``NotModelledError`` for a family the package does not model yet; the release's refusals,
+    such as an architecture it does not serve), ``UnmodelledReleaseError`` (a ``ValueError``)
+    for a ``version`` not modelled, and ``TypeError`` for a ``tp_size``, ``speculative_tokens``,
+    ``version`` or ``config`` of the wrong type. Arithmetic is exact."""
     tp = _check_count("tp_size", tp_size, 1)
     spec = _check_count("speculative_tokens", speculative_tokens, 0)
     if not isinstance(layout, str) or layout not in LAYOUTS:
@@ -77,20 +92,66 @@ def ssm_state(
         raise refuse_argument("view", f"unknown view {show(view)}; use {', '.join(VIEWS)}")
     conv_override = dtype_argument("conv_dtype", conv_dtype)
     ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
+    release = _release(layout, version)
+    vllm = vllm_rules(release.version) if layout == "vllm" and release is not None else None
     loaded = load(config)
     read = _read(loaded, layout)
     if read is None:
-        return _plain(loaded, layout, tp, spec, (conv_override, ssm_override))
+        plain = _plain(loaded, layout, tp, spec, (conv_override, ssm_override))
+        return replace(plain, server_version=_named(release))
     family, cfg, reading, architecture = read
+    if vllm is not None and release is not None:
+        _served(cfg, architecture, release)
     parsed = family.read(cfg, reading.server)
-    hook = VLLM_SSM_HOOKS.get(architecture or "") if layout == "vllm" else None
+    hook = _vllm_ssm_hook(architecture, vllm) if vllm is not None else None
     rules = DtypeRules(
-        cfg, family.hooks, layout, conv_override, ssm_override, vllm_ssm=hook, view=view
+        cfg, family.hooks, layout, conv_override, ssm_override, vllm_ssm=hook, view=view, vllm=vllm
     )
     model_type = loaded.mapping.get("model_type")
     shown = model_type if isinstance(model_type, str) else str(cfg.fields.get("model_type"))
-    window = spec if view == "layer" or layout != "vllm" or family.vllm_model_window else 0
-    return _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules, window))
+    exempt = vllm is not None and vllm.sizes_pages_unwidened(cfg.family)
+    window = spec if view == "layer" or layout != "vllm" or not exempt else 0
+    widened = vllm.widened_kinds if vllm is not None else frozenset()
+    state = _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules, window, widened))
+    return replace(state, server_version=_named(release))
+
+
+def _release(layout: str, version: object) -> ResolvedRelease | None:
+    """The release of ``layout``'s server whose rules ``version`` names; the metrale layout has
+    no release, so a version there is refused."""
+    if layout == "metrale":
+        if version is not None:
+            raise refuse_argument("version", "the metrale layout has no server release")
+        return None
+    return resolve_release(layout, version)
+
+
+def _named(release: ResolvedRelease | None) -> str | None:
+    return release.release.version if release is not None else None
+
+
+def _served(cfg: Fields, architecture: str | None, release: ResolvedRelease) -> None:
+    """Refuse an architecture the vLLM release's registry does not name."""
+    span = served_releases(architecture or "")
+    version = release.version
+    if span is None or not (
+        parse_version(span[0]).release <= version <= parse_version(span[1]).release
+    ):
+        when = f"its registry names it from {span[0]} to {span[1]}" if span else "never"
+        raise cfg.fail(
+            "architectures",
+            f"{release.release} does not serve {architecture!a} ({when})",
+        )
+
+
+def _vllm_ssm_hook(architecture: str | None, rules: VllmRules) -> VllmSsmHook | None:
+    """The architecture's SSM dtype hook as the release runs it: NemotronH's default is the
+    release's, and before it had one there is no hook."""
+    hook = VLLM_SSM_HOOKS.get(architecture or "")
+    if hook is NEMOTRON_H_HOOK:
+        default = rules.nemotron_h_ssm_default
+        return None if default is None else dataclasses.replace(hook, default=default)
+    return hook
 
 
 def load_config(config: ConfigSource) -> LoadedConfig:

@@ -170,7 +170,8 @@ class SsmState:
     ``conv_dtype`` / ``ssm_dtype`` and their rules are those two tensors', else the layout's conv
     and SSM rules for this config (each tensor's own are in ``groups``). ``source`` is the file
     the config came from. Raises ``OverflowError`` when ``per_sequence_bytes`` is past 64
-    bits."""
+    bits. ``server_version`` is the release of the layout's server whose rules laid it out
+    (``None`` for metrale)."""
 
     family: str
     model_type: str
@@ -192,6 +193,7 @@ class SsmState:
     conv_bytes: int
     ssm_bytes: int
     per_layer_bytes: int | None
+    server_version: str | None = None
 
     def __post_init__(self) -> None:
         # Every tensor's and group's bytes are at most the sequence's.
@@ -216,15 +218,17 @@ def _plain(value: object) -> object:
 @dataclass(frozen=True, slots=True)
 class Sizing:
     """What laying out a layer's state depends on besides its geometry: the layout, the TP size,
-    the speculative tokens, the dtype rules, and the speculative tokens that widen a conv window
+    the speculative tokens, the dtype rules, the speculative tokens that widen a conv window
     (``window``: ``spec``, or 0 in vLLM's model-level view of a family whose
-    ``get_mamba_state_shape_from_config`` leaves them out)."""
+    ``get_mamba_state_shape_from_config`` leaves them out), and the kinds whose conv window the
+    release widens (``widened``, ``VllmRules.widened_kinds``)."""
 
     layout: str
     tp: int
     spec: int
     dtypes: DtypeRules
     window: int = 0
+    widened: frozenset[str] = frozenset()
 
 
 def tensor(name: str, shape: tuple[int, ...], rule: Rule) -> StateTensor:
@@ -234,14 +238,15 @@ def tensor(name: str, shape: tuple[int, ...], rule: Rule) -> StateTensor:
 
 
 def conv_window(
-    sizing: Sizing, channels: int, kernel: int, *, widened: bool, window_first: bool = False
+    sizing: Sizing, channels: int, kernel: int, *, kind: str | None, window_first: bool = False
 ) -> tuple[int, int]:
     """A conv state's shape in the layout's order: vLLM ``(K - 1 [+ spec], channels)`` (the
-    default SD layout, mamba_utils.py:28-45; ``widened``: the kind takes ``num_spec``), SGLang
+    default SD layout, mamba_utils.py:28-45; ``+ spec`` where the release widens ``kind``, the
+    conv's kind of layer, ``None`` for one never widened), SGLang
     ``(channels, K - 1)``, or ``(K - 1, channels)`` for a kind it lays out ``window_first``
     (never widened), metrale ``(K, channels)``."""
     if sizing.layout == "vllm":
-        return (kernel - 1 + (sizing.window if widened else 0), channels)
+        return (kernel - 1 + (sizing.window if kind in sizing.widened else 0), channels)
     if sizing.layout == "sglang":
         return (kernel - 1, channels) if window_first else (channels, kernel - 1)
     return (kernel, channels)

@@ -36,7 +36,7 @@ from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_co
 from ..models.attention import dsa_indexer
 from ..models.read import class_fields
 from ..printable import show
-from ..releases import SGLANG
+from ..releases import SGLANG, ResolvedRelease, UnmodelledReleaseError, resolve_release
 from .common import (
     GPU_ARCHS,
     MAX_COUNT,
@@ -199,10 +199,13 @@ _MAMBA_EXTRA_BUFFER_ARCHS: Final = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class SglangReservation:
-    """What SGLang 0.5.23 reserves on one tensor-parallel rank, with the inputs and the
-    assumptions behind it. Byte counts are exact integers; ``None`` where the inputs do not
-    determine a figure (no ``available_memory``)."""
+    """What an SGLang release reserves on one tensor-parallel rank, with the inputs and the
+    assumptions behind it: ``server_version`` the release whose rules answer,
+    ``server_version_note`` how the version asked for mapped to it. Byte counts are exact
+    integers; ``None`` where the inputs do not determine a figure (no ``available_memory``)."""
 
+    server_version: str
+    server_version_note: str | None
     model_type: str
     family: str
     architecture: str
@@ -285,8 +288,10 @@ def _fields(*steps: Any) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class _Launch:
     """The launch's flags, checked as SGLang's argument parsing checks them
-    (``ServerArgumentError`` for a value SGLang refuses or this module does not model)."""
+    (``ServerArgumentError`` for a value SGLang refuses or this module does not model), and
+    the release whose rules answer."""
 
+    release: ResolvedRelease
     tp_size: int
     available_memory: int | None
     max_mamba_cache_size: int | None
@@ -349,6 +354,7 @@ class _Launch:
 def sglang_reservation(
     config: ConfigSource,
     *,
+    version: str | None = None,
     tp_size: int = 1,
     available_memory: int | None = None,
     max_mamba_cache_size: int | None = None,
@@ -389,17 +395,21 @@ def sglang_reservation(
     refuses, for a budget that holds no state slot, and for what is not modelled;
     ``ModelConfigError`` / ``TensorParallelSplitError`` as ``ssm_state`` does; ``TypeError``
     for an argument of the wrong type."""
-    arguments = {name: value for name, value in locals().items() if name != "config"}
+    arguments = {
+        name: value for name, value in locals().items() if name not in ("config", "version")
+    }
+    release = _modelled_release(version)
     gpu_device = device(gpu, gpu_memory_bytes)
     arch = gpu_arch or (gpu_device.gpu_arch if gpu_device is not None else None) or "sm90"
-    launch = _Launch(**{**arguments, "gpu": gpu_device, "gpu_arch": arch})
+    launch = _Launch(**{**arguments, "release": release, "gpu": gpu_device, "gpu_arch": arch})
     model = hybrid_model(
         _configured(config, launch),
-        SGLANG,
+        release.release,
         "sglang",
         "keeps no state pool",
         tp_size=tp_size,
         ssm_dtype=mamba_ssm_dtype,
+        version=release.release.version,
     )
     architecture = _architecture(model.config.mapping)
     context = _derive_context_length(model.text, launch.context_length)
@@ -420,6 +430,19 @@ def sglang_reservation(
     return within_64_bits(
         _reservation(model, launch, architecture, running, _fields(*steps, scratch, log))
     )
+
+
+def _modelled_release(version: object) -> ResolvedRelease:
+    """The SGLang release whose rules answer ``version``. Only the newest release's rules are
+    modelled so far; an older release is refused rather than answered with the newest's."""
+    release = resolve_release("sglang", version)
+    if release.release != SGLANG:
+        raise UnmodelledReleaseError(
+            f"{release.release}: only the rules of {SGLANG} are modelled for SGLang so far",
+            argument="version",
+            modelled=(SGLANG.version,),
+        )
+    return release
 
 
 # --- the budget: the GPU, the static fraction, the weights -------------------------------------
@@ -1185,6 +1208,8 @@ def _reservation(
     asked = running if running is not None else steps["max_running_requests"]
     given_dtype = launch.mamba_ssm_dtype is not None
     return SglangReservation(
+        server_version=launch.release.release.version,
+        server_version_note=launch.release.note,
         model_type=state.model_type,
         family=state.family,
         architecture=architecture,

@@ -51,6 +51,7 @@ from ..checkpoints import read_checkpoint
 from ..models import (
     DTYPE_BYTES,
     KINDS,
+    AttentionLayers,
     ConfigSource,
     ModelConfigError,
     class_fields,
@@ -59,7 +60,9 @@ from ..models import (
 )
 from ..models.kinds import Checkpoint
 from ..printable import show, type_name
-from ..releases import VLLM
+from ..releases import VLLM, ResolvedRelease, resolve_release
+from ..releases.versions import parse_version
+from ..releases.vllm import VllmRules, vllm_rules
 from .common import (
     GPU_ARCHS,
     Device,
@@ -111,17 +114,21 @@ _UNMODELLED_CACHE_DTYPES: Final = (
 # MultipleOf(16) kernel blocks (flash_attn.py:356-367, triton_attn.py:339-340,
 # mla/flashattn_mla.py:49-50, mla/triton_mla.py:114-115).
 _KERNEL_BLOCK: Final = 16
-_MLA_MIN_BLOCK: Final = 128  # platforms/interface.py:1083-1088
 # vllm/v1/attention/backends/gdn_attn.py:34
 _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT: Final = 64
 _DEFAULT_BLOCK_SIZE: Final = 16  # CacheConfig.DEFAULT_BLOCK_SIZE
+_BLACKWELL: Final = 10  # SM10x, where VllmRules.blackwell_head256_block applies
 
 
 @dataclass(frozen=True, slots=True)
 class VllmReservation:
-    """What vLLM 0.33.0 reserves on one tensor-parallel rank, with the inputs and assumptions
-    behind it. Byte counts are exact integers; ``max_concurrency`` is vLLM's own float."""
+    """What a vLLM release reserves on one tensor-parallel rank, with the inputs and
+    assumptions behind it: ``server_version`` the release whose rules answer,
+    ``server_version_note`` how the version asked for mapped to it (``None``: it is that
+    release). Byte counts are exact integers; ``max_concurrency`` is vLLM's own float."""
 
+    server_version: str
+    server_version_note: str | None
     model_type: str
     family: str
     source: str | None
@@ -236,6 +243,8 @@ class _Launch:
     ``_device_defaults``); ``max_num_batched_tokens`` hangs on the model too, and is ``None``
     until ``_scheduler_defaults`` resolves it."""
 
+    release: ResolvedRelease
+    rules: VllmRules
     tensor_parallel_size: int
     max_num_seqs: int
     max_model_len: int | None
@@ -276,6 +285,8 @@ class _Launch:
         check_count("num_speculative_tokens", self.num_speculative_tokens, 0)
         check_optional_count("kv_cache_memory_bytes", self.kv_cache_memory_bytes, 0)
         check_flag("use_replayssm", self.use_replayssm)
+        if self.use_replayssm and not self.rules.replayssm:
+            raise fail("use_replayssm", f"{self.release.release} has no --use-replayssm")
         check_count("replayssm_buffer_len", self.replayssm_buffer_len, 1)
         check_choice("gpu_arch", self.gpu_arch, tuple(GPU_ARCHS))
         check_choice("mamba_cache_dtype", self.mamba_cache_dtype, MAMBA_DTYPES)
@@ -330,6 +341,7 @@ _CUDAGRAPH_MODES: Final = (
 def vllm_reservation(
     config: ConfigSource,
     *,
+    version: str | None = None,
     tensor_parallel_size: int = 1,
     max_num_seqs: int | None = None,
     max_model_len: int | None = None,
@@ -345,7 +357,7 @@ def vllm_reservation(
     gpu_arch: str | None = None,
     gpu: object = None,
     gpu_memory_bytes: int | None = None,
-    gpu_memory_utilization: float = 0.92,
+    gpu_memory_utilization: float | None = None,
     dtype: str = "auto",
     quantization: str | None = None,
     max_num_batched_tokens: int | None = None,
@@ -362,10 +374,12 @@ def vllm_reservation(
     cuda_graph_bytes: int | None = None,
     non_torch_bytes: int | None = None,
 ) -> VllmReservation:
-    """What vLLM 0.33.0 reserves for the recurrent state of the model ``config`` describes, on
-    one of ``tensor_parallel_size`` ranks, launched with these flags (their vLLM names and
-    defaults: ``gpu_memory_utilization`` 0.92, ``max_num_seqs`` and ``max_num_batched_tokens``
-    by the GPU's memory, ``enable_prefix_caching=None`` on for a hybrid model) on ``gpu`` (a
+    """What vLLM ``version`` (``releases.resolve_release``: ``None`` the newest modelled, 0.33.0;
+    any release from 0.10.2, each under its own rules, ``releases.vllm``) reserves for the
+    recurrent state of the model ``config`` describes, on one of ``tensor_parallel_size`` ranks,
+    launched with these flags (their vLLM names and the release's defaults: in 0.33.0
+    ``gpu_memory_utilization`` 0.92, ``max_num_seqs`` and ``max_num_batched_tokens`` by the
+    GPU's memory, ``enable_prefix_caching=None`` on for a hybrid model) on ``gpu`` (a
     ``decode_ring.gpus`` key or ``nvidia-smi`` name; ``gpu_memory_bytes`` its total, or any
     GPU's) or, without one, a GPU of ``gpu_arch`` (default sm90) with no budget.
 
@@ -374,23 +388,27 @@ def vllm_reservation(
     memory and CUDA graphs (estimates, or the ``*_bytes`` given); ``kv_cache_memory_bytes``
     skips all of that, as vLLM skips profiling.
 
-    Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value vLLM
+    Raises ``UnmodelledReleaseError`` (a ``ValueError``) for a version outside the modelled
+    releases, ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value vLLM
     refuses, a launch it would not boot (``server_refusal`` holds vLLM's own words) or what
     this function does not model, ``ModelConfigError`` / ``TensorParallelSplitError`` as
     ``ssm_state`` does and for attention heads the TP cannot split, and ``TypeError`` for an
     argument of the wrong type."""
-    launch = _Launch(**_device_defaults({k: v for k, v in locals().items() if k != "config"}))
+    arguments = {k: v for k, v in locals().items() if k not in ("config", "version")}
+    launch = _Launch(**_release_defaults(_device_defaults(arguments), version))
     gpu_device = launch.gpu
     model = hybrid_model(
         _configured(config, launch),
-        VLLM,
+        launch.release.release,
         "vllm",
         "reserves no state",
         tp_size=tensor_parallel_size,
         conv_dtype=mamba_cache_dtype,
         ssm_dtype=mamba_ssm_cache_dtype,
         speculative_tokens=num_speculative_tokens,
+        version=launch.release.release.version,
     )
+    _verify_speculative(model, launch)
     caching = _prefix_caching(model, launch)
     _verify_replayssm(model, launch)
     length = _max_model_len(model.text, launch.max_model_len)
@@ -399,7 +417,7 @@ def vllm_reservation(
     specs = _mamba_specs(model, launch, caching, backends)
     block = _align_hybrid_block_size(model, launch, caching, specs)
     drafter = _load_drafter(model, launch, block)
-    groups = _kv_cache_groups(model, specs, block, drafter)
+    groups = _kv_cache_groups(model, launch, specs, block, drafter)
     blocks = _blocks_per_request(launch, caching, specs, (groups, drafter), block, length)
     weights = _load_model(model, launch, drafter)
     memory = _determine_available_memory(model, launch, gpu_device, weights)
@@ -436,6 +454,17 @@ def _device_defaults(arguments: dict[str, Any]) -> dict[str, Any]:
     if seqs is None:
         seqs = _batch_tier(gpu, arch)[1]
     return {**arguments, "gpu": gpu, "gpu_arch": arch, "max_num_seqs": seqs}
+
+
+def _release_defaults(arguments: dict[str, Any], version: object) -> dict[str, Any]:
+    """The launch's arguments with the release whose rules answer (``release`` and its
+    ``rules``) and the defaults that are the release's own."""
+    release = resolve_release("vllm", version)
+    rules = vllm_rules(release.version)
+    utilization = arguments["gpu_memory_utilization"]
+    if utilization is None:
+        utilization = rules.gpu_memory_utilization
+    return {**arguments, "release": release, "rules": rules, "gpu_memory_utilization": utilization}
 
 
 def _batch_tier(gpu: Device | None, arch: str) -> tuple[int, int, int]:
@@ -546,6 +575,8 @@ def _determine_available_memory(
     requested = math.ceil(gpu.runtime_bytes * utilization)
     activation, activation_rule = _profile_run_peak(model, launch)
     graphs, graphs_rule = _profile_cudagraph_memory(model, launch, sizes)
+    if not launch.rules.profiles_cuda_graphs:
+        graphs, graphs_rule = 0, f"{launch.release.release} does not profile CUDA graphs by default"
     non_torch, non_torch_rule = _non_torch_memory(launch)
     if weights.weights_bytes is None:
         raise fail(
@@ -657,17 +688,46 @@ class _PrefixCaching:
 
 def _prefix_caching(model: HybridModel, launch: _Launch) -> _PrefixCaching:
     """Prefix caching: ``EngineArgs`` (vllm/engine/arg_utils.py:3075-3081) takes
-    ``ModelConfig.is_prefix_caching_supported`` (vllm/config/model.py:2239-2291) by default:
-    on for a hybrid model, off for an attention-free one; on means ``mamba_cache_mode`` align
+    ``ModelConfig.is_prefix_caching_supported`` (vllm/config/model.py:2239-2291) by default (the
+    release's: ``VllmRules.*_prefix_caching_default``; in 0.33.0 on for a hybrid model, off for
+    an attention-free one); on means ``mamba_cache_mode`` align
     (``MambaModelConfig.verify_and_update_config``, vllm/model_executor/models/config.py:
-    750-787)."""
+    750-787), or, before 0.28.0, ``all`` for the Mamba families, which is not modelled. Before
+    0.11.1 vLLM turns it off for every hybrid and Mamba model, and before 0.15.0 for every
+    family but those (``VllmRules.prefix_caching``)."""
+    rules, release = launch.rules, launch.release.release
+    kind = "an attention-free model" if model.family.attention_free else "a hybrid generative model"
     if launch.enable_prefix_caching is not None:
         caching, rule = launch.enable_prefix_caching, "flag"
-    elif model.family.attention_free:
-        caching, rule = False, "vLLM default: off for an attention-free model"
     else:
-        caching, rule = True, "vLLM default: on for a hybrid generative model"
+        if model.family.attention_free:
+            caching = rules.attention_free_prefix_caching_default
+        else:
+            caching = rules.hybrid_prefix_caching_default
+        rule = f"vLLM default: {'on' if caching else 'off'} for {kind}"
+    family = model.state.family
+    all_mode = rules.caches_all(family)
+    forced_off = rules.prefix_caching == "off" or (rules.prefix_caching == "mamba" and not all_mode)
+    if caching and forced_off:
+        return _PrefixCaching(False, f"{release} turns it off for {kind}", "none")
+    if caching and all_mode:
+        raise fail(
+            "enable_prefix_caching",
+            f"{release} caches {family} prefixes in mamba_cache_mode 'all' (chunk-aligned "
+            "blocks, a state page per block of context); not modelled",
+        )
     return _PrefixCaching(caching, rule, "align" if caching else "none")
+
+
+def _verify_speculative(model: HybridModel, launch: _Launch) -> None:
+    """Before 0.17.0 vLLM builds a Mamba layer with speculative decoding only for Qwen3-Next
+    (vllm-0.10.2:vllm/v1/worker/gpu_model_runner.py:3701-3705)."""
+    if launch.num_speculative_tokens and not launch.rules.serves_speculative(model.state.family):
+        raise fail(
+            "num_speculative_tokens",
+            f"{launch.release.release} refuses it for {model.state.family}: 'Mamba with "
+            "speculative decoding is not supported yet.'",
+        )
 
 
 def _verify_replayssm(model: HybridModel, launch: _Launch) -> None:
@@ -890,6 +950,7 @@ def _mamba_specs(
         model.config,
         layout="vllm",
         view="model",
+        version=launch.release.release.version,
         tp_size=launch.tensor_parallel_size,
         conv_dtype=launch.mamba_cache_dtype,
         ssm_dtype=launch.mamba_ssm_cache_dtype,
@@ -899,17 +960,17 @@ def _mamba_specs(
         backends.gdn_prefill_backend == "flashinfer" and caching.enable_prefix_caching
     )
     flashkda = _flashkda(model, launch)
+    planned = launch.rules.checkpoint_kinds
     specs = []
     for group, level in zip(model.state.groups, view.groups, strict=True):
         traits = KINDS[group.kind]
+        checkpoint = traits.vllm_checkpoint if traits.vllm_checkpoint.value in planned else None
         aligned = (
-            traits.vllm_checkpoint is Checkpoint.FLASHINFER_GDN
+            checkpoint is Checkpoint.FLASHINFER_GDN
             and flashinfer_align
             and model.family.vllm_gdn_checkpoints
         )
-        blocks = traits.vllm_checkpoint is Checkpoint.ALWAYS or (
-            traits.vllm_checkpoint is Checkpoint.FLASHKDA and flashkda
-        )
+        blocks = checkpoint is Checkpoint.ALWAYS or (checkpoint is Checkpoint.FLASHKDA and flashkda)
         joined = ring if traits.vllm_replayssm_ring else 0
         page, model_page = group.per_layer_bytes + joined, level.per_layer_bytes + joined
         alignment = _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if aligned else None
@@ -924,7 +985,7 @@ def _flashkda(model: HybridModel, launch: _Launch) -> bool:
     the recurrent state's dtype, and a gate lower bound in the text config as vLLM's config
     class holds it (``class_fields``: GLM-5.3-Flash's class defaults one)."""
     rule = model.family.vllm_flashkda
-    if rule is None:
+    if rule is None or not launch.rules.plans_flashkda_checkpoint(model.state.family):
         return False
     bound: object = class_fields(model.config, layout="vllm")
     for key in rule.bound:
@@ -995,14 +1056,7 @@ def _align_hybrid_block_size(
             "(vllm/platforms/interface.py:1098-1101)",
             field="head_dim",
         )
-    alignment = max(_KERNEL_BLOCK, block)
-    if attention.mla:
-        alignment = max(alignment, _MLA_MIN_BLOCK)
-    if caching.mamba_cache_mode == "align":
-        checkpoint = 1
-        if all(spec.checkpoint_alignment is not None for spec in specs):
-            checkpoint = math.lcm(*(spec.checkpoint_alignment or 1 for spec in specs))
-        alignment = math.lcm(alignment, checkpoint)
+    alignment = _granularity(attention, launch, caching, specs, block)
     model_page = max(spec.model_page for spec in specs)
     needed = alignment * -(-model_page // (alignment * page_1))
     needed = _KERNEL_BLOCK * -(-needed // _KERNEL_BLOCK)
@@ -1013,7 +1067,9 @@ def _align_hybrid_block_size(
     if largest > padded:
         # The two views differ by the conv window (speculative tokens the model-level view
         # leaves out) or by the state's dtype (a flag the layer does not read).
-        widened = launch.num_speculative_tokens and not model.family.vllm_model_window
+        widened = launch.num_speculative_tokens and launch.rules.sizes_pages_unwidened(
+            model.state.family
+        )
         raise fail(
             "num_speculative_tokens" if widened else "mamba_ssm_cache_dtype",
             f"the layer allocates a state page of {largest} B, but {VLLM} pads state pages "
@@ -1022,6 +1078,32 @@ def _align_hybrid_block_size(
             "(vllm/v1/kv_cache_interface.py:1127); a larger --block-size pads more",
         )
     return _BlockSize(block, rule, padded, largest, padded)
+
+
+def _granularity(
+    attention: AttentionLayers,
+    launch: _Launch,
+    caching: _PrefixCaching,
+    specs: tuple[_MambaSpec, ...],
+    block: int,
+) -> int:
+    """The token count the aligned block is a multiple of: from 0.20.0 ``max(kernel block,
+    block_size)`` (before, the kernel's, a larger ``--block-size`` kept as it is), the release's
+    MLA and SM10x head-256 floors, and in align mode the checkpoints' alignment."""
+    rules = launch.rules
+    alignment = max(_KERNEL_BLOCK, block) if rules.block_size_aligns else _KERNEL_BLOCK
+    if attention.mla and rules.mla_min_block is not None:
+        alignment = max(alignment, rules.mla_min_block)
+    floor = rules.blackwell_head256_block
+    blackwell = capability_major(launch.gpu_arch) == _BLACKWELL
+    if floor is not None and blackwell and not attention.mla and attention.head_dim == 256:
+        alignment = max(alignment, floor)
+    if caching.mamba_cache_mode == "align":
+        checkpoint = 1
+        if all(spec.checkpoint_alignment is not None for spec in specs):
+            checkpoint = math.lcm(*(spec.checkpoint_alignment or 1 for spec in specs))
+        alignment = math.lcm(alignment, checkpoint)
+    return alignment
 
 
 @dataclass(frozen=True, slots=True)
@@ -1035,10 +1117,15 @@ class _KvCacheGroups:
 
 
 def _kv_cache_groups(
-    model: HybridModel, specs: tuple[_MambaSpec, ...], block: _BlockSize, drafter: _Drafter
+    model: HybridModel,
+    launch: _Launch,
+    specs: tuple[_MambaSpec, ...],
+    block: _BlockSize,
+    drafter: _Drafter,
 ) -> _KvCacheGroups:
     """``_get_kv_cache_groups_uniform_page_size`` (kv_cache_planning.py:1138-1147, :416-556):
-    one spec for every layer is one group of them all; otherwise ``g`` layers a group; a block
+    one spec for every layer is one group of them all; otherwise ``g`` layers a group (the
+    fewest per spec, or the most where under ``VllmRules.group_max_ratio`` times that); a block
     costs ``g`` padded pages (``_get_kv_cache_bytes_per_block``, :574-605). A drafter's
     attention layers join the target's spec where theirs is the same page, else are a spec of
     their own (their block scaled to the page, ``unify_kv_cache_spec_page_size``, :346-408)."""
@@ -1048,11 +1135,12 @@ def _kv_cache_groups(
     attention_count = target + (drafter.draft_attention_layers if merged else 0)
     own = drafter.draft_attention_layers if not merged else 0
     buckets = [spec.layers for spec in specs] + [n for n in (attention_count, own) if n]
+    ratio = launch.rules.group_max_ratio
     if len(buckets) == 1:
         group = buckets[0]
     else:
         group = min(buckets)
-        if max(buckets) < group * 1.5:
+        if ratio is not None and max(buckets) < group * ratio:
             group = max(buckets)
     state_groups = sum(-(-spec.layers // group) for spec in specs)
     attention_groups = -(-attention_count // group) if attention_count else 0
@@ -1084,7 +1172,7 @@ def _load_drafter(model: HybridModel, launch: _Launch, block: _BlockSize) -> _Dr
         return _Drafter(0, None, False, 0, "")
     loaded = load_config(launch.draft_config)
     tp = launch.tensor_parallel_size
-    state = ssm_state(loaded, layout="vllm", tp_size=tp)
+    state = ssm_state(loaded, layout="vllm", tp_size=tp, version=launch.release.release.version)
     attention = state.attention
     if attention is None or state.ssm_layers:
         raise fail(
@@ -1163,6 +1251,8 @@ def _blocks_per_request(
     held = 1 + speculative
     align = caching.mamba_cache_mode == "align"
     planned = 2 + speculative + checkpoints if align else held
+    if not launch.rules.plans_speculative_blocks:
+        planned = 1  # before 0.15.0: max_memory_usage_bytes is one page
     attention_blocks = -(-length.max_model_len // block.block_size)
     per_request = groups.attention_groups * attention_blocks + groups.state_groups * planned
     if groups.draft_groups and drafter.draft_block_size:
@@ -1195,7 +1285,7 @@ def _kv_cache_pool(
     if budget is None:
         return _KvCachePool(None, None, None)
     per_block, per_request = groups.bytes_per_block, blocks.blocks_per_request_at_max_model_len
-    usable = budget - per_block
+    usable = budget - per_block if launch.rules.null_block_checked else budget
     field = "kv_cache_memory_bytes" if launch.kv_cache_memory_bytes is not None else "gpu"
     if usable <= 0:
         raise fail(
@@ -1249,17 +1339,21 @@ class _Log:
     log_lines: tuple[str, ...]
 
 
+# The oldest release whose startup logs calibrated servers.profile's estimates.
+_CALIBRATED: Final = parse_version("0.27.0").release
 # What vLLM leaves free of its KV-cache suggestion (gpu_worker.py:1018-1021).
 _REDUNDANCY_BUFFER: Final = 150 * (1 << 20)
 
 
 def _log_lines(launch: _Launch, steps: Mapping[str, Any]) -> _Log:
-    """The lines vLLM 0.33.0 logs at boot about this reservation, in its words, with the
+    """The lines the vLLM release logs at boot about this reservation, in its words, with the
     predicted numbers: "Model loading took" (gpu_model_runner.py:5088-5092), the block and
     padding lines (``_align_hybrid_block_size``, platforms/interface.py:1106-1137), the KV
     budget (gpu_worker.py:655-681 or :772-799), the capacity (``update_kv_cache_capacity``,
-    kv_cache_utils.py:1136-1158) and the memory summary (gpu_worker.py:1010-1062). What the
-    package cannot predict (seconds) is ``?``."""
+    kv_cache_utils.py:1136-1158; before 0.28.0 two lines, and before 0.20.1 the token count is
+    ``num_blocks // groups x block``, vllm-0.10.2:vllm/v1/core/kv_cache_utils.py:1022-1033) and
+    the memory summary (gpu_worker.py:1010-1062, from 0.20.0, when CUDA graphs are profiled).
+    What the package cannot predict (seconds) is ``?``."""
     lines = []
     if steps["weights_bytes"] is not None:
         lines.append(f"Model loading took {gib(steps['weights_bytes'])} GiB memory and ? seconds")
@@ -1281,15 +1375,31 @@ def _log_lines(launch: _Launch, steps: Mapping[str, Any]) -> _Log:
         )
     lines += _budget_lines(launch, steps)
     concurrency, length = steps["max_concurrency"], steps["max_model_len"]
-    tokens = int(concurrency * length) if concurrency is not None else None
+    tokens = _kv_cache_tokens(launch, steps)
     if tokens is not None:
-        lines.append(
-            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
-            f"per request: {concurrency:.2f}x"
-        )
-    lines += _summary_line(launch, steps)
+        size = f"GPU KV cache size: {tokens:,} tokens"
+        most = f"Maximum concurrency for {length:,} tokens per request: {concurrency:.2f}x"
+        lines += [f"{size}, {most}"] if launch.rules.capacity_one_line else [size, most]
+    if launch.rules.profiles_cuda_graphs:
+        lines += _summary_line(launch, steps)
     sequences = int(concurrency) if concurrency is not None else None
     return _Log(tokens, sequences, padding, tuple(lines))
+
+
+def _kv_cache_tokens(launch: _Launch, steps: Mapping[str, Any]) -> int | None:
+    """The "GPU KV cache size" token count: ``int(concurrency x max_model_len)`` from 0.20.1,
+    before ``num_blocks // groups x`` the smallest group block (the attention block; a Mamba
+    group's is ``max_model_len`` without prefix caching)."""
+    concurrency, length = steps["max_concurrency"], steps["max_model_len"]
+    if concurrency is None:
+        return None
+    if launch.rules.kv_tokens_from_concurrency:
+        return int(concurrency * length)
+    groups = steps["attention_groups"] + steps["state_groups"] + steps["draft_groups"]
+    smallest = steps["block_size"] if steps["attention_groups"] else length
+    if steps["mamba_cache_mode"] == "align":
+        smallest = steps["block_size"]
+    return int(steps["num_blocks"] // groups * smallest)
 
 
 def _budget_lines(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
@@ -1309,9 +1419,10 @@ def _budget_lines(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
     available = steps["available_kv_cache_memory"]
     if available is None or gpu is None:
         return []
-    lines = [f"Available KV cache memory: {gib(available)} GiB"]
+    shown = gib(available) if launch.rules.available_memory_rounded else f"{available / _GIB:.2f}"
+    lines = [f"Available KV cache memory: {shown} GiB"]
     graphs = steps["cuda_graph_bytes"] or 0
-    if graphs > 0:
+    if graphs > 0 and launch.rules.profiles_cuda_graphs:
         util = launch.gpu_memory_utilization
         delta = graphs / gpu.runtime_bytes
         lines.append(
@@ -1355,18 +1466,9 @@ def _reservation(
 ) -> VllmReservation:
     """The steps' values as one reservation, with the model, the launch and the assumptions."""
     state = model.state
-    assumptions = [
-        "CUDA"
-        if launch.draft_config is not None
-        else "CUDA; a draft model's own KV layers are not counted"
-    ]
-    if state.attention is None and not model.family.attention_free:
-        assumptions.append("no attention layer: no page alignment, one group of every layer")
-    if gpu is not None and launch.kv_cache_memory_bytes is None:
-        assumptions.append(
-            "the GPU holds nothing else at startup; the profiled terms are estimates"
-        )
     return VllmReservation(
+        server_version=launch.release.release.version,
+        server_version_note=launch.release.note,
         model_type=state.model_type,
         family=state.family,
         source=state.source,
@@ -1389,6 +1491,26 @@ def _reservation(
         state_layers=state.ssm_layers,
         naive_state_bytes=launch.max_num_seqs * state.per_sequence_bytes,
         per_sequence_bytes=state.per_sequence_bytes,
-        assumptions=tuple(assumptions),
+        assumptions=_assumptions(model, launch, gpu),
         **steps,
     )
+
+
+def _assumptions(model: HybridModel, launch: _Launch, gpu: Device | None) -> tuple[str, ...]:
+    """What the reservation takes for granted that the launch does not say."""
+    assumptions = [
+        "CUDA"
+        if launch.draft_config is not None
+        else "CUDA; a draft model's own KV layers are not counted"
+    ]
+    if model.state.attention is None and not model.family.attention_free:
+        assumptions.append("no attention layer: no page alignment, one group of every layer")
+    if gpu is not None and launch.kv_cache_memory_bytes is None:
+        assumptions.append(
+            "the GPU holds nothing else at startup; the profiled terms are estimates"
+        )
+        if launch.release.version < _CALIBRATED:
+            assumptions.append(
+                f"the estimates are calibrated on the logs of vLLM {_CALIBRATED} and later"
+            )
+    return tuple(assumptions)

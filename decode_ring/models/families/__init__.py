@@ -113,10 +113,9 @@ class Family:
     ``vllm_gdn_checkpoints``: its gated delta net is vLLM's ``QwenGatedDeltaNetAttention``,
     which exports FlashInfer prefill checkpoints (gdn/qwen_gdn_linear_attn.py:544, :689-760;
     Olmo's ``GatedDeltaNetAttention`` exports none). ``vllm_flashkda``: when its KDA layer
-    prefills with FlashKDA (``None``: it never does, or it has no KDA layer).
-    ``vllm_model_window``: vLLM's model-level ``get_mamba_state_shape_from_config`` sizes its
-    conv window without the speculative tokens its layer adds (LFM2: the two views, see
-    ``ssm_state``'s ``view``)."""
+    prefills with FlashKDA (``None``: it never does, or it has no KDA layer). Which families'
+    model-level ``get_mamba_state_shape_from_config`` leaves out the speculative tokens their
+    layer adds is the release's (``VllmRules.model_window_exempt``)."""
 
     read: Reader
     model_types: tuple[str, ...]
@@ -130,7 +129,6 @@ class Family:
     vllm_replayssm: bool = False
     vllm_gdn_checkpoints: bool = False
     vllm_flashkda: FlashKda | None = None
-    vllm_model_window: bool = True
 
     @property
     def vllm(self) -> Release | None:
@@ -182,14 +180,12 @@ REGISTRY: Final[Mapping[str, Family]] = {
         read_alice_ai,
         ("alice_ai",),
         vllm_architectures=("AliceAIForCausalLM",),
-        hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
     ),
     "bailing_hybrid": Family(
         read_bailing_hybrid,
         ("bailing_hybrid",),
         vllm_architectures=_BAILING,
         sglang_architectures=_BAILING,
-        hooks=DtypeHooks(vllm_kda_reads_ssm_dtype=False),
         rules=rules_bailing_hybrid,
     ),
     "falcon_h1": Family(
@@ -277,14 +273,12 @@ REGISTRY: Final[Mapping[str, Family]] = {
         sglang_architectures=("Lfm2ForCausalLM",),
         hooks=_SGLANG_CONFIG,
         rules=rules_lfm2,
-        vllm_model_window=False,
     ),
     "lfm2_moe": Family(
         read_lfm2_moe,
         ("lfm2_moe",),
         vllm_architectures=("Lfm2MoeForCausalLM",),
         sglang_architectures=("Lfm2MoeForCausalLM",),
-        vllm_model_window=False,
     ),
     "lfm2_vl": Family(
         read_lfm2_vl,
@@ -293,7 +287,6 @@ REGISTRY: Final[Mapping[str, Family]] = {
         sglang_architectures=("Lfm2VlForConditionalGeneration",),
         rules=rules_lfm2,
         wrapper=True,
-        vllm_model_window=False,
     ),
     "mamba": Family(
         read_mamba,

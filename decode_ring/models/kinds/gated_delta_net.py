@@ -40,9 +40,9 @@ class GatedDeltaNet:
         heads = divide(cfg, self.v_heads_field, self.v_heads, tp)
         # Divides: both head counts divided just above.
         channels = (2 * self.k_heads * self.k_dim + self.v_heads * self.v_dim) // tp
-        conv = conv_window(sizing, channels, self.kernel, widened=True)
+        conv = conv_window(sizing, channels, self.kernel, kind=self.traits.name)
         recurrent = (heads, self.v_dim, self.k_dim)
         return (
             tensor("conv", conv, sizing.dtypes.conv()),
-            tensor("recurrent", recurrent, sizing.dtypes.ssm()),
+            tensor("recurrent", recurrent, sizing.dtypes.gated_delta_net()),
         )

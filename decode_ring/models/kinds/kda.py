@@ -42,7 +42,7 @@ class Kda:
         heads = divide(cfg, self.heads_field, self.heads, sizing.tp)
         # Divides: the heads divided, and each of the three blocks is heads x head_dim.
         channels = 3 * heads * self.head_dim
-        conv = conv_window(sizing, channels, self.kernel, widened=True, window_first=True)
+        conv = conv_window(sizing, channels, self.kernel, kind=self.traits.name, window_first=True)
         recurrent = (heads, self.head_dim, self.head_dim)
         return (
             tensor("conv", conv, sizing.dtypes.conv()),

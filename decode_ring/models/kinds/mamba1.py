@@ -32,6 +32,6 @@ class Mamba1:
     def tensors(self, cfg: Fields, sizing: Sizing) -> tuple[StateTensor, ...]:
         """The conv and SSM state of one layer, one sequence, one rank."""
         channels = divide(cfg, self.inner_field, self.d_inner, sizing.tp, self.inner_terms)
-        conv = conv_window(sizing, channels, self.kernel, widened=False)
+        conv = conv_window(sizing, channels, self.kernel, kind=None)
         ssm = (channels, 1, self.d_state) if sizing.layout == "sglang" else (channels, self.d_state)
         return tensor("conv", conv, sizing.dtypes.conv()), tensor("ssm", ssm, sizing.dtypes.ssm())

@@ -57,6 +57,6 @@ class Mamba2:
         # Divides: d_inner is heads x head_dim and the heads divided; groups is a multiple of
         # tp, divided or replicated.
         channels = (self.d_inner + 2 * groups * self.d_state) // tp
-        conv = conv_window(sizing, channels, self.kernel, widened=True)
+        conv = conv_window(sizing, channels, self.kernel, kind=self.traits.name)
         ssm = (heads, self.head_dim, self.d_state)
         return tensor("conv", conv, sizing.dtypes.conv()), tensor("ssm", ssm, sizing.dtypes.ssm())

@@ -39,7 +39,9 @@ class ShortConv:
         """The conv state of one layer, one sequence, one rank (and SGLang's empty one)."""
         channels = divide(cfg, self.dim_field, self.dim, sizing.tp)
         conv = tensor(
-            "conv", conv_window(sizing, channels, self.kernel, widened=True), sizing.dtypes.conv()
+            "conv",
+            conv_window(sizing, channels, self.kernel, kind=self.traits.name),
+            sizing.dtypes.conv(),
         )
         if sizing.layout != "sglang":
             return (conv,)
@@ -74,8 +76,8 @@ class CcaConv:
                 TensorParallelSplitError,
             )
         rule = sizing.dtypes.conv()
-        conv = tensor("conv", conv_window(sizing, channels, self.padding + 1, widened=False), rule)
-        previous = tensor("prev_hs", conv_window(sizing, self.hidden, 2, widened=False), rule)
+        conv = tensor("conv", conv_window(sizing, channels, self.padding + 1, kind=None), rule)
+        previous = tensor("prev_hs", conv_window(sizing, self.hidden, 2, kind=None), rule)
         if sizing.layout != "sglang":
             return conv, previous
         return conv, previous, tensor("ssm", (1, 1, 0), sizing.dtypes.ssm())
