@@ -1127,7 +1127,8 @@ def test_the_help_shows_each_flag_as_sglang_names_it(
     assert text.startswith(
         "usage: decode-ring sglang [-h] [--config MODEL] [--allow-unmodelled] [--gpu NAME] "
         "[--gpu-memory SIZE] [--gpu-arch {sm80,sm86,sm89,sm90,sm100,sm120,sm121}] "
-        "[--weights-memory SIZE] [--json] [--available-memory SIZE] "
+        "[--weights-memory SIZE] [--json] [--sglang-version VERSION] [--compare VERSION] "
+        "[--available-memory SIZE] "
     )
     # Each help text whole, between its flag and the next flag.
     for fragment in (
@@ -1137,7 +1138,8 @@ def test_the_help_shows_each_flag_as_sglang_names_it(
         "--allow-unmodelled ",
         "--gpu-arch {sm80,sm86,sm89,sm90,sm100,sm120,sm121} the GPU's architecture, over --gpu's "
         "(default sm90: H100/H200, without --gpu) --weights-memory ",
-        "--json one JSON object on stdout --available-memory",
+        "--json one JSON object on stdout --sglang-version VERSION",
+        "--compare VERSION also answer the launch under another release",
         "--available-memory SIZE per rank, after the weights: what _handle_max_mamba_cache divides "
         "The launch line",
         "read as SGLang reads them: unambiguous prefixes (--tp for --tp-size), no underscores.",

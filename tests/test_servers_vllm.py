@@ -1103,7 +1103,11 @@ def test_the_help_shows_each_flag_as_vllm_names_it(
         "--allow-unmodelled ",
         "--gpu-arch {sm80,sm86,sm89,sm90,sm100,sm120,sm121} the GPU's architecture, over --gpu's "
         "(default sm90: H100/H200, without --gpu) --weights-memory ",
-        "--json one JSON object on stdout The launch line",
+        "--json one JSON object on stdout --vllm-version VERSION the vLLM release whose rules "
+        "answer: any from 0.10.2 (default 0.33.0, the newest modelled); a patch takes its minor's "
+        "rules, an rc or dev build those of the release it precedes --compare VERSION also answer "
+        "the launch under another release, and show which rules differ and what each did to the "
+        "numbers The launch line",
         "modelled vLLM flags: --tensor-parallel-size, --max-num-seqs, --max-model-len, "
         "--block-size, --enable-prefix-caching, --spec-tokens, --speculative-config, "
         "--mamba-cache-dtype, --mamba-ssm-cache-dtype, --kv-cache-dtype, --kv-cache-memory-bytes, "

@@ -25,6 +25,7 @@ from .._facade import (
     RING_OVERRIDE_VARIABLE,
 )
 from ..models import ModelConfigError
+from ..releases import UnmodelledReleaseError
 from ..servers import ServerArgumentError
 from ..snapshots import HUB_EXTRA
 from .model import PLAN_EXAMPLES, PLAN_LAUNCH, plan_flags, run_plan, run_state, state_flags
@@ -211,6 +212,9 @@ def compute(args: argparse.Namespace) -> Any:
     except ModelConfigError as error:
         flag = command.argument_flags.get(error.field or "")
         raise UsageError(str(error) if flag is None else error.worded(flag)) from None
+    except UnmodelledReleaseError as error:
+        flag = command.argument_flags.get(error.argument)
+        raise UsageError(str(error) if flag is None else f"{flag}: {error.reason}") from None
     except OverflowError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # an input that cannot be read, wherever it was opened

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ..gpus import GPUS
 from ..printable import show
+from ..releases import SGLANG, SGLANG_RELEASES, VLLM, VLLM_RELEASES
 from ..servers import GPU_ARCHS
 from ..servers.sglang import MAMBA_RADIX_CACHE_STRATEGIES
 from ..snapshots import CONFIG_HELP
@@ -213,6 +214,39 @@ _ALLOW_UNMODELLED: Final = ServerFlag(
     help="answer a launch line with flags that change memory in ways not modelled, ignoring "
     "them (and naming them)",
 )
+_VLLM_VERSION: Final = ServerFlag(
+    "--vllm-version",
+    "version",
+    read=str,
+    package=True,
+    memory=False,
+    metavar="VERSION",
+    help=f"the vLLM release whose rules answer: any from {VLLM_RELEASES[0]} (default "
+    f"{VLLM.version}, the newest modelled); a patch takes its minor's rules, an rc or dev build "
+    "those of the release it precedes",
+)
+_SGLANG_VERSION: Final = ServerFlag(
+    "--sglang-version",
+    "version",
+    read=str,
+    package=True,
+    memory=False,
+    metavar="VERSION",
+    help=f"the SGLang release whose rules answer: any from {SGLANG_RELEASES[0]} (default "
+    f"{SGLANG.version}, the newest modelled); an rc or dev build takes those of the release it "
+    "precedes",
+)
+_COMPARE: Final = ServerFlag(
+    "--compare",
+    None,
+    read=str,
+    package=True,
+    memory=False,
+    metavar="VERSION",
+    argument="compare",
+    help="also answer the launch under another release, and show which rules differ and what "
+    "each did to the numbers",
+)
 _GPU_ARCH: Final = ServerFlag(
     "--gpu-arch",
     "gpu_arch",
@@ -272,6 +306,8 @@ VLLM_FLAGS: Final = (
     _GPU_ARCH,
     *_VLLM_ESTIMATES,
     _JSON,
+    _VLLM_VERSION,
+    _COMPARE,
     ServerFlag(
         "--tensor-parallel-size",
         "tensor_parallel_size",
@@ -328,8 +364,8 @@ VLLM_FLAGS: Final = (
         "--gpu-memory-utilization",
         "gpu_memory_utilization",
         server_fraction,
-        default=0.92,
         aliases=("--device-memory-utilization",),
+        help="default: the release's (0.9, 0.92 from vLLM 0.20.0)",
     ),
     ServerFlag("--dtype", "dtype", str, default="auto"),
     ServerFlag("--quantization", "quantization", str, aliases=("-q",)),
@@ -352,6 +388,8 @@ SGLANG_FLAGS: Final = (
     _GPU_ARCH,
     _WEIGHTS_MEMORY,
     _JSON,
+    _SGLANG_VERSION,
+    _COMPARE,
     # SGLang takes --tp as an unambiguous prefix of --tp-size (argparse's allow_abbrev).
     ServerFlag(
         "--tp-size", "tp_size", server_int, default=1, aliases=("--tp", "--tensor-parallel-size")

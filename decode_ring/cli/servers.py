@@ -22,7 +22,7 @@ from ..gpus import GpuError, detect_gpu
 from ..models import ModelConfigError
 from ..printable import show
 from ..releases import SGLANG, VLLM, Release
-from ..servers import sglang_reservation, vllm_reservation
+from ..servers import ReleaseComparison, compare_releases, sglang_reservation, vllm_reservation
 from ..snapshots import resolve_model
 from ..units import ACCEPTED_FORMS
 from .launch import Given, LaunchLine, grammar, read_launch, strip_program
@@ -58,6 +58,7 @@ class LaunchAnswer:
     ignored: tuple[str, ...]
     repeated: tuple[str, ...]
     warnings: tuple[str, ...]
+    comparison: ReleaseComparison | None = None
 
     def as_dict(self) -> dict[str, object]:
         """What the line said, for JSON."""
@@ -153,8 +154,10 @@ class ServerCommand:
                 raise UsageError(str(error)) from None
             notes.append(f"--gpu auto: {said}")
         combined["draft_config"] = _draft_config(combined.pop("draft_model"), notes)
-        reservation = self.reserve(resolve_model(model).config, **options, **combined)
+        config = resolve_model(model).config
+        reservation = self.reserve(config, **options, **combined)
         reservation = replace(reservation, assumptions=(*reservation.assumptions, *notes))
+        comparison = self._compare(config, args, {**options, **combined})
         return LaunchAnswer(
             reservation,
             self.release.server,
@@ -163,7 +166,23 @@ class ServerCommand:
             ignored,
             launch.repeated,
             launch.warnings,
+            comparison,
         )
+
+    def _compare(
+        self, config: object, args: argparse.Namespace, options: dict[str, Any]
+    ) -> ReleaseComparison | None:
+        """With ``--compare``, the launch under that release too, step by step."""
+        other = getattr(args, "compare", None)
+        if other is None:
+            return None
+        if self.release != VLLM:
+            raise UsageError(
+                f"--compare: only {self.release} is modelled for {self.release.server}, so there "
+                "is no other release to compare with"
+            )
+        version = options.pop("version", None)
+        return compare_releases(self.reserve, config, version=version, other=other, options=options)
 
     @property
     def server_rows(self) -> tuple[ServerFlag, ...]:

@@ -4,8 +4,10 @@ figure with the multiplier. Registered with ``render`` on import."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ...releases import SGLANG, VLLM
-from ...servers import GPU_ARCHS, SglangReservation, VllmReservation
+from ...servers import GPU_ARCHS, ReleaseComparison, SglangReservation, VllmReservation
 from ...units import format_size
 from ..servers import LaunchAnswer
 from .base import Rendered, render, source_text
@@ -37,6 +39,11 @@ def _side_by_side(title: str, rows: list[tuple[str, int, int]]) -> list[str]:
     return lines
 
 
+def _version_note(note: str | None) -> str:
+    """How the version asked for became the release that answers, after the first line."""
+    return f" ({note})" if note else ""
+
+
 def _log(release: object, lines: tuple[str, ...]) -> list[str]:
     """The lines the server would log, verbatim, to set beside its real log."""
     if not lines:
@@ -49,7 +56,8 @@ def _log(release: object, lines: tuple[str, ...]) -> list[str]:
 @render.register
 def _(reservation: VllmReservation) -> Rendered:
     r = reservation
-    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r), *_log(VLLM, r.log_lines)]
+    release = f"{VLLM.server} {r.server_version}"
+    lines = [*_vllm_inputs(r), *_vllm_pages(r), "", *_vllm_totals(r), *_log(release, r.log_lines)]
     return Rendered(r.as_dict(), lines)
 
 
@@ -57,8 +65,8 @@ def _vllm_inputs(r: VllmReservation) -> list[str]:
     """The launch, the GPU and its backends, the assumptions and what the config gives."""
     caching = "on" if r.enable_prefix_caching else "off"
     return [
-        f"{VLLM} reserves for {r.model_type} ({r.family}), per rank, tp rank 1 of "
-        f"{r.tensor_parallel_size}",
+        f"{VLLM.server} {r.server_version} reserves for {r.model_type} ({r.family}), per rank, "
+        f"tp rank 1 of {r.tensor_parallel_size}{_version_note(r.server_version_note)}",
         _row("assumed GPU", f"{r.gpu_arch}: {r.gpu}"),
         _row(
             "assumed backends",
@@ -194,15 +202,16 @@ def _vllm_budget(r: VllmReservation) -> list[str]:
 def _(reservation: SglangReservation) -> Rendered:
     r = reservation
     lines = [*_sglang_inputs(r), *_sglang_pools(r), "", *_sglang_totals(r)]
-    lines += _log(SGLANG, r.log_lines)
+    lines += _log(f"{SGLANG.server} {r.server_version}", r.log_lines)
     return Rendered(r.as_dict(), lines)
 
 
 def _sglang_inputs(r: SglangReservation) -> list[str]:
     """The launch, the GPU, the assumptions, and the state one request holds."""
     return [
-        f"{SGLANG} reserves for {r.model_type} ({r.family}, {r.architecture}), per rank, "
-        f"tp rank 1 of {r.tp_size}",
+        f"{SGLANG.server} {r.server_version} reserves for {r.model_type} ({r.family}, "
+        f"{r.architecture}), per rank, tp rank 1 of {r.tp_size}"
+        f"{_version_note(r.server_version_note)}",
         _row("assumed GPU", f"{r.gpu_arch}: {GPU_ARCHS[r.gpu_arch]}"),
         *(_row("assumed", note) for note in r.assumptions),
         _row("config", source_text(r.source)),
@@ -332,4 +341,50 @@ def _(answer: LaunchAnswer) -> Rendered:
             )
         )
     lines += inner.lines[1:]
-    return Rendered({**inner.json, "launch": answer.as_dict()}, lines, inner.refusal)
+    json_value = {**inner.json, "launch": answer.as_dict()}
+    if answer.comparison is not None:
+        lines += _comparison(answer.comparison)
+        json_value["compare"] = answer.comparison.as_dict()
+    return Rendered(json_value, lines, inner.refusal)
+
+
+def _comparison(c: ReleaseComparison) -> list[str]:
+    """Each release between the two where a rule changed: its changes and the figures they
+    moved; then the figures that differ end to end."""
+    other = f"{c.server} {c.other}" + (f" ({c.other_note})" if c.other_note else "")
+    going = "back to" if c.steps and c.steps[0].undone else "on to"
+    lines = ["", f"  compared with {other}: from {c.release} {going} {c.other}, release by release"]
+    for step in c.steps:
+        verb = "undoes" if step.undone else "brings"
+        for change in step.changes or ():
+            lines.append(
+                f"    {step.release:<8} {verb} {change.rule}: {change.what} ({change.where})"
+            )
+        if not step.changes:
+            lines.append(f"    {step.release:<8} no rule changes (the release itself)")
+        if step.refusal is not None:
+            lines.append(f"             refused there: {step.refusal}")
+        elif step.differences:
+            lines.append(f"             -> {_moved(step.differences)}")
+        else:
+            lines.append("             -> no figure changes")
+    if c.other_refusal is not None:
+        lines.append(f"  {c.server} {c.other} refuses the launch: {c.other_refusal}")
+    else:
+        moved = _moved(c.differences) if c.differences else "nothing"
+        lines.append(f"  {c.release} -> {c.other} in all: {moved}")
+    return lines
+
+
+def _moved(differences: Mapping[str, tuple[object, object]]) -> str:
+    return ", ".join(f"{key} {_figure(a)} -> {_figure(b)}" for key, (a, b) in differences.items())
+
+
+def _figure(value: object) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
