@@ -116,7 +116,13 @@ def data_folder() -> Path | None:
 
 
 FOLDER = data_folder()
-FILES = sorted(FOLDER.glob("*.json")) if FOLDER is not None else []
+# One release's full list each; <server>-releases.json (every release, compact) is
+# tests/test_known_flags_releases.py's.
+FILES = (
+    sorted(path for path in FOLDER.glob("*.json") if NAME.fullmatch(path.name))
+    if FOLDER is not None
+    else []
+)
 PARAMS = [pytest.param(path, id=path.name) for path in FILES] or [pytest.param(None, id="no-data")]
 
 
