@@ -156,6 +156,7 @@ class Plan:
     requested: int
     batch_sizes: tuple[int, ...]
     rows: tuple[PlanRow, ...]
+    server_version: str | None = None
 
     @property
     def boots(self) -> bool:
@@ -293,6 +294,7 @@ def plan(
         requested=requested_slots(layers, use_speculative),
         batch_sizes=tuple(batch_sizes),
         rows=tuple(rows),
+        server_version=first.server_version if first else None,
     )
 
 
@@ -343,7 +345,8 @@ class ServerPlan:
     """Which batches of ``max_model_len``-token sequences fit ``server``'s
     per-rank budget, for each tensor-parallel size. A server with no ring
     shows no ring depth. ``free`` None: the server computes its own budget
-    from the GPU (``gpu``, what it was named as)."""
+    from the GPU (``gpu``, what it was named as). ``server_version``: the
+    release whose rules answer."""
 
     server: str
     model: str
@@ -353,6 +356,7 @@ class ServerPlan:
     batch_sizes: tuple[int, ...]
     rows: tuple[ServerRow, ...]
     gpu: str | None = None
+    server_version: str | None = None
 
     @property
     def boots(self) -> bool:
@@ -443,11 +447,12 @@ def server_plan(
             "max_model_len", f"under {server}, a plan fits sequences of this many tokens: give it"
         )
     config = load_config(config)
+    version = (options or {}).get("version")
     rows = []
     first: SsmState | None = None
     for tp in tp_sizes:
         try:
-            state = ssm_state(config, tp_size=tp, layout=server)
+            state = ssm_state(config, tp_size=tp, layout=server, version=version)
         except TensorParallelSplitError as error:
             rows.append(ServerRow(tp, None, 0, (), str(error), None, {}))
             continue
@@ -466,6 +471,7 @@ def server_plan(
         tuple(batch_sizes),
         tuple(rows),
         gpu,
+        first.server_version,
     )
 
 

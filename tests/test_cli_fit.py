@@ -514,7 +514,8 @@ def test_fit_config_records_the_model(cell: FakeCell, capsys: pytest.CaptureFixt
     assert lines[1] == f"  config                 {NEMOTRON!a}"
     assert (
         lines[2]
-        == "  model                  nemotron_h (nemotron_h), sglang layout, tp rank 1 of 2"
+        == "  model                  nemotron_h (nemotron_h), sglang layout (SGLang 0.5.23), "
+        "tp rank 1 of 2"
     )
     assert lines[3].startswith("  conv state dtype       bfloat16 (SGLang")
     assert lines[4].startswith("  ssm state dtype        float32 (")

@@ -393,7 +393,8 @@ def test_state_help(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "state")
     assert text.startswith(
         "usage: decode-ring state [-h] --config PATH [--tp N] [--layout {vllm,sglang,metrale}] "
-        "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--max-batch-size B] [--json]"
+        "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--vllm-version VERSION] "
+        "[--sglang-version VERSION] [--max-batch-size B] [--json]"
     )
     for fragment in [
         *MODEL_HELP,
@@ -410,7 +411,8 @@ def test_plan_help(capsys: pytest.CaptureFixture[str]) -> None:
     text = help_of(capsys, "plan")
     assert text.startswith(
         "usage: decode-ring plan [-h] [--config PATH] [--layout {vllm,sglang,metrale}] "
-        "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--ssm-layers N] "
+        "[--conv-dtype D] [--ssm-dtype D] [--speculative-tokens N] [--vllm-version VERSION] "
+        "[--sglang-version VERSION] [--ssm-layers N] "
         "[--per-seq-state SIZE] [--free SIZE] [--gpu NAME] [--gpu-memory SIZE] [--weights SIZE] "
         "[--other SIZE] "
         "[--max-model-len N] [--tp N,N,...] [--max-batch-size B,B,...] "

@@ -35,6 +35,7 @@ from .parsing import (
     one_tp_flag,
     positive_count,
     refuse_without_config,
+    release_version,
     size,
     ssm_layers_flag,
     state_options,
@@ -239,6 +240,7 @@ def run_server_plan(args: argparse.Namespace) -> object:
         )
     command = SERVER_COMMANDS[args.server]
     launch, options = plan_launch(command, getattr(args, PLAN_LAUNCH, None) or [])
+    options["version"] = release_version(args, args.server)
     model = args.config or launch.model
     if model is None:
         raise UsageError(f"plan --server {args.server} needs --config (or the line's model)")
@@ -262,7 +264,7 @@ def run_server_plan(args: argparse.Namespace) -> object:
         args.tp,
         args.max_batch_size,
         args.speculative_tokens,
-        options if args.free is None else {},
+        options if args.free is None else {"version": options["version"]},
         None if gpu is None else str(gpu),
     )
 

@@ -252,6 +252,30 @@ def layout_flags(command: argparse.ArgumentParser) -> None:
         metavar="N",
         help="draft tokens per step (vLLM widens the conv window)",
     )
+    release_flags(command)
+
+
+def release_flags(command: argparse.ArgumentParser) -> None:
+    """Which release of the layout's server lays the state out (the newest modelled without)."""
+    command.add_argument(
+        "--vllm-version", metavar="VERSION", help="the vLLM release whose rules answer"
+    )
+    command.add_argument(
+        "--sglang-version", metavar="VERSION", help="the SGLang release whose rules answer"
+    )
+
+
+def release_version(args: argparse.Namespace, server: str) -> str | None:
+    """The version given for ``server`` (``vllm``, ``sglang``, ``metrale``); refuses the other
+    server's flag, which would do nothing."""
+    versions = {"vllm": args.vllm_version, "sglang": args.sglang_version}
+    idle = [f"--{name}-version" for name, value in versions.items() if value and name != server]
+    if idle:
+        raise UsageError(
+            f"{', '.join(idle)} does nothing here: the state is laid out as {server} lays it "
+            "out; drop it"
+        )
+    return versions.get(server)
 
 
 def state_options(args: argparse.Namespace) -> dict[str, object]:
@@ -261,6 +285,7 @@ def state_options(args: argparse.Namespace) -> dict[str, object]:
         "conv_dtype": args.conv_dtype,
         "ssm_dtype": args.ssm_dtype,
         "speculative_tokens": args.speculative_tokens,
+        "version": release_version(args, args.layout),
     }
 
 

@@ -21,10 +21,11 @@ from typing import Any, Final
 from ..gpus import GpuError, detect_gpu
 from ..models import ModelConfigError
 from ..printable import show
-from ..releases import SGLANG, VLLM, Release
+from ..releases import SGLANG, VLLM, Release, resolve_release
 from ..servers import ReleaseComparison, compare_releases, sglang_reservation, vllm_reservation
 from ..snapshots import resolve_model
 from ..units import ACCEPTED_FORMS
+from .known_flags import flag_releases, known_flags
 from .launch import Given, LaunchLine, grammar, read_launch, strip_program
 from .parsing import UsageError
 from .server_flags import (
@@ -142,6 +143,7 @@ class ServerCommand:
             getattr(args, LAUNCH_TOKENS, ()),
             serve=getattr(args, LAUNCH_SERVE, False),
         )
+        self._refuse_absent(launch, getattr(args, "version", None))
         ignored = self._refuse_unmodelled(launch, args.allow_unmodelled)
         model = self._model(launch, args)
         server = self.server_namespace(launch)
@@ -203,6 +205,26 @@ class ServerCommand:
             if one is not None:
                 values[spec.dest] = _read(spec, one)
         return argparse.Namespace(**values)
+
+    def _refuse_absent(self, launch: LaunchLine, version: object) -> None:
+        """The flags the line gives that the release asked for does not define, refused in one
+        line with the releases that do (``known_flags``, generated from each release)."""
+        release = resolve_release(self.name, version, argument="version").release
+        known = known_flags(release)
+        absent = [one.entry.flag for one in launch.values.values() if one.entry.flag not in known]
+        if not absent:
+            return
+        spans = {
+            flag: ", ".join(
+                f"{a}-{b}" if a != b else a for a, b in flag_releases(release.server, flag)
+            )
+            for flag in absent
+        }
+        reasons = "; ".join(
+            f"{flag} ({'in ' + spans[flag] if spans[flag] else 'in no modelled release'})"
+            for flag in absent
+        )
+        raise UsageError(f"{release} has no such flag: {reasons}")
 
     def _refuse_unmodelled(self, launch: LaunchLine, allow: bool) -> tuple[str, ...]:
         """The flags not modelled that change memory: refused in one line naming them all, or,

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...units import format_size
 
-__all__ = ["Rendered", "render", "sized", "source_text", "table"]
+__all__ = ["Rendered", "layout_text", "render", "sized", "source_text", "table"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,14 @@ def sized(label: str, value: int | None) -> str:
     if value is None:
         return f"  {label:<22} {'-':>11}"
     return f"  {label:<22} {format_size(value):>11}  ({value:,} B)"
+
+
+def layout_text(layout: str | None, version: str | None) -> str:
+    """A layout and the release of its server whose rules laid the state out."""
+    servers = {"vllm": "vLLM", "sglang": "SGLang"}
+    if layout in servers and version is not None:
+        return f"{layout} layout ({servers[layout]} {version})"
+    return f"{layout} layout"
 
 
 def source_text(source: str | None) -> str:

@@ -9,7 +9,7 @@ from ..._selector import DECODE_ROLLBACK_RING_SLOTS
 from ...plan import Plan, PlanCell, Reserve, ServerPlan
 from ...releases import SGLANG, VLLM
 from ...units import format_size
-from .base import Rendered, render
+from .base import Rendered, layout_text, render
 
 __all__: list[str] = []
 
@@ -80,6 +80,7 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
         "model": plan.model,
         "source": plan.source,
         "layout": plan.layout,
+        "server_version": plan.server_version,
         "ssm_layers": plan.ssm_layers,
         **reserve_json(plan.free, reserve),
         "formula": PLAN_FORMULA,
@@ -106,7 +107,7 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
 def _plan_lines(plan: Plan) -> list[str]:
     """The grid as a table: one row per tensor-parallel size, a depth per batch."""
     reserve = plan.reserve
-    layout = f", {plan.layout} layout" if plan.layout else ""
+    layout = f", {layout_text(plan.layout, plan.server_version)}" if plan.layout else ""
     lines = [
         f"decode ring depth by tensor-parallel size and batch: {plan.model}{layout}, per rank",
         f"free memory {format_size(plan.free)}, requested depth {plan.requested}",
@@ -150,9 +151,15 @@ def server_plan_refusal(plan: ServerPlan) -> str | None:
         return None
     why = next((row.refusal for row in plan.rows if row.refusal), None)
     return (
-        f"refused: no batch of the plan fits {SERVER_NAMES[plan.server]} at any tensor-parallel "
+        f"refused: no batch of the plan fits {_release(plan)} at any tensor-parallel "
         f"size{f' ({why})' if why else ''}"
     )
+
+
+def _release(plan: ServerPlan) -> str:
+    """The server and the release whose rules answered."""
+    server = SERVER_NAMES[plan.server].split(" ")[0]
+    return f"{server} {plan.server_version}" if plan.server_version else SERVER_NAMES[plan.server]
 
 
 @render.register
@@ -165,6 +172,7 @@ def _server_plan_json(plan: ServerPlan) -> dict[str, Any]:
     reserve = plan.reserve
     return {
         "server": plan.server,
+        "server_version": plan.server_version,
         "model": plan.model,
         "source": plan.source,
         **reserve_json(plan.free, reserve),
@@ -203,7 +211,7 @@ def _server_plan_lines(plan: ServerPlan) -> list[str]:
         ]
     )
     lines = [
-        f"{SERVER_NAMES[plan.server]}: batches of {length}-token sequences by tensor-parallel "
+        f"{_release(plan)}: batches of {length}-token sequences by tensor-parallel "
         f"size, {plan.model}, per rank",
         *memory,
         "",

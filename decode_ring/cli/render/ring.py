@@ -9,7 +9,7 @@ from ...models import SsmState
 from ...preflight import Preflight, PreLoadFreeMemory
 from ...reports import DecisionReport, FitReport, shown_value
 from ...units import format_size
-from .base import Rendered, render, sized, source_text, table
+from .base import Rendered, layout_text, render, sized, source_text, table
 
 __all__: list[str] = []
 
@@ -72,7 +72,8 @@ def model_json(state: SsmState) -> dict[str, Any]:
 def model_lines(state: SsmState) -> list[str]:
     return [
         f"  {'config':<22} {source_text(state.source)}",
-        f"  {'model':<22} {state.model_type} ({state.family}), {state.layout} layout, "
+        f"  {'model':<22} {state.model_type} ({state.family}), "
+        f"{layout_text(state.layout, state.server_version)}, "
         f"tp rank 1 of {state.tp_size}",
         f"  {'conv state dtype':<22} {state.conv_dtype} ({state.conv_dtype_rule})",
         f"  {'ssm state dtype':<22} {state.ssm_dtype} ({state.ssm_dtype_rule})",

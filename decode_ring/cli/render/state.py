@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..._selector import DECODE_ROLLBACK_RING_SLOTS
 from ...reports import StateReport
-from .base import Rendered, render, sized, source_text
+from .base import Rendered, layout_text, render, sized, source_text
 
 __all__: list[str] = []
 
@@ -42,7 +42,7 @@ def _(report: StateReport) -> Rendered:
     )
     lines = [
         f"ssm state of {state.model_type} ({state.family}) per sequence, tp rank 1 of "
-        f"{state.tp_size}, {state.layout} layout",
+        f"{state.tp_size}, {layout_text(state.layout, state.server_version)}",
         f"  {'config':<22} {source_text(state.source)}",
         f"  {'ssm layers':<22} {state.ssm_layers:>11}  {layer_ranges(state.layer_indices)}",
     ]
