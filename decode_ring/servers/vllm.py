@@ -1505,6 +1505,11 @@ def _assumptions(model: HybridModel, launch: _Launch, gpu: Device | None) -> tup
     ]
     if model.state.attention is None and not model.family.attention_free:
         assumptions.append("no attention layer: no page alignment, one group of every layer")
+    if launch.release.release != VLLM:
+        assumptions.append(
+            f"the rules of {launch.release.release} (decode_ring.releases.vllm, each change "
+            f"cited in its release); the line citations here are {VLLM}'s"
+        )
     if gpu is not None and launch.kv_cache_memory_bytes is None:
         assumptions.append(
             "the GPU holds nothing else at startup; the profiled terms are estimates"

@@ -350,24 +350,22 @@ def _(answer: LaunchAnswer) -> Rendered:
 
 def _comparison(c: ReleaseComparison) -> list[str]:
     """Each release between the two where a rule changed: its changes and the figures they
-    moved; then the figures that differ end to end."""
+    moved (one line where they moved none); then the figures that differ end to end."""
     other = f"{c.server} {c.other}" + (f" ({c.other_note})" if c.other_note else "")
     going = "back to" if c.steps and c.steps[0].undone else "on to"
     lines = ["", f"  compared with {other}: from {c.release} {going} {c.other}, release by release"]
     for step in c.steps:
         verb = "undoes" if step.undone else "brings"
-        for change in step.changes or ():
-            lines.append(
-                f"    {step.release:<8} {verb} {change.rule}: {change.what} ({change.where})"
-            )
-        if not step.changes:
-            lines.append(f"    {step.release:<8} no rule changes (the release itself)")
+        rules = ", ".join(change.rule for change in step.changes) or "no rule change"
+        if step.refusal is None and not step.differences:
+            lines.append(f"    {step.release:<8} {verb} {rules}: no figure changes")
+            continue
+        lines.append(f"    {step.release:<8} {verb} {rules}:")
+        lines += [f"             {change.what} ({change.where})" for change in step.changes]
         if step.refusal is not None:
-            lines.append(f"             refused there: {step.refusal}")
-        elif step.differences:
-            lines.append(f"             -> {_moved(step.differences)}")
+            lines.append(f"             -> refused there: {step.refusal}")
         else:
-            lines.append("             -> no figure changes")
+            lines.append(f"             -> {_moved(step.differences)}")
     if c.other_refusal is not None:
         lines.append(f"  {c.server} {c.other} refuses the launch: {c.other_refusal}")
     else:

@@ -1,0 +1,541 @@
+"""Issue 26: every vLLM release from 0.10.2, chosen by version, each under its own rules.
+
+Expected values are written out from each release's own code (``vllm-X.Y.Z:path:line``, read
+from its wheel; the worked arithmetic is in the notes the rules cite) or from the published
+startup logs the issue quotes; none is computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from decode_ring.models import ModelConfigError, ssm_state
+from decode_ring.releases import (
+    VLLM_RELEASES,
+    UnmodelledReleaseError,
+    resolve_release,
+)
+from decode_ring.releases.versions import parse_version
+from decode_ring.releases.vllm import BASELINE, CHANGES, VllmRules, rule_changes, vllm_rules
+from decode_ring.servers import ServerArgumentError, compare_releases, vllm_reservation
+
+from .support import run as run_cli
+
+CONFIGS = Path(__file__).parent / "configs"
+QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
+NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
+GRANITE_TINY = CONFIGS / "granite-4.0-h-tiny.json"
+QWEN3_5 = CONFIGS / "qwen3.5-27b.json"
+KIMI = CONFIGS / "kimi-linear-48b-a3b-instruct.json"
+# The issue's granite-4.0-h-1b, trimmed to the fields a reader needs (../shared/peers/configs).
+GRANITE_1B = {
+    "architectures": ["GraniteMoeHybridForCausalLM"],
+    "model_type": "granitemoehybrid",
+    "hidden_size": 1536,
+    "num_hidden_layers": 40,
+    "num_attention_heads": 12,
+    "num_key_value_heads": 4,
+    "layer_types": ["mamba"] * 5
+    + ["attention"]
+    + ["mamba"] * 9
+    + ["attention"]
+    + ["mamba"] * 9
+    + ["attention"]
+    + ["mamba"] * 9
+    + ["attention"]
+    + ["mamba"] * 4,
+    "mamba_expand": 2,
+    "mamba_n_groups": 1,
+    "mamba_n_heads": 48,
+    "mamba_d_head": 64,
+    "mamba_d_state": 128,
+    "mamba_d_conv": 4,
+    "max_position_embeddings": 131072,
+}
+GIB = 1 << 30
+
+
+# --- a version names a release -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("server", "given_version", "release", "noted"),
+    [
+        ("vllm", "0.19.1", "0.19.1", False),
+        ("vllm", "0.10.2", "0.10.2", False),
+        # A patch of a modelled minor the package has not read takes the minor's newest.
+        ("vllm", "0.33.1", "0.33.0", True),
+        ("vllm", "0.19.2", "0.19.1", True),
+        # An rc or dev build maps to the release it precedes.
+        ("vllm", "0.20.1rc1.dev91+g1a2b3c", "0.20.1", True),
+        ("vllm", "0.11.1rc0", "0.11.1", True),
+        ("vllm", "0.28.0.dev3", "0.28.0", True),
+        # 0.11.0 and 0.11.1 are releases of their own: the patch changed the rules.
+        ("vllm", "0.11.0", "0.11.0", False),
+        ("vllm", "v0.11.0+cu128", "0.11.0", True),
+        ("vllm", "0.19", "0.19.0", True),
+        (" vllm", "0.19.1", "0.19.1", False),
+        ("sglang", "0.5.3.post1", "0.5.3.post1", False),
+        ("sglang", "0.5.3.post4", "0.5.3.post3", True),
+        ("sglang", "0.5.10rc0", "0.5.10", True),
+    ],
+)
+def test_a_version_string_names_the_release_whose_rules_answer(
+    server: str, given_version: str, release: str, noted: bool
+) -> None:
+    resolved = resolve_release(server.strip(), given_version)
+    assert resolved.release.version == release
+    assert (resolved.note is not None) == noted
+
+
+def test_no_version_is_the_newest_release() -> None:
+    assert resolve_release("vllm").release.version == VLLM_RELEASES[-1] == "0.33.0"
+    assert resolve_release("sglang").release.version == "0.5.23"
+
+
+@pytest.mark.parametrize(
+    ("server", "version", "words"),
+    [
+        ("vllm", "0.10.1", "vLLM 0.10.1 predates the releases modelled: 0.10.2 to 0.33.0"),
+        ("vllm", "0.9.2", "predates"),
+        ("vllm", "0.10.2rc1", None),  # a build before 0.10.2 maps to 0.10.2 itself
+        ("vllm", "0.34.0", "vLLM 0.34.0 is newer than the releases modelled"),
+        ("vllm", "1.0.0", "is newer than"),
+        ("sglang", "0.5.1.post3", "SGLang 0.5.1.post3 predates"),
+        ("sglang", "0.4.10", "predates"),
+        ("sglang", "0.6.0", "is newer than"),
+    ],
+)
+def test_a_release_outside_the_modelled_ones_is_refused(
+    server: str, version: str, words: str | None
+) -> None:
+    if words is None:
+        assert resolve_release(server, version).release.version == "0.10.2"
+        return
+    with pytest.raises(UnmodelledReleaseError, match=words) as raised:
+        resolve_release(server, version)
+    assert raised.value.modelled[0] in ("0.10.2", "0.5.2")
+    assert "0.5.23" in str(raised.value) or "0.33.0" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "text", ["", "abc", "0", "0.x", "0.19.1 extra", "1.2.3.4", "0.33.0-beta", "0.19.1+", "..."]
+)
+def test_a_string_that_is_no_version_is_refused(text: str) -> None:
+    with pytest.raises(UnmodelledReleaseError, match="is not a version"):
+        resolve_release("vllm", text)
+
+
+@pytest.mark.parametrize("value", [19.1, b"0.19.1", 19, ["0.19.1"]])
+def test_a_version_that_is_no_string_is_a_type_error(value: object) -> None:
+    with pytest.raises(TypeError, match="must be a str"):
+        resolve_release("vllm", value)
+
+
+def test_a_version_with_numbers_longer_than_any_release_is_refused() -> None:
+    with pytest.raises(UnmodelledReleaseError, match="longer than 6 digits"):
+        resolve_release("vllm", "0.1000000.0")
+
+
+@given(st.text(max_size=40))
+def test_any_string_resolves_to_a_modelled_release_or_is_refused(text: str) -> None:
+    try:
+        resolved = resolve_release("vllm", text)
+    except UnmodelledReleaseError as error:
+        message = str(error)
+    else:
+        assert resolved.release.version in VLLM_RELEASES
+        return
+    assert message.startswith("argument version: ")
+    assert "\n" not in message
+
+
+@given(
+    st.integers(10, 40),
+    st.integers(0, 5),
+    st.sampled_from(["", "rc1", ".dev7", "rc2.dev91+gabc", "+cu128", ".post1"]),
+)
+def test_a_version_takes_the_newest_read_release_of_its_minor_not_after_it(
+    minor: int, micro: int, suffix: str
+) -> None:
+    text = f"0.{minor}.{micro}{suffix}"
+    release_of = [parse_version(v).release for v in VLLM_RELEASES]
+    wanted = parse_version(text).release
+    candidates = [r for r in release_of if r.minor == minor and r <= wanted]
+    if not candidates:
+        with pytest.raises(UnmodelledReleaseError):
+            resolve_release("vllm", text)
+        return
+    assert resolve_release("vllm", text).release.version == str(max(candidates))
+
+
+# --- the rules, release by release ---------------------------------------------------------------
+
+
+def test_each_change_is_at_a_modelled_release_in_order_and_names_a_rule() -> None:
+    names = set(VllmRules.__dataclass_fields__)
+    for change in CHANGES:
+        assert change.since in VLLM_RELEASES
+        assert change.rule in names
+        assert change.where.startswith(f"vllm-{change.since[:4]}")
+    order = [parse_version(change.since).release for change in CHANGES]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize(
+    ("version", "group_ratio", "utilization", "graphs", "concurrency_tokens"),
+    [
+        # vllm-0.10.2:vllm/v1/core/kv_cache_utils.py:981 (min), config 0.9, no graph profiling,
+        # blocks // groups x block (:1022-1026).
+        ("0.10.2", None, 0.9, False, False),
+        ("0.11.2", None, 0.9, False, False),
+        ("0.12.0", 1.25, 0.9, False, False),
+        ("0.17.1", 1.25, 0.9, False, False),
+        ("0.18.0", 1.5, 0.9, False, False),
+        ("0.19.1", 1.5, 0.9, False, False),
+        # vllm-0.20.0:vllm/envs.py:1724-1725 ("1"); 0.20.1: int(concurrency x len).
+        ("0.20.0", 1.5, 0.92, True, False),
+        ("0.20.1", 1.5, 0.92, True, True),
+        ("0.33.0", 1.5, 0.92, True, True),
+    ],
+)
+def test_the_rules_of_a_release_are_the_changes_up_to_it(
+    version: str,
+    group_ratio: float | None,
+    utilization: float,
+    graphs: bool,
+    concurrency_tokens: bool,
+) -> None:
+    rules = vllm_rules(parse_version(version).release)
+    assert rules.group_max_ratio == group_ratio
+    assert rules.gpu_memory_utilization == utilization
+    assert rules.profiles_cuda_graphs is graphs
+    assert rules.kv_tokens_from_concurrency is concurrency_tokens
+
+
+def test_the_baseline_is_the_first_release_and_changes_between_are_listed_once() -> None:
+    first = parse_version("0.10.2").release
+    assert vllm_rules(first) == BASELINE
+    between = rule_changes(parse_version("0.19.1").release, parse_version("0.20.1").release)
+    assert [(c.since, c.rule) for c in between] == [
+        ("0.20.0", "block_size_aligns"),
+        ("0.20.0", "mla_min_block"),
+        ("0.20.0", "nemotron_h_ssm_default"),
+        ("0.20.0", "gpu_memory_utilization"),
+        ("0.20.0", "profiles_cuda_graphs"),
+        ("0.20.1", "kv_tokens_from_concurrency"),
+        ("0.20.1", "linear_attention_float32"),
+    ]
+    assert rule_changes(parse_version("0.20.1").release, parse_version("0.19.1").release) == (
+        between
+    )
+
+
+# --- the published logs -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    # The interval of budgets that give 7162 blocks of 12 x 557,056 B; all print as 44.59 GiB.
+    "budget",
+    [47_875_620_864, 47_878_147_932, 47_882_305_535],
+)
+def test_vllm_0_10_2_qwen3_next_log_is_reproduced(budget: int) -> None:
+    # "Setting attention block size to 544 tokens", "Padding mamba page size by 1.49%",
+    # "Available KV cache memory: 44.59 GiB", num_gpu_blocks 7162, "Maximum concurrency for
+    # 262,144 tokens per request: 14.77x" (Qwen3-Next-80B-A3B-Instruct, tp 2, bf16).
+    answer = vllm_reservation(
+        QWEN3_NEXT,
+        version="0.10.2",
+        tensor_parallel_size=2,
+        dtype="bfloat16",
+        kv_cache_memory_bytes=budget,
+    )
+    assert (answer.block_size, answer.num_blocks) == (544, 7162)
+    assert f"{budget / GIB:.2f}" == "44.59"
+    lines = answer.log_lines
+    assert lines[0] == (
+        "Setting attention block size to 544 tokens to ensure that attention page size is >= "
+        "mamba page size."
+    )
+    assert lines[1] == (
+        "Padding mamba page size by 1.49% to ensure that mamba page size and attention page "
+        "size are exactly equal."
+    )
+    # vllm-0.10.2:vllm/v1/core/kv_cache_utils.py:1026-1033: 7162 // 4 x 544, two lines.
+    assert lines[-2:] == (
+        "GPU KV cache size: 973,760 tokens",
+        "Maximum concurrency for 262,144 tokens per request: 14.77x",
+    )
+    assert answer.server_version == "0.10.2"
+    assert not answer.enable_prefix_caching
+
+
+def test_qwen3_next_under_the_newest_rules_is_the_issues_576_and_14_55x() -> None:
+    answer = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, dtype="bfloat16", kv_cache_memory_bytes=47_878_147_932
+    )
+    assert answer.block_size == 576
+    assert f"{answer.max_concurrency:.2f}" == "14.55"
+
+
+@pytest.mark.parametrize(
+    ("version", "prefix_caching", "concurrency", "tokens"),
+    [
+        # RULES.md §9, each release's own code run at 47,875,620,864 B.
+        ("0.11.0", True, "14.77", 973_760),  # forced off for every hybrid
+        ("0.14.1", True, "14.77", 973_760),  # off: Qwen3-Next is no SupportsMambaPrefixCaching
+        ("0.15.0", True, "14.68", 973_760),  # align: 2 pages a GDN group, 482 + 3 x 2
+        ("0.20.0", None, "14.77", 973_760),
+        ("0.20.1", None, "14.77", 3_871_083),  # int(14.767... x 262,144)
+        ("0.21.0", True, "14.68", 3_847_285),
+    ],
+)
+def test_qwen3_next_release_by_release(
+    version: str, prefix_caching: bool | None, concurrency: str, tokens: int
+) -> None:
+    answer = vllm_reservation(
+        QWEN3_NEXT,
+        version=version,
+        tensor_parallel_size=2,
+        enable_prefix_caching=prefix_caching,
+        kv_cache_memory_bytes=47_875_620_864,
+    )
+    assert (answer.block_size, answer.num_blocks) == (544, 7162)
+    assert f"{answer.max_concurrency:.2f}" == concurrency
+    assert answer.kv_cache_tokens == tokens
+
+
+@pytest.mark.parametrize(
+    # 1339 blocks of 4 x 819,200 B print as 4.09 GiB (4.0863 to 4.0894 GiB).
+    "budget",
+    [4_387_635_200, 4_390_911_999],
+)
+def test_vllm_0_19_0_granite_4_0_h_1b_log_is_reproduced(budget: int) -> None:
+    # granite-4.0-h-1b, vLLM 0.19.0, tp 1, bf16, --max-model-len 4096 --max-num-seqs 2,
+    # "Available KV cache memory: 4.09 GiB": block 400, padding 1.59%, 66.95x.
+    answer = vllm_reservation(
+        GRANITE_1B,
+        version="0.19.0",
+        max_model_len=4096,
+        max_num_seqs=2,
+        dtype="bfloat16",
+        kv_cache_memory_bytes=budget,
+    )
+    assert f"{budget / GIB:.2f}" == "4.09"
+    assert (answer.block_size, answer.num_blocks) == (400, 1339)
+    assert f"{answer.mamba_page_padding_percent:.2f}" == "1.59"
+    assert answer.log_lines[-1] == "Maximum concurrency for 4,096 tokens per request: 66.95x"
+    assert answer.log_lines[-2] == "GPU KV cache size: 53,200 tokens"  # 1339 // 10 x 400
+
+
+def test_granite_4_0_h_1b_under_the_newest_rules_is_the_issues_35_26x() -> None:
+    # 0.33.0 plans three state blocks a request with prefix caching on: 11 + 9 x 3 = 38.
+    answer = vllm_reservation(
+        GRANITE_1B, max_model_len=4096, max_num_seqs=2, dtype="bfloat16",
+        kv_cache_memory_bytes=int(4.09 * GIB),
+    )  # fmt: skip
+    assert (answer.block_size, answer.blocks_per_request_at_max_model_len) == (400, 38)
+    assert f"{answer.max_concurrency:.2f}" == "35.26"
+
+
+def test_prefix_caching_a_mamba_family_before_0_28_is_refused_as_not_modelled() -> None:
+    # 0.11.1-0.27.x put SupportsMambaPrefixCaching models in the chunk-aligned 'all' mode.
+    with pytest.raises(ServerArgumentError, match=r"mamba_cache_mode 'all'.*not modelled"):
+        vllm_reservation(GRANITE_1B, version="0.15.0", enable_prefix_caching=True)
+    # 0.10.2 turns it off for every hybrid, so there is nothing to refuse.
+    off = vllm_reservation(GRANITE_1B, version="0.10.2", enable_prefix_caching=True)
+    assert not off.enable_prefix_caching
+    assert off.prefix_caching_rule == "vLLM 0.10.2 turns it off for a hybrid generative model"
+
+
+# --- the state and the refusals of a release -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "ssm_dtype"),
+    [
+        ("0.12.0", "bfloat16"),  # no NemotronH hook: the conv state's dtype
+        ("0.13.0", "float16"),  # vllm-0.13.0:vllm/model_executor/models/config.py:493-510
+        ("0.19.1", "float16"),
+        ("0.20.0", "float32"),  # vllm-0.20.0:vllm/model_executor/models/config.py:409-436
+    ],
+)
+def test_nemotron_h_ssm_dtype_default_by_release(version: str, ssm_dtype: str) -> None:
+    assert ssm_state(NEMOTRON, version=version).ssm_dtype == ssm_dtype
+
+
+def test_a_gated_delta_net_reads_the_ssm_dtype_flag_from_0_17_0() -> None:
+    # vllm-0.16.0:mamba_utils.py gated_delta_net_state_dtype: (state_dtype, state_dtype).
+    before = ssm_state(QWEN3_NEXT, tp_size=2, ssm_dtype="float32", version="0.16.0")
+    after = ssm_state(QWEN3_NEXT, tp_size=2, ssm_dtype="float32", version="0.17.0")
+    assert (before.ssm_dtype, before.per_layer_bytes) == ("bfloat16", 548_864)
+    assert (after.ssm_dtype, after.per_layer_bytes) == ("float32", 12_288 * 2 + 262_144 * 4)
+
+
+@pytest.mark.parametrize(
+    ("version", "layer_window", "model_window"),
+    [
+        ("0.16.0", 3, 3),  # Mamba-2 never widened before 0.17.0 (mamba_utils.py:120-148)
+        ("0.17.0", 5, 3),  # the layer widens; GraniteMoeHybrid's classmethod does not
+        ("0.31.0", 5, 3),
+        ("0.32.0", 5, 5),  # vllm-0.32.0:vllm/model_executor/models/granitemoehybrid.py:618-647
+    ],
+)
+def test_mamba2_conv_window_with_speculative_tokens_by_release(
+    version: str, layer_window: int, model_window: int
+) -> None:
+    layer = ssm_state(GRANITE_TINY, speculative_tokens=2, version=version)
+    model = ssm_state(GRANITE_TINY, speculative_tokens=2, version=version, view="model")
+    assert (layer.conv_shape[0], model.conv_shape[0]) == (layer_window, model_window)
+
+
+@pytest.mark.parametrize(
+    ("config", "refused", "served", "first"),
+    [
+        (QWEN3_5, "0.16.0", "0.17.0", "0.17.0"),
+        (KIMI, "0.11.0", "0.11.1", "0.11.1"),
+    ],
+)
+def test_an_architecture_a_release_does_not_register_is_refused(
+    config: Path, refused: str, served: str, first: str
+) -> None:
+    with pytest.raises(ModelConfigError, match=f"vLLM {refused} does not serve .*from {first}"):
+        ssm_state(config, version=refused)
+    assert ssm_state(config, version=served).server_version == served
+
+
+def test_speculative_decoding_before_0_17_only_for_qwen3_next() -> None:
+    with pytest.raises(ServerArgumentError, match="not supported yet"):
+        vllm_reservation(NEMOTRON, version="0.16.0", num_speculative_tokens=2)
+    assert vllm_reservation(QWEN3_NEXT, version="0.16.0", num_speculative_tokens=2)
+    assert vllm_reservation(NEMOTRON, version="0.17.0", num_speculative_tokens=2)
+
+
+def test_replayssm_before_0_27_is_refused() -> None:
+    with pytest.raises(ServerArgumentError, match=r"vLLM 0\.26\.0 has no --use-replayssm"):
+        vllm_reservation(NEMOTRON, version="0.26.0", use_replayssm=True)
+    assert vllm_reservation(NEMOTRON, version="0.27.0", use_replayssm=True).use_replayssm
+
+
+def test_a_bad_version_changes_nothing_and_is_refused_before_the_config_is_read() -> None:
+    with pytest.raises(UnmodelledReleaseError, match="argument version: "):
+        vllm_reservation(CONFIGS / "missing.json", version="0.9.0")
+    with pytest.raises(UnmodelledReleaseError):
+        ssm_state(NEMOTRON, version="0.34.0")
+    with pytest.raises(ModelConfigError, match="metrale layout has no server release"):
+        ssm_state(NEMOTRON, layout="metrale", version="0.19.1")
+
+
+# --- what changed between two releases -----------------------------------------------------------
+
+
+def test_compare_steps_through_each_release_where_a_rule_changed() -> None:
+    comparison = compare_releases(
+        vllm_reservation,
+        QWEN3_NEXT,
+        version="0.10.2",
+        other="0.33.0",
+        options={"tensor_parallel_size": 2, "kv_cache_memory_bytes": 47_875_620_864},
+    )
+    steps = {step.release: step for step in comparison.steps}
+    assert "0.28.0" in steps and not steps["0.28.0"].undone
+    assert steps["0.28.0"].differences["enable_prefix_caching"] == (False, True)
+    assert steps["0.33.0"].differences["block_size"] == (544, 576)
+    assert steps["0.20.1"].differences["kv_cache_tokens"] == (973_760, 3_871_083)
+    assert "block_size" not in steps["0.18.0"].differences
+    assert comparison.differences["block_size"] == (544, 576)
+    assert [c.rule for c in steps["0.33.0"].changes] == ["checkpoint_kinds"]
+
+
+def test_compare_back_to_a_release_that_refuses_the_launch_says_so() -> None:
+    comparison = compare_releases(
+        vllm_reservation, QWEN3_5, version="0.33.0", other="0.16.0",
+        options={"kv_cache_memory_bytes": 40 * GIB},
+    )  # fmt: skip
+    assert all(step.undone for step in comparison.steps)
+    assert comparison.steps[0].release == "0.33.0"
+    assert comparison.other_refusal is not None
+    assert "does not serve" in comparison.other_refusal
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_the_first_line_and_the_json_name_the_release(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--config", str(QWEN3_NEXT), "--tensor-parallel-size", "2",
+            "--kv-cache-memory-bytes", "47875620864"]  # fmt: skip
+    status, out, err = run_cli(capsys, "vllm", "--vllm-version", "0.20.1rc1.dev91+g1a2b3c", *args)
+    assert (status, err) == (0, "")
+    assert out.splitlines()[0].startswith("vLLM 0.20.1 reserves for qwen3_next")
+    assert "0.20.1rc1.dev91+g1a2b3c is a build before 0.20.1" in out.splitlines()[0]
+    status, out, _ = run_cli(capsys, "vllm", "--vllm-version", "0.10.2", "--json", *args)
+    answer = json.loads(out)
+    assert (answer["server_version"], answer["max_concurrency"]) == ("0.10.2", 7162 / 485)
+
+
+def test_the_command_line_refuses_an_unmodelled_release_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = run_cli(capsys, "vllm", "--vllm-version", "0.9.2", "--config", str(NEMOTRON))
+    assert (status, out) == (2, "")
+    assert err.startswith("decode-ring: error: --vllm-version: vLLM 0.9.2 predates")
+    assert err.count("\n") == 1
+
+
+def test_a_flag_the_release_lacks_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(
+        capsys, "vllm", "--vllm-version", "0.19.1", "serve", str(NEMOTRON), "--use-replayssm"
+    )
+    assert status == 2
+    assert err == (
+        "decode-ring: error: vLLM 0.19.1 has no such flag: --use-replayssm (in 0.27.0-0.33.0)\n"
+    )
+
+
+def test_compare_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--config", str(QWEN3_NEXT), "-tp", "2", "--kv-cache-memory-bytes",
+            "47875620864"]  # fmt: skip
+    status, out, _ = run_cli(capsys, "vllm", "--vllm-version", "0.19.1", "--compare", "0.33.0",
+                             "--json", *args)  # fmt: skip
+    assert status == 0
+    compare = json.loads(out)["compare"]
+    assert (compare["release"], compare["other"]) == ("0.19.1", "0.33.0")
+    assert compare["differences"]["block_size"] == [544, 576]
+    status, out, _ = run_cli(capsys, "vllm", "--vllm-version", "0.19.1", "--compare", "0.33.0",
+                             *args)  # fmt: skip
+    assert "compared with vLLM 0.33.0: from 0.19.1 on to 0.33.0" in out
+    assert "    0.28.0   brings hybrid_prefix_caching_default, all_mode_families," in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["state", "--layout", "vllm", "--sglang-version", "0.5.22"],
+            "--sglang-version does nothing",
+        ),
+        (
+            ["state", "--layout", "metrale", "--vllm-version", "0.19.1"],
+            "--vllm-version does nothing",
+        ),
+        (["state", "--vllm-version", "0.10.1"], "vLLM 0.10.1 predates"),
+    ],
+)
+def test_state_refuses_a_version_it_cannot_use(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status, out, err = run_cli(capsys, *argv, "--config", str(NEMOTRON))
+    assert (status, out) == (2, "")
+    assert message in err and err.count("\n") == 1
+
+
+def test_state_names_the_release_beside_the_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "state", "--config", str(NEMOTRON), "--vllm-version", "0.13")
+    assert status == 0
+    assert out.splitlines()[0].endswith("vllm layout (vLLM 0.13.0)")
+    assert "ssm state" in out and "float16" in out
