@@ -32,31 +32,8 @@ NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
 GRANITE_TINY = CONFIGS / "granite-4.0-h-tiny.json"
 QWEN3_5 = CONFIGS / "qwen3.5-27b.json"
 KIMI = CONFIGS / "kimi-linear-48b-a3b-instruct.json"
-# The granite-4.0-h-1b, trimmed to the fields a reader needs (../shared/peers/configs).
-GRANITE_1B = {
-    "architectures": ["GraniteMoeHybridForCausalLM"],
-    "model_type": "granitemoehybrid",
-    "hidden_size": 1536,
-    "num_hidden_layers": 40,
-    "num_attention_heads": 12,
-    "num_key_value_heads": 4,
-    "layer_types": ["mamba"] * 5
-    + ["attention"]
-    + ["mamba"] * 9
-    + ["attention"]
-    + ["mamba"] * 9
-    + ["attention"]
-    + ["mamba"] * 9
-    + ["attention"]
-    + ["mamba"] * 4,
-    "mamba_expand": 2,
-    "mamba_n_groups": 1,
-    "mamba_n_heads": 48,
-    "mamba_d_head": 64,
-    "mamba_d_state": 128,
-    "mamba_d_conv": 4,
-    "max_position_embeddings": 131072,
-}
+# The granite-4.0-h-1b, trimmed to the fields a reader needs (tests/logs/README.md).
+GRANITE_1B = Path(__file__).parent / "logs" / "granite-4.0-h-1b.json"
 GIB = 1 << 30
 
 
