@@ -372,6 +372,14 @@ def test_cpu_offload_moves_weights_to_the_host(tmp_path: Path) -> None:
 def test_dtype_sets_the_model_dtype() -> None:
     half = vllm_reservation(QWEN3_NEXT, dtype="half")
     assert half.conv_dtype == "float16"
+    # bfloat16 is its own name, not half's (ModelConfig.dtype, vllm/config/model.py:100): a
+    # float16 checkpoint served in bfloat16 keeps bfloat16 state.
+    float16 = {**json.loads(NEMOTRON.read_text()), "torch_dtype": "float16"}
+    brain = vllm_reservation(float16, dtype="bfloat16", kv_cache_memory_bytes=20 * GIB)
+    assert (brain.conv_dtype, brain.conv_dtype_rule) == (
+        "bfloat16",
+        "config dtype bfloat16 (vLLM: model dtype)",
+    )
     with pytest.raises(ServerArgumentError, match="dtype"):
         vllm_reservation(QWEN3_NEXT, dtype="float32")
 
