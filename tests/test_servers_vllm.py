@@ -727,6 +727,9 @@ def test_vllm_backends_by_gpu() -> None:
     # Triton-MLA before it; GDN prefill on FlashInfer only on SM90.
     assert vllm_reservation(KIMI_LINEAR).attention_backend == "FLASH_ATTN_MLA"
     assert vllm_reservation(KIMI_LINEAR, gpu_arch="sm86").attention_backend == "TRITON_MLA"
+    # SM10x lists FlashInfer-MLA first (cuda.py:97-131); SM12x Triton-MLA (:132-136).
+    assert vllm_reservation(KIMI_LINEAR, gpu_arch="sm100").attention_backend == "FLASHINFER_MLA"
+    assert vllm_reservation(KIMI_LINEAR, gpu_arch="sm120").attention_backend == "TRITON_MLA"
     assert vllm_reservation(KIMI_LINEAR, kv_cache_dtype="bfloat16").attention_backend == (
         "FLASH_ATTN_MLA"
     )

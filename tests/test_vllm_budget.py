@@ -104,6 +104,24 @@ def test_batch_defaults_follow_the_gpus_memory(gpu: str, seqs: int, tokens: int,
     assert (held.max_num_seqs, held.max_num_batched_tokens, held.gpu_arch) == (seqs, tokens, arch)
 
 
+@pytest.mark.parametrize(
+    ("memory", "seqs", "tokens"),
+    [
+        # get_batch_defaults (vllm/engine/arg_utils.py:2973-2990): device_memory >= 160 GiB,
+        # then >= 70 GiB, each bound itself in the upper tier.
+        (160 * GIB, 1024, 16384),
+        (160 * GIB - 1, 1024, 8192),
+        (70 * GIB, 1024, 8192),
+        (70 * GIB - 1, 256, 2048),
+    ],
+)
+def test_a_gpu_of_exactly_a_tiers_memory_is_in_that_tier(
+    memory: int, seqs: int, tokens: int
+) -> None:
+    held = vllm_reservation(QWEN3_NEXT, gpu_memory_bytes=memory, kv_cache_memory_bytes=20 * GIB)
+    assert (held.max_num_seqs, held.max_num_batched_tokens) == (seqs, tokens)
+
+
 def test_gpu_arch_overrides_the_tables_and_gpu_memory_names_any_gpu() -> None:
     assert vllm_reservation(QWEN3_NEXT, gpu="h200", gpu_arch="sm89", **EXPLICIT).gpu_arch == "sm89"
     other = vllm_reservation(
@@ -354,6 +372,14 @@ def test_cpu_offload_moves_weights_to_the_host(tmp_path: Path) -> None:
 def test_dtype_sets_the_model_dtype() -> None:
     half = vllm_reservation(QWEN3_NEXT, dtype="half")
     assert half.conv_dtype == "float16"
+    # bfloat16 is its own name, not half's (ModelConfig.dtype, vllm/config/model.py:100): a
+    # float16 checkpoint served in bfloat16 keeps bfloat16 state.
+    float16 = {**json.loads(NEMOTRON.read_text()), "torch_dtype": "float16"}
+    brain = vllm_reservation(float16, dtype="bfloat16", kv_cache_memory_bytes=20 * GIB)
+    assert (brain.conv_dtype, brain.conv_dtype_rule) == (
+        "bfloat16",
+        "config dtype bfloat16 (vLLM: model dtype)",
+    )
     with pytest.raises(ServerArgumentError, match="dtype"):
         vllm_reservation(QWEN3_NEXT, dtype="float32")
 
