@@ -205,7 +205,10 @@ def test_sglang_lines_with_and_without_the_command(capsys: pytest.CaptureFixture
 def test_package_flags_come_before_the_line(capsys: pytest.CaptureFixture[str]) -> None:
     # After serve, --json is no flag of vLLM's.
     late = refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--json")
-    assert late == "'--json' is not a vLLM 0.33.0 flag"
+    assert late == (
+        "'--json' is not a vLLM 0.33.0 flag (it is decode-ring's own: give it before the launch "
+        "line)"
+    )
     # The earlier form, the model by the package's --config, keeps its flags anywhere.
     early = answer(
         capsys, "vllm", "--config", QWEN3_NEXT, "--max-num-seqs", "8", "--gpu-arch", "sm89"
@@ -391,3 +394,27 @@ def test_help_ends_with_worked_examples_and_names_the_modelled_flags(
     for spec in command.server_rows:
         assert spec.flag in modelled, spec.flag
     assert "--gpu" in examples and ("serve" in examples or "--model" in examples)
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (
+            ["vllm", "serve", "tests/configs/nemotron-nano-9b-v2.json", "--vllm-version", "0.19.1"],
+            "--vllm-version",
+        ),
+        (
+            ["sglang", "--model-path", "tests/configs/nemotron-nano-9b-v2.json", "--gpu-arch", "sm90"],
+            "--gpu-arch",
+        ),
+    ],
+)
+def test_the_packages_own_flag_inside_the_launch_line_says_where_it_goes(
+    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    status, out, err = run(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert err.endswith(
+        f"{flag!r} is not a {'vLLM 0.33.0' if argv[0] == 'vllm' else 'SGLang 0.5.23'} flag "
+        "(it is decode-ring's own: give it before the launch line)\n"
+    )

@@ -308,3 +308,63 @@ def test_the_readme_table_says_status_1_for_a_server_that_would_not_boot() -> No
         "| 1 | never | the server would not boot (a budget that holds no block or slot): why on "
         "stdout, the server's own refusal on stderr |"
     )
+
+
+# --- each log under its own release (issue 26) --------------------------------------------------
+
+
+def test_the_h200_log_under_vllm_0_10_2_line_for_line() -> None:
+    # The same published log, now with 0.10.2's own rules rather than 0.33.0's set up by hand:
+    # every line it prints about the cache is the package's, word for word.
+    name = "qwen3-next-80b-a3b-bf16-2xh200-vllm-0.10.2.log"
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        version="0.10.2",
+        tensor_parallel_size=2,
+        max_model_len=262_144,
+        kv_cache_memory_bytes=int(44.59 * GIB),
+    )
+    lines = [line for line in held.log_lines if not line.startswith("Initial free memory")]
+    assert lines == [
+        "Setting attention block size to 544 tokens to ensure that attention page size is >= "
+        "mamba page size.",
+        "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size "
+        "are exactly equal.",
+        "GPU KV cache size: 973,760 tokens",
+        "Maximum concurrency for 262,144 tokens per request: 14.77x",
+    ]
+    assert all(logged(name, line) for line in lines)
+    assert not held.enable_prefix_caching
+
+
+def test_the_l40s_log_under_vllm_0_13_0_line_for_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # The published launch with --vllm-version 0.13.0: prefix caching asked for and turned off
+    # (Qwen3-Next is no SupportsMambaPrefixCaching model in 0.11.1-0.14.1), the block 1072, and
+    # 0.13.0's two capacity lines: 2,866 // 4 groups x 1,072 = 767,552 tokens, 2,866 / 34.
+    name = "qwen3-next-80b-a3b-wna16-fp8kv-2xl40s-vllm-0.13.0.log"
+    result = answer(
+        capsys,
+        "vllm",
+        "--gpu",
+        "NVIDIA L40S",
+        "--allow-unmodelled",
+        "--vllm-version",
+        "0.13.0",
+        "--",
+        "vllm",
+        "serve",
+        *L40S_LINE,
+        "--kv-cache-memory-bytes",
+        str(L40S_BUDGET),
+    )
+    assert result["server_version"] == "0.13.0"
+    assert not result["enable_prefix_caching"]
+    assert result["prefix_caching_rule"] == "vLLM 0.13.0 turns it off for a hybrid generative model"
+    lines = [line for line in result["log_lines"] if not line.startswith("Initial free memory")]
+    assert lines == [
+        "Setting attention block size to 1072 tokens to ensure that attention page size is >= "
+        "mamba page size.",
+        "GPU KV cache size: 767,552 tokens",
+        "Maximum concurrency for 32,768 tokens per request: 84.29x",
+    ]
+    assert all(logged(name, line) for line in lines)

@@ -36,9 +36,9 @@ from importlib import resources
 from typing import Any, Final
 
 from ..printable import show
-from ..releases import Release
+from ..releases import VLLM, Release
 from .parsing import UsageError
-from .server_flags import human_readable_int
+from .server_flags import SGLANG_FLAGS, VLLM_FLAGS, human_readable_int
 
 __all__ = [
     "CLASSES",
@@ -577,6 +577,10 @@ def _unknown(grammar: ServerGrammar, spelling: str) -> str:
     release = grammar.release
     line = f"{show(spelling, limit=40)} is not a {release} flag"
     dashed = spelling[:2] + spelling[2:].replace("_", "-")
-    if dashed != spelling and dashed in grammar.spellings:
+    table = VLLM_FLAGS if release.server == VLLM.server else SGLANG_FLAGS
+    own = {one for spec in table if spec.package for one in spec.spellings(underscores=False)}
+    if spelling.split("=", 1)[0] in own:
+        line += " (it is decode-ring's own: give it before the launch line)"
+    elif dashed != spelling and dashed in grammar.spellings:
         line += f" ({release.server} spells it {dashed}: it reads no underscores)"
     return line
