@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any, Final
 
 from .versions import ReleaseVersion, parse_version
+from .vllm import RuleChange  # one shape for every server's rule changes
 
 __all__ = [
     "BASELINE",
@@ -198,18 +199,6 @@ BASELINE: Final = SglangRules(
     running_flag_capped_by_estimate=True,
     kv_log_names_dtype=False,  # sglang-0.5.12:sglang/srt/mem_cache/memory_pool.py:744
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RuleChange:
-    """One rule's new value from ``since`` onward: ``rule`` a ``SglangRules`` field, ``what`` the
-    change in words, ``where`` the release's own code."""
-
-    since: str
-    rule: str
-    value: object
-    what: str
-    where: str
 
 
 CHANGES: Final = (
