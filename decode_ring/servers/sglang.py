@@ -1,4 +1,11 @@
-"""What SGLang 0.5.23 reserves for a hybrid model's recurrent state, per tensor-parallel rank.
+"""What an SGLang release reserves for a hybrid model's recurrent state, per tensor-parallel rank.
+
+Each step reads the release's rules (``launch.rules``, a ``releases.sglang.SglangRules``), so one
+launch is answered under any release from ``releases.sglang.MODELLED`` to the newest; an older
+release is refused (``UnmodelledReleaseError``), and what the package models only from a later
+release (``releases.sglang.COVERAGE``) is refused for the releases before it. The description and
+the citations below are the newest release's (paths in its wheel); where a rule differs in an
+older release, the step says so and names the rule.
 
 SGLang sizes its state pool from memory, not from the batch: ``_handle_max_mamba_cache``
 (sglang/srt/mem_cache/kv_cache_configurator.py:3229-3409) turns a share ``r / (1 + r)`` of the
@@ -397,8 +404,10 @@ def sglang_reservation(
     weights_bytes: int | None = None,
     draft_config: ConfigSource | None = None,
 ) -> SglangReservation:
-    """What SGLang 0.5.23 reserves for the recurrent state of the model ``config`` describes, on
-    one of ``tp_size`` ranks, launched with these flags (SGLang's names and defaults).
+    """What SGLang ``version`` (``None``: the newest modelled; see ``releases.resolve_release``)
+    reserves for the recurrent state of the model ``config`` describes, on one of ``tp_size``
+    ranks, launched with these flags (SGLang's names and defaults; the strategy flag is
+    ``--mamba-scheduler-strategy`` before 0.5.14).
     ``available_memory`` is the post-weights budget per rank in bytes (the ``rest`` that
     ``_handle_max_mamba_cache`` receives); it sizes the pool unless ``max_mamba_cache_size`` (or
     ``disable_radix_cache`` with ``max_running_requests``) fixes it, and it is needed for
@@ -410,7 +419,8 @@ def sglang_reservation(
     tokens (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117).
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value SGLang
-    refuses, for a budget that holds no state slot, and for what is not modelled;
+    refuses, for a budget that holds no state slot, and for what is not modelled (for the
+    release); ``UnmodelledReleaseError`` for a release not modelled;
     ``ModelConfigError`` / ``TensorParallelSplitError`` as ``ssm_state`` does; ``TypeError``
     for an argument of the wrong type."""
     arguments = {
