@@ -178,13 +178,10 @@ class ServerCommand:
         other = getattr(args, "compare", None)
         if other is None:
             return None
-        if self.release != VLLM:
-            raise UsageError(
-                f"--compare: only {self.release} is modelled for {self.release.server}, so there "
-                "is no other release to compare with"
-            )
         version = options.pop("version", None)
-        return compare_releases(self.reserve, config, version=version, other=other, options=options)
+        return compare_releases(
+            self.reserve, config, version=version, other=other, options=options, server=self.name
+        )
 
     @property
     def server_rows(self) -> tuple[ServerFlag, ...]:

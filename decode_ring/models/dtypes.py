@@ -31,6 +31,7 @@ from typing import Final
 
 from ..printable import show
 from ..releases import VLLM
+from ..releases.sglang import SglangRules
 from ..releases.vllm import VllmRules
 from .errors import refuse_argument
 from .fields import Fields
@@ -174,13 +175,15 @@ class DtypeRules:
     """The dtype of each role (see the module) for one config under one layout, with the
     ``--conv-dtype`` / ``--ssm-dtype`` overrides (``None``: the layout's rule), the vLLM SSM hook
     of the config's architecture (``VLLM_SSM_HOOKS``), and vLLM's ``view``: ``layer`` (what the
-    layer allocates) or ``model`` (``get_mamba_state_dtype_from_config``, which sizes pages)."""
+    layer allocates) or ``model`` (``get_mamba_state_dtype_from_config``, which sizes pages);
+    ``vllm`` and ``sglang``, the rules of the release the layout's server answers for."""
 
     __slots__ = (
         "cfg",
         "conv_override",
         "hooks",
         "layout",
+        "sglang",
         "ssm_override",
         "view",
         "vllm",
@@ -198,6 +201,7 @@ class DtypeRules:
         vllm_ssm: VllmSsmHook | None = None,
         view: str = "layer",
         vllm: VllmRules | None = None,
+        sglang: SglangRules | None = None,
     ) -> None:
         self.cfg = cfg
         self.hooks = hooks
@@ -207,6 +211,7 @@ class DtypeRules:
         self.vllm_ssm = vllm_ssm
         self.view = view
         self.vllm = vllm
+        self.sglang = sglang
 
     def conv(self) -> Rule:
         """The conv state's dtype."""
@@ -288,9 +293,12 @@ class DtypeRules:
         return dtype, f"{rule}; linear_attention_state_dtype ({_VLLM_UTILS}:55-62)"
 
     def _sglang_ssm(self) -> Rule:
-        # SGLang mamba_utils.py:70-92: float32 unless the config passed in says mamba_ssm_dtype.
+        # SGLang mamba_utils.py:70-92: float32 unless the config passed in says mamba_ssm_dtype
+        # (from 0.5.9; before, the --mamba-ssm-dtype default float32, whatever the config says).
         raw = self.cfg.fields.get("mamba_ssm_dtype")
         default = "float32", f"SGLang default float32 ({_SGLANG_UTILS}:70)"
+        if self.sglang is not None and not self.sglang.ssm_dtype_from_config:
+            return "float32", "SGLang --mamba-ssm-dtype default float32 (the config's not read)"
         if not self.hooks.sglang_passes_config or raw is None:
             return default
         if isinstance(raw, str) and raw in DTYPE_BYTES:

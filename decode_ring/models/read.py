@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from ..printable import show
 from ..releases import SGLANG, VLLM, Release, ResolvedRelease, resolve_release
+from ..releases import sglang as sglang_releases
 from ..releases.versions import parse_version
 from ..releases.vllm import VllmRules, served_releases, vllm_rules
 from .attention import check_split, gqa
@@ -94,18 +95,31 @@ def ssm_state(
     ssm_override = dtype_argument("ssm_dtype", ssm_dtype)
     release = _release(layout, version)
     vllm = vllm_rules(release.version) if layout == "vllm" and release is not None else None
+    sglang = (
+        sglang_releases.sglang_rules(release.version)
+        if layout == "sglang" and release is not None
+        else None
+    )
     loaded = load(config)
     read = _read(loaded, layout)
     if read is None:
         plain = _plain(loaded, layout, tp, spec, (conv_override, ssm_override))
         return replace(plain, server_version=_named(release))
     family, cfg, reading, architecture = read
-    if vllm is not None and release is not None:
-        _served(cfg, architecture, release)
+    if release is not None:
+        _served(cfg, architecture, release, layout)
     parsed = family.read(cfg, reading.server)
     hook = _vllm_ssm_hook(architecture, vllm) if vllm is not None else None
     rules = DtypeRules(
-        cfg, family.hooks, layout, conv_override, ssm_override, vllm_ssm=hook, view=view, vllm=vllm
+        cfg,
+        family.hooks,
+        layout,
+        conv_override,
+        ssm_override,
+        vllm_ssm=hook,
+        view=view,
+        vllm=vllm,
+        sglang=sglang,
     )
     model_type = loaded.mapping.get("model_type")
     shown = model_type if isinstance(model_type, str) else str(cfg.fields.get("model_type"))
@@ -130,14 +144,17 @@ def _named(release: ResolvedRelease | None) -> str | None:
     return release.release.version if release is not None else None
 
 
-def _served(cfg: Fields, architecture: str | None, release: ResolvedRelease) -> None:
-    """Refuse an architecture the vLLM release's registry does not name."""
-    span = served_releases(architecture or "")
+def _served(cfg: Fields, architecture: str | None, release: ResolvedRelease, layout: str) -> None:
+    """Refuse an architecture the release does not serve: vLLM's registry, SGLang's model
+    modules (an ``EntryClass``) do not name it."""
+    spans = served_releases if layout == "vllm" else sglang_releases.served_releases
+    span = spans(architecture or "")
     version = release.version
     if span is None or not (
         parse_version(span[0]).release <= version <= parse_version(span[1]).release
     ):
-        when = f"its registry names it from {span[0]} to {span[1]}" if span else "never"
+        where = "its registry names" if layout == "vllm" else "an EntryClass of its models names"
+        when = f"{where} it from {span[0]} to {span[1]}" if span else "never"
         raise cfg.fail(
             "architectures",
             f"{release.release} does not serve {architecture!a} ({when})",

@@ -1,7 +1,8 @@
 """One launch under two releases of a server: which rules differ between them, and what the
 releases where they changed did to the numbers.
 
-The comparison is computed from the rules (``releases.vllm.CHANGES``): the launch is answered at
+The comparison is computed from the server's rules (``releases.vllm.CHANGES``,
+``releases.sglang.CHANGES``): the launch is answered at
 the first release and again at each release between the two where a rule changed, and each
 step's differences are set beside that release's changes. A step the release refuses says so.
 """
@@ -13,12 +14,18 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Final
 
-from ..releases import resolve_release
+from ..releases import UnmodelledReleaseError, resolve_release
+from ..releases import sglang as sglang_rules
+from ..releases import vllm as vllm_rules
 from ..releases.versions import ReleaseVersion, parse_version
-from ..releases.vllm import RuleChange, rule_changes
+from ..releases.vllm import RuleChange
 
 __all__ = ["CompareStep", "ReleaseComparison", "compare_releases"]
 
+# Each server's rule changes between two of its releases, oldest first.
+_RULE_CHANGES: Final[
+    Mapping[str, Callable[[ReleaseVersion, ReleaseVersion], tuple[RuleChange, ...]]]
+] = {"vllm": vllm_rules.rule_changes, "sglang": sglang_rules.rule_changes}
 # The fields that say how a figure was found, not the figure: left out of the differences.
 _PROSE: Final = ("log_lines", "assumptions", "source", "server_version", "server_version_note")
 
@@ -79,17 +86,20 @@ def compare_releases(
     version: object,
     other: object,
     options: Mapping[str, Any],
+    server: str = "vllm",
 ) -> ReleaseComparison:
-    """The launch (``reserve(config, version=..., **options)``, a vLLM reservation) at
-    ``version`` compared with ``other``. Raises ``UnmodelledReleaseError`` for a version not
-    modelled; a release that refuses the launch is a step's ``refusal``."""
-    first = resolve_release("vllm", version)
-    second = resolve_release("vllm", other, argument="compare")
+    """The launch (``reserve(config, version=..., **options)``, a reservation of ``server``,
+    ``"vllm"`` or ``"sglang"``, whose rules module gives the changes) at ``version`` compared
+    with ``other``. Raises ``UnmodelledReleaseError`` for a version not modelled (the
+    reservation's own refusal of a release it does not model, for ``other`` naming
+    ``compare``); a release that refuses the launch is a step's ``refusal``."""
+    first = resolve_release(server, version)
+    second = resolve_release(server, other, argument="compare")
     start, end = first.version, second.version
     low, high = min(start, end), max(start, end)
-    changes = rule_changes(low, high)
+    changes = _RULE_CHANGES[server](low, high)
     points = sorted({low, high, *(parse_version(change.since).release for change in changes)})
-    answers = {point: _answer(reserve, config, point, options) for point in points}
+    answers = {point: _answer(reserve, config, point, options, point == end) for point in points}
     pairs = list(pairwise(points))
     upward = end >= start
     steps = []
@@ -105,7 +115,7 @@ def compare_releases(
             )
         )
     return ReleaseComparison(
-        "vLLM",
+        first.release.server,
         str(start),
         str(end),
         second.note,
@@ -120,11 +130,22 @@ def _refusal(answer: dict[str, object] | str) -> str | None:
 
 
 def _answer(
-    reserve: Callable[..., Any], config: object, point: ReleaseVersion, options: Mapping[str, Any]
+    reserve: Callable[..., Any],
+    config: object,
+    point: ReleaseVersion,
+    options: Mapping[str, Any],
+    compared: bool,
 ) -> dict[str, object] | str:
-    """The launch's figures at release ``point``, or the release's refusal."""
+    """The launch's figures at release ``point``, or the release's refusal of the launch; a
+    release not modelled at all is refused (``compared``: the release ``--compare`` named)."""
     try:
         answer: dict[str, object] = reserve(config, version=str(point), **options).as_dict()
+    except UnmodelledReleaseError as error:
+        if not compared:
+            raise
+        raise UnmodelledReleaseError(
+            error.reason, argument="compare", modelled=error.modelled
+        ) from None
     except ValueError as error:
         return str(error)
     return answer

@@ -1,4 +1,11 @@
-"""What SGLang 0.5.23 reserves for a hybrid model's recurrent state, per tensor-parallel rank.
+"""What an SGLang release reserves for a hybrid model's recurrent state, per tensor-parallel rank.
+
+Each step reads the release's rules (``launch.rules``, a ``releases.sglang.SglangRules``), so one
+launch is answered under any release from ``releases.sglang.MODELLED`` to the newest; an older
+release is refused (``UnmodelledReleaseError``), and what the package models only from a later
+release (``releases.sglang.COVERAGE``) is refused for the releases before it. The description and
+the citations below are the newest release's (paths in its wheel); where a rule differs in an
+older release, the step says so and names the rule.
 
 SGLang sizes its state pool from memory, not from the batch: ``_handle_max_mamba_cache``
 (sglang/srt/mem_cache/kv_cache_configurator.py:3229-3409) turns a share ``r / (1 + r)`` of the
@@ -36,7 +43,9 @@ from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_co
 from ..models.attention import dsa_indexer
 from ..models.read import class_fields
 from ..printable import show
-from ..releases import SGLANG, ResolvedRelease, UnmodelledReleaseError, resolve_release
+from ..releases import SGLANG_RELEASES, ResolvedRelease, UnmodelledReleaseError, resolve_release
+from ..releases.sglang import COVERAGE, MODELLED, SglangRules, sglang_rules
+from ..releases.versions import parse_version
 from .common import (
     GPU_ARCHS,
     MAX_COUNT,
@@ -292,6 +301,7 @@ class _Launch:
     the release whose rules answer."""
 
     release: ResolvedRelease
+    rules: SglangRules
     tp_size: int
     available_memory: int | None
     max_mamba_cache_size: int | None
@@ -349,6 +359,21 @@ class _Launch:
         check_optional_count("context_length", self.context_length, 1)
         check_optional_count("max_total_tokens", self.max_total_tokens, 1)
         check_choice("gpu_arch", self.gpu_arch, tuple(GPU_ARCHS))
+        self._check_covered()
+
+    def _check_covered(self) -> None:
+        """Refuse what the package does not model for this release (``COVERAGE``)."""
+        wanted = {
+            "speculative": ("speculative_num_draft_tokens", self.speculative_num_draft_tokens > 0),
+            "extra_buffer_by_name": (
+                "mamba_radix_cache_strategy",
+                self.mamba_radix_cache_strategy.startswith("extra_buffer"),
+            ),
+            "sm100": ("gpu_arch", capability_major(self.gpu_arch) == 10),
+        }
+        for feature, (argument, used) in wanted.items():
+            if used and not self.rules.covers(feature):
+                raise not_covered(self.release, feature, argument)
 
 
 def sglang_reservation(
@@ -379,8 +404,10 @@ def sglang_reservation(
     weights_bytes: int | None = None,
     draft_config: ConfigSource | None = None,
 ) -> SglangReservation:
-    """What SGLang 0.5.23 reserves for the recurrent state of the model ``config`` describes, on
-    one of ``tp_size`` ranks, launched with these flags (SGLang's names and defaults).
+    """What SGLang ``version`` (``None``: the newest modelled; see ``releases.resolve_release``)
+    reserves for the recurrent state of the model ``config`` describes, on one of ``tp_size``
+    ranks, launched with these flags (SGLang's names and defaults; the strategy flag is
+    ``--mamba-scheduler-strategy`` before 0.5.14).
     ``available_memory`` is the post-weights budget per rank in bytes (the ``rest`` that
     ``_handle_max_mamba_cache`` receives); it sizes the pool unless ``max_mamba_cache_size`` (or
     ``disable_radix_cache`` with ``max_running_requests``) fixes it, and it is needed for
@@ -392,7 +419,8 @@ def sglang_reservation(
     tokens (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117).
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value SGLang
-    refuses, for a budget that holds no state slot, and for what is not modelled;
+    refuses, for a budget that holds no state slot, and for what is not modelled (for the
+    release); ``UnmodelledReleaseError`` for a release not modelled;
     ``ModelConfigError`` / ``TensorParallelSplitError`` as ``ssm_state`` does; ``TypeError``
     for an argument of the wrong type."""
     arguments = {
@@ -401,7 +429,9 @@ def sglang_reservation(
     release = _modelled_release(version)
     gpu_device = device(gpu, gpu_memory_bytes)
     arch = gpu_arch or (gpu_device.gpu_arch if gpu_device is not None else None) or "sm90"
-    launch = _Launch(**{**arguments, "release": release, "gpu": gpu_device, "gpu_arch": arch})
+    rules = sglang_rules(release.version)
+    given = {"release": release, "rules": rules, "gpu": gpu_device, "gpu_arch": arch}
+    launch = _Launch(**{**arguments, **given})
     model = hybrid_model(
         _configured(config, launch),
         release.release,
@@ -419,7 +449,7 @@ def sglang_reservation(
     strategy = _mamba_radix_cache_resolution(launch, architecture, model)
     ratio = _calculate_mamba_ratio(launch, strategy)
     running = _handle_eagle_family(launch)
-    cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running)
+    cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running, strategy)
     cell = _draft_cell(model, launch, _compute_cell_size(model, architecture, launch))
     page = _page_size(launch, architecture)
     tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
@@ -432,47 +462,48 @@ def sglang_reservation(
     )
 
 
+# The releases whose rules releases.sglang states, oldest first.
+_MODELLED: Final = SGLANG_RELEASES[SGLANG_RELEASES.index(MODELLED) :]
+_FEATURES: Final = {
+    "speculative": "speculative decoding",
+    "extra_buffer_by_name": "an extra-buffer --mamba-radix-cache-strategy asked for by name",
+    "default_mem_fraction": "SGLang's default --mem-fraction-static (give --mem-fraction-static)",
+    "sm100": "a Blackwell (SM10x) GPU's attention and page defaults",
+}
+
+
 def _modelled_release(version: object) -> ResolvedRelease:
-    """The SGLang release whose rules answer ``version``. Only the newest release's rules are
-    modelled so far; an older release is refused rather than answered with the newest's."""
+    """The SGLang release whose rules answer ``version``; one older than the releases
+    ``releases.sglang`` states is refused rather than answered with another's rules."""
     release = resolve_release("sglang", version)
-    if release.release != SGLANG:
+    if release.version < parse_version(MODELLED).release:
         raise UnmodelledReleaseError(
-            f"{release.release}: only the rules of {SGLANG} are modelled for SGLang so far",
+            f"{release.release}: the package models SGLang's rules from {MODELLED} to "
+            f"{_MODELLED[-1]} ({', '.join(_MODELLED)}); older releases size the state pool "
+            "with code of their own, not modelled",
             argument="version",
-            modelled=(SGLANG.version,),
+            modelled=_MODELLED,
         )
     return release
+
+
+def not_covered(release: ResolvedRelease, feature: str, argument: str) -> ServerArgumentError:
+    """A launch feature the package models only from a later release (``COVERAGE``)."""
+    return fail(
+        argument,
+        f"{_FEATURES[feature]} is modelled from SGLang {COVERAGE[feature]}, not for "
+        f"{release.release}",
+    )
 
 
 # --- the budget: the GPU, the static fraction, the weights -------------------------------------
 
 _MIB: Final = 1 << 20
-# handle_gpu_memory_settings (sglang/srt/arg_groups/memory_hook.py:47-345): by the GPU's memory
-# (nvidia-smi's memory.total, MiB), the default chunked prefill and the decode CUDA graphs'
-# largest batch (below tp 4, from tp 4).
-_MEMORY_TIERS: Final = (
-    (20 * 1024, 2048, 8, 8),
-    (35 * 1024, 4096, 48, 160),
-    (60 * 1024, 4096, 32, 160),
-    (90 * 1024, 8192, 256, 512),
-    (160 * 1024, 8192, 256, 512),
-)
+# handle_gpu_memory_settings (sglang/srt/arg_groups/memory_hook.py:47-345): above the release's
+# tiers (SglangRules.memory_tiers), the default chunked prefill and the decode CUDA graphs'
+# largest batch.
 _LARGEST_TIER: Final = (16384, 512, 512)
 _RESERVED_FLOOR_MIB: Final = 10 * 1024  # above 60 GiB of GPU memory
-_VLM_CACHE_MIB: Final = 100  # SGLANG_VLM_CACHE_SIZE_MB (sglang/srt/environ.py:1598)
-# multimodal_breakable_cuda_graph_supported_model_archs (configs/model_config.py:2501-2516).
-_MULTIMODAL_PREFILL_GRAPH_ARCHS: Final = frozenset(
-    {
-        "Glm5NextForConditionalGeneration",
-        "InternS2MobiusForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-        "Qwen4ExpForConditionalGeneration",
-        "KimiK3ForConditionalGeneration",
-        "KimiK25ForConditionalGeneration",
-    }
-)
 
 
 def _configured(config: ConfigSource, launch: _Launch) -> ConfigSource:
@@ -503,15 +534,17 @@ def _handle_gpu_memory_settings(
     gpu = launch.gpu
     if gpu is None:
         return _StaticFraction(launch.mem_fraction_static, "", launch.chunked_prefill_size)
-    gpu_mem = gpu.memory_bytes / _MIB
-    chunked, max_bs = _memory_tier(gpu_mem, launch.tp_size)
+    gpu_mem, rules = gpu.memory_bytes / _MIB, launch.rules
+    chunked, max_bs = _memory_tier(rules, gpu_mem, launch.tp_size)
     chunked = launch.chunked_prefill_size or chunked
-    if launch.max_running_requests is not None:
+    if launch.max_running_requests is not None and rules.decode_graph_capped_by_running:
         max_bs = min(max_bs, launch.max_running_requests)
     if launch.mem_fraction_static is not None:
         return _StaticFraction(launch.mem_fraction_static, "--mem-fraction-static", chunked)
+    if not rules.covers("default_mem_fraction"):
+        raise not_covered(launch.release, "default_mem_fraction", "mem_fraction_static")
     vision = model.config.mapping.get("vision_config")
-    prefill_graphs = vision is None or architecture in _MULTIMODAL_PREFILL_GRAPH_ARCHS
+    prefill_graphs = vision is None or rules.keeps_prefill_graphs(architecture)
     graphs = max_bs * 2 + (len(_prefill_graph_sizes(chunked)) * 8 if prefill_graphs else 0)
     reserved = 512 + max(chunked, 2048) * 1.5 + launch.tp_size / 8 * 1024 + graphs
     if gpu_mem > 60 * 1024:
@@ -524,9 +557,10 @@ def _handle_gpu_memory_settings(
     return _StaticFraction(fraction, rule, chunked)
 
 
-def _memory_tier(gpu_mem: float, tp: int) -> tuple[int, int]:
-    """The default chunked prefill and decode CUDA-graph max_bs for ``gpu_mem`` MiB."""
-    for ceiling, chunked, small_tp, large_tp in _MEMORY_TIERS:
+def _memory_tier(rules: SglangRules, gpu_mem: float, tp: int) -> tuple[int, int]:
+    """The default chunked prefill and decode CUDA-graph max_bs for ``gpu_mem`` MiB
+    (``SglangRules.memory_tiers``)."""
+    for ceiling, chunked, small_tp, large_tp in rules.memory_tiers:
         if gpu_mem < ceiling:
             return chunked, small_tp if tp < 4 else large_tp
     return _LARGEST_TIER[0], _LARGEST_TIER[1]
@@ -606,7 +640,8 @@ def _profile_available_bytes(
             "the snapshot holds no safetensors to size the weights from; give them "
             "(--weights-memory SIZE per rank)",
         )
-    multimodal = _VLM_CACHE_MIB * _MIB if model.config.mapping.get("vision_config") else 0
+    vision = model.config.mapping.get("vision_config")
+    multimodal = launch.rules.multimodal_reserve_mib * _MIB if vision else 0
     pre = gpu.runtime_bytes
     rest = pre * fraction.mem_fraction_static - weights[0] - multimodal
     if rest <= 0:
@@ -623,7 +658,7 @@ def _profile_available_bytes(
         )
     rule = (
         f"{pre:,} B free x {fraction.mem_fraction_static} - weights"
-        + (" - 100 MiB multimodal cache" if multimodal else "")
+        + (f" - {launch.rules.multimodal_reserve_mib} MiB multimodal cache" if multimodal else "")
         + " (kv_cache_configurator.py:2990-3060)"
     )
     return _Budget(int(rest), rule, *weights, quantization, pre)
@@ -787,12 +822,14 @@ def _mamba_radix_cache_resolution(
     """The strategy, the rule that chose it and whether the overlap scheduler runs, as
     ``_mamba_radix_cache_resolution`` (overrides.py:453-487) and ``handle_mamba_radix_cache``
     (model_hook.py:1048-1077, mamba_hook.py:115-163) resolve and check them for a default
-    launch (overlap on, page size 1). SGLang keys the radix cache by the architecture (its lists,
-    and a linear-attention spec's, ``_LINEAR_ATTN_RADIX_ARCHS``), and Granite by its config
-    class's ``layer_types``, which SGLang's class names ``mamba`` (``class_fields``). An
-    architecture without it ignores ``no_buffer`` and refuses the extra-buffer strategies."""
-    requested = launch.mamba_radix_cache_strategy
-    radix = architecture in _MAMBA_RADIX_CACHE_ARCHS or architecture in _LINEAR_ATTN_RADIX_ARCHS
+    launch (overlap on, page size 1); ``none`` where the radix cache is off (by the flag, or, in
+    the releases that do, by SGLang for the architecture: ``SglangRules.radix_off_archs``).
+    SGLang keys the radix cache by the architecture (the release's lists, and a linear-attention
+    spec's, ``_LINEAR_ATTN_RADIX_ARCHS``), and Granite by its config class's ``layer_types``,
+    which SGLang's class names ``mamba`` (``class_fields``). An architecture without it ignores
+    ``no_buffer`` and refuses the extra-buffer strategies."""
+    rules, requested = launch.rules, launch.mamba_radix_cache_strategy
+    radix = rules.keeps_radix_cache(architecture) or architecture in _LINEAR_ATTN_RADIX_ARCHS
     if architecture == _GRANITE:
         kinds = class_fields(model.config, layout="sglang").get("layer_types")
         radix = isinstance(kinds, list) and "mamba" in kinds
@@ -800,15 +837,35 @@ def _mamba_radix_cache_resolution(
         if requested in ("extra_buffer", "extra_buffer_lazy"):
             raise fail(
                 "mamba_radix_cache_strategy",
-                f"{requested} needs mamba state, got {architecture}: {SGLANG} refuses it where "
-                "the mamba radix cache is off (sglang/srt/arg_groups/model_hook.py:1059-1066)",
+                f"{requested} needs mamba state, got {architecture}: {launch.release.release} "
+                "refuses it where the mamba radix cache is off "
+                "(sglang/srt/arg_groups/model_hook.py:1059-1066)",
             )
         if launch.disable_radix_cache:
             return _Strategy("none", "--disable-radix-cache", True)
         ignored = "; --mamba-radix-cache-strategy no_buffer ignored" if requested != "auto" else ""
         rule = f"{architecture} is not a mamba-radix-cache architecture{ignored}"
-        return _Strategy("auto", rule, True)
-    extra_buffer = architecture in _MAMBA_EXTRA_BUFFER_ARCHS
+        return _Strategy(_unhandled_strategy(rules), rule, True)
+    if rules.turns_radix_cache_off(architecture):
+        return _Strategy("none", f"{launch.release.release} turns the radix cache off for it", True)
+    return _resolved_strategy(launch, architecture, requested)
+
+
+def _unhandled_strategy(rules: SglangRules) -> str:
+    """What a launch of an architecture SGLang's radix-cache hook does not handle reports: the
+    flag's ``auto``, or, where ``auto`` was made ``no_buffer`` for every launch, that."""
+    return "no_buffer" if rules.auto_strategy == "no_buffer" else "auto"
+
+
+def _resolved_strategy(launch: _Launch, architecture: str, requested: str) -> _Strategy:
+    """The strategy of a mamba-radix-cache architecture: ``auto`` as the release resolves it;
+    ``no_buffer`` by name, which turns the overlap scheduler off or (from 0.5.14) asserts it is
+    off; an extra buffer by name where the architecture supports it."""
+    rules, release = launch.rules, launch.release.release
+    extra_buffer = rules.supports_extra_buffer(architecture)
+    if rules.auto_strategy == "no_buffer":
+        named = "auto: no_buffer" if requested == "auto" else "flag"
+        return _Strategy("no_buffer", f"{named}; {release} turns the overlap scheduler off", False)
     if requested == "auto":
         if extra_buffer:
             return _Strategy(
@@ -820,7 +877,7 @@ def _mamba_radix_cache_resolution(
     if requested == "no_buffer":
         raise fail(
             "mamba_radix_cache_strategy",
-            f"no_buffer needs --disable-overlap-schedule, which {SGLANG} asserts "
+            f"no_buffer needs --disable-overlap-schedule, which {release} asserts "
             "(sglang/srt/arg_groups/mamba_hook.py:156-160) and this package does not model; "
             "auto resolves no_buffer without the overlap scheduler where extra_buffer is not "
             "supported",
@@ -828,7 +885,7 @@ def _mamba_radix_cache_resolution(
     if not extra_buffer:
         raise fail(
             "mamba_radix_cache_strategy",
-            f"{requested} is not supported for {architecture}; use no_buffer: {SGLANG} asserts "
+            f"{requested} is not supported for {architecture}; use no_buffer: {release} asserts "
             "it (sglang/srt/arg_groups/mamba_hook.py:115-119, overrides.py:403-451)",
         )
     return _Strategy(requested, "flag", True)
@@ -842,8 +899,8 @@ class _MambaRatio:
 def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> _MambaRatio:
     """``_calculate_mamba_ratio`` (kv_cache_configurator.py:3062-3088), with
     SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK unset (sglang/srt/environ.py:1637): the state slots one
-    request may hold."""
-    if launch.disable_radix_cache:
+    request may hold; 1 with the radix cache off."""
+    if strategy.mamba_radix_cache_strategy == "none":
         return _MambaRatio(1)
     return _MambaRatio(_BASE_RATIO + _TRACKING_SLOTS.get(strategy.mamba_radix_cache_strategy, 0))
 
@@ -866,21 +923,25 @@ class _MambaCache:
 
 
 def _handle_max_mamba_cache(
-    model: HybridModel, launch: _Launch, ratio: int, running: int | None
+    model: HybridModel, launch: _Launch, ratio: int, running: int | None, strategy: _Strategy
 ) -> _MambaCache:
     """``_handle_max_mamba_cache`` (kv_cache_configurator.py:3229-3409): the state slots ``K``
     (``--max-mamba-cache-size``; with the radix cache off, the running requests; else ``r / (1 +
-    r)`` of the memory after the weights less one padding slot, and the speculative scratch of
-    the capped running requests), the pool of ``K + 1`` slots (``MambaPool``,
-    memory_pool.py:722-753), and what is left for the KV pool (:3042-3058)."""
+    r)`` of the memory after the weights, less the speculative scratch of the capped running
+    requests and, from 0.5.17, one padding slot), the pool of ``K + 1`` slots (``MambaPool``,
+    memory_pool.py:722-753), and what is left for the KV pool (:3042-3058): the ``K + 1`` slots
+    from 0.5.17, ``K`` before (``SglangRules.charges_padding_slot``)."""
     per_req, draft = model.state.per_sequence_bytes, launch.speculative_num_draft_tokens
     budget, slots_given = launch.available_memory, launch.max_mamba_cache_size
     rest = None if budget is None else budget / _GIB
+    padding = 1 if launch.rules.charges_padding_slot else 0
     served = None  # the running requests the scratch is kept for, where the slots are they
     if slots_given is not None:
         slots, rule = slots_given, "--max-mamba-cache-size"
-    elif launch.disable_radix_cache and running is not None:
+    elif strategy.mamba_radix_cache_strategy == "none" and running is not None:
         slots, rule = max(1, running), "--disable-radix-cache with max_running_requests"
+        if not launch.disable_radix_cache:
+            rule = f"{launch.release.release} turns the radix cache off: max_running_requests"
         served = slots
     elif rest is None:
         raise fail(
@@ -889,18 +950,42 @@ def _handle_max_mamba_cache(
             "(or give max_mamba_cache_size)",
         )
     else:
-        ratio_flag = launch.mamba_full_memory_ratio
-        mamba_budget_bytes = rest * ratio_flag / (1 + ratio_flag) * _GIB
-        spent = per_req * (1 + draft)
-        slots = int((mamba_budget_bytes - spent) // (per_req * (1 + draft / ratio)))
-        rule = f"{ratio_flag:g}/(1+{ratio_flag:g}) of available_memory, one slot padding"
+        slots, rule = _ratio_slots(launch, rest, per_req, ratio, padding)
     if draft and rest is not None:
         capped = served or min(max(1, running or 1), slots // ratio)
-        rest -= per_req * (capped + 1) * draft / _GIB
+        rest -= per_req * (capped + padding) * draft / _GIB
     if slots <= 0:
+        if not launch.rules.empty_pool_refused:
+            raise _unchecked(launch, "max_mamba_cache_size" if slots_given else "available_memory")
         raise _no_slot(budget, per_req, slots_given)
     pool = (slots + 1) * per_req
-    return _MambaCache(slots, rule, pool, _kv_cache_bytes(budget, rest, pool))
+    charged = (slots + padding) * per_req
+    return _MambaCache(slots, rule, pool, _kv_cache_bytes(budget, rest, charged))
+
+
+def _ratio_slots(
+    launch: _Launch, rest: float, per_req: int, ratio: int, padding: int
+) -> tuple[int, str]:
+    """The slots ``r / (1 + r)`` of ``rest`` GiB holds: less one padding slot from 0.5.17, and
+    with speculative decoding solved together with the scratch of ``K / ratio`` requests
+    (``D`` draft tokens each)."""
+    draft, ratio_flag = launch.speculative_num_draft_tokens, launch.mamba_full_memory_ratio
+    mamba_budget_bytes = rest * ratio_flag / (1 + ratio_flag) * _GIB
+    spent = per_req * (1 + draft) * padding
+    slots = int((mamba_budget_bytes - spent) // (per_req * (1 + draft / ratio)))
+    held = ", one slot padding" if padding else ""
+    return slots, f"{ratio_flag:g}/(1+{ratio_flag:g}) of available_memory{held}"
+
+
+def _unchecked(launch: _Launch, field: str) -> ServerArgumentError:
+    """A launch that leaves no state slot, or no request, under a release that does not check
+    it at startup (SGLang refuses it from 0.5.13): what that release does then is not
+    modelled."""
+    return fail(
+        field,
+        f"the state pool serves no request; {launch.release.release} does not check this at "
+        "startup (SGLang refuses it from 0.5.13) and what it does then is not modelled",
+    )
 
 
 def _kv_cache_bytes(budget: int | None, rest: float | None, pool: int) -> int | None:
@@ -1019,9 +1104,12 @@ def _resolve_max_num_reqs(
 ) -> _RunningRequests:
     """``resolve_max_num_reqs`` (kv_cache_configurator.py:3119-3172): the requests asked for,
     else SGLang's estimate from the KV pool's tokens (``int(tokens / context_len * 512)``,
-    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens; SGLang
-    refuses to start when that serves no request (:3160-3168)."""
+    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens (before
+    0.5.14, requests asked for are held to the estimate instead:
+    ``SglangRules.running_flag_capped_by_estimate``); SGLang refuses to start when that serves
+    no request (:3160-3168)."""
     kv_tokens, slots = tokens.kv_tokens, cache.slots
+    estimate, estimated = _estimate(kv_tokens, context)
     if running is not None:
         wanted = running
         rule = (
@@ -1029,28 +1117,37 @@ def _resolve_max_num_reqs(
             if launch.max_running_requests is not None
             else "48 for speculative decoding"
         )
-    elif kv_tokens is not None:
-        estimate = int(kv_tokens / context.context_length * _ESTIMATE_REQUESTS_PER_CONTEXT)
-        wanted = max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR)
-        rule = (
-            f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context.context_length} "
-            f"x {_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
-        )
+        if launch.rules.running_flag_capped_by_estimate:  # before 0.5.14
+            wanted, rule = min(wanted, estimate), f"{rule}, {estimated}"
     else:
-        wanted = _ESTIMATE_CEILING
-        rule = (
+        wanted, rule = estimate, estimated
+    capped = min(wanted, slots // ratio)
+    rule = f"min({rule}, slots {slots} // ratio {ratio}"
+    by_estimate = running is not None and launch.rules.running_flag_capped_by_estimate
+    if kv_tokens is not None and not by_estimate:
+        capped = min(capped, kv_tokens // 2)
+        rule += f", {kv_tokens} KV tokens // 2"
+    if capped <= 0:
+        if not launch.rules.empty_pool_refused:
+            raise _unchecked(launch, "available_memory")
+        raise _no_request(launch, slots, ratio, kv_tokens, capped)
+    return _RunningRequests(capped, rule + ")")
+
+
+def _estimate(kv_tokens: int | None, context: _ContextLength) -> tuple[int, str]:
+    """SGLang's estimate of the running requests from the KV pool's tokens, and how it was
+    found; without them, its ceiling (an upper bound)."""
+    if kv_tokens is None:
+        return _ESTIMATE_CEILING, (
             f"SGLang's estimate from the KV pool, at most {_ESTIMATE_CEILING} (without "
             "available_memory the KV pool's tokens, and so the estimate, are unknown: an upper "
             "bound)"
         )
-    capped = min(wanted, slots // ratio)
-    rule = f"min({rule}, slots {slots} // ratio {ratio}"
-    if kv_tokens is not None:
-        capped = min(capped, kv_tokens // 2)
-        rule += f", {kv_tokens} KV tokens // 2"
-    if capped <= 0:
-        raise _no_request(launch, slots, ratio, kv_tokens, capped)
-    return _RunningRequests(capped, rule + ")")
+    estimate = int(kv_tokens / context.context_length * _ESTIMATE_REQUESTS_PER_CONTEXT)
+    return max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR), (
+        f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context.context_length} "
+        f"x {_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
+    )
 
 
 def _no_request(
@@ -1125,11 +1222,12 @@ _MAX_PREFILL_TOKENS: Final = 16384
 def _log_lines(
     model: HybridModel, launch: _Launch, architecture: str, steps: Mapping[str, Any]
 ) -> _Log:
-    """The lines SGLang 0.5.23 logs at boot about this reservation, in its words, with the
+    """The lines the SGLang release logs at boot about this reservation, in its words, with the
     predicted numbers: "Load weight end" (model_executor/model_runner.py:1372-1379), "Mamba
     Cache is allocated" (mem_cache/memory_pool.py:983-1009), "KV Cache is allocated"
     (:2080-2099) and the scheduler's summary (managers/scheduler.py:1267-1276); GB there is
-    2**30 B. What the package cannot predict is ``?``."""
+    2**30 B; the KV line names its dtype from 0.5.13 (``SglangRules.kv_log_names_dtype``). What
+    the package cannot predict is ``?``."""
     lines = []
     weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
     if weights is not None and pre is not None:
@@ -1159,8 +1257,9 @@ def _log_lines(
     if tokens is not None and per_token:
         half = tokens * per_token / 2 / _GIB
         element = _KV_CACHE_DTYPES[launch.kv_cache_dtype] or _KV_ELEMENT_BYTES
+        named = f"dtype: {_TORCH_DTYPES[element]}, " if launch.rules.kv_log_names_dtype else ""
         lines.append(
-            f"KV Cache is allocated. dtype: {_TORCH_DTYPES[element]}, #tokens: {tokens}, "
+            f"KV Cache is allocated. {named}#tokens: {tokens}, "
             f"K size: {half:.2f} GB, V size: {half:.2f} GB"
         )
     if tokens is not None:

@@ -1,0 +1,498 @@
+"""SGLang's sizing rules release by release: each change stated once, as a rule that holds from
+one release onward, in the step of ``servers.sglang`` it changes.
+
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.10's, the oldest release
+modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
+changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
+changes up to a release; ``rule_changes`` lists those between two. The architectures each
+release serves are data, ``sglang-architectures.json`` (generated from the releases' model
+modules by ``tools/served-architectures-sglang``).
+
+Read from every wheel 0.5.10 to 0.5.23; a ``.postN`` release is a release of its own, and none
+in that range changes a rule here. Releases before 0.5.10 are not modelled (``MODELLED``): their
+sizing lives in older code (0.5.9: a speculative no_buffer launch silently turns the radix cache
+off and the running cap is taken before the token cap; 0.5.3.post2-0.5.8.post1: a 512-slot
+default and per-release ratio rules; 0.5.2-0.5.3.post1: no ratio at all), each of which would
+be a rule of its own, checked against its release.
+
+Where the package models a launch only from some release on (``COVERAGE``: speculative
+decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
+a Blackwell GPU's defaults), an older release refuses that launch as not modelled; those are the
+package's limits, not SGLang's changes, so they are not in ``CHANGES``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+from .versions import ReleaseVersion, parse_version
+from .vllm import RuleChange  # one shape for every server's rule changes
+
+__all__ = [
+    "BASELINE",
+    "CHANGES",
+    "COVERAGE",
+    "MODELLED",
+    "RuleChange",
+    "SglangRules",
+    "rule_changes",
+    "served_releases",
+    "sglang_rules",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SglangRules:
+    """The rules of one SGLang release that ``servers.sglang`` and the SGLang layout of
+    ``models.ssm_state`` follow, by the step they belong to.
+
+    The state: ``ssm_dtype_from_config``, whether ``mamba2_state_dtype`` reads the config's
+    ``mamba_ssm_dtype`` where the family passes its config (before: the ``--mamba-ssm-dtype``
+    default float32).
+
+    The default memory fraction (``handle_gpu_memory_settings``): ``memory_tiers``, by GPU
+    memory (MiB) the default chunked prefill and decode CUDA-graph ``max_bs`` below and from
+    tp 4; ``decode_graph_capped_by_running``, whether a default ``max_bs`` is held to
+    ``--max-running-requests``; ``multimodal_prefill_graph_archs``, the vision architectures
+    that keep prefill CUDA graphs.
+
+    The budget (``_profile_available_bytes``): ``multimodal_reserve_mib``, what a vision model's
+    runtime takes off it.
+
+    The strategy and ratio (``_handle_mamba_radix_cache``): ``auto_strategy``, what ``auto``
+    resolves to where the architecture supports it (``no_buffer``: every mamba-radix-cache
+    architecture, the overlap scheduler turned off); ``radix_archs``, the architectures that
+    call it (the rest keep the radix cache and the overlap scheduler, ratio 3);
+    ``radix_off_archs``, those whose call turns the radix cache off (ratio 1);
+    ``extra_buffer_archs``, those that support the extra buffer; ``no_buffer_asserts_overlap``,
+    whether ``no_buffer`` asked for by name needs ``--disable-overlap-schedule`` (before, it
+    turns the overlap scheduler off).
+
+    The pool (``handle_max_mamba_cache``): ``charges_padding_slot``, whether the padding slot is
+    taken from the budget before it is divided into slots (and from the KV budget with the
+    others); ``joint_speculative_solve``, whether the ratio-sized pool and its speculative
+    scratch are solved together; ``empty_pool_refused``, whether SGLang refuses a pool of no
+    slot or a cap of no request at startup.
+
+    The running cap (``_resolve_max_num_reqs``): ``running_flag_capped_by_estimate``, whether
+    ``--max-running-requests`` is held to SGLang's estimate (else to half the KV tokens).
+
+    Logs: ``kv_log_names_dtype``, whether "KV Cache is allocated" names the dtype."""
+
+    ssm_dtype_from_config: bool
+    memory_tiers: tuple[tuple[int, int, int, int], ...]
+    decode_graph_capped_by_running: bool
+    multimodal_prefill_graph_archs: frozenset[str]
+    multimodal_reserve_mib: int
+    auto_strategy: str
+    radix_archs: frozenset[str]
+    radix_off_archs: frozenset[str]
+    extra_buffer_archs: frozenset[str]
+    no_buffer_asserts_overlap: bool
+    charges_padding_slot: bool
+    joint_speculative_solve: bool
+    empty_pool_refused: bool
+    running_flag_capped_by_estimate: bool
+    kv_log_names_dtype: bool
+    # The package's coverage of this release (COVERAGE), not one of SGLang's rules.
+    covered: frozenset[str] = frozenset()
+
+    def covers(self, feature: str) -> bool:
+        """Whether the package models ``feature`` (a ``COVERAGE`` key) for this release."""
+        return feature in self.covered
+
+    def keeps_radix_cache(self, architecture: str) -> bool:
+        """Whether ``architecture`` calls SGLang's mamba radix-cache handling."""
+        return architecture in self.radix_archs
+
+    def turns_radix_cache_off(self, architecture: str) -> bool:
+        """Whether SGLang turns the radix cache off for ``architecture``."""
+        return architecture in self.radix_off_archs
+
+    def supports_extra_buffer(self, architecture: str) -> bool:
+        """Whether ``architecture`` supports the extra-buffer strategies."""
+        return architecture in self.extra_buffer_archs
+
+    def keeps_prefill_graphs(self, architecture: str) -> bool:
+        """Whether a vision model of ``architecture`` keeps prefill CUDA graphs."""
+        return architecture in self.multimodal_prefill_graph_archs
+
+
+# sglang-0.5.10:sglang/srt/server_args.py:1141 (_handle_gpu_memory_settings) through
+# sglang-0.5.19:sglang/srt/arg_groups/memory_hook.py:47-130: (ceiling MiB, chunked prefill,
+# max_bs below tp 4, max_bs from tp 4); above the last, 16384 and 512.
+_TIERS_0_5_10: Final = (
+    (20 * 1024, 2048, 8, 8),
+    (35 * 1024, 2048, 24, 80),
+    (60 * 1024, 4096, 32, 160),
+    (90 * 1024, 8192, 256, 512),
+    (160 * 1024, 8192, 256, 512),
+)
+# sglang-0.5.19:sglang/srt/configs/model_config.py:1985-1994.
+_PREFILL_GRAPH_ARCHS_0_5_19: Final = frozenset(
+    {
+        "InternS2MobiusForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "KimiK3ForConditionalGeneration",
+        "KimiK25ForConditionalGeneration",
+    }
+)
+# The architectures whose branch of _handle_model_specific_adjustments calls
+# _handle_mamba_radix_cache (sglang-0.5.10:sglang/srt/server_args.py:1914-2060).
+_RADIX_0_5_10: Final = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "BailingMoeV2_5ForCausalLM",
+        "NemotronHForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+        "Lfm2ForCausalLM",
+    }
+)
+# sglang-0.5.14:sglang/srt/server_args.py:4338-4353 (_support_mamba_cache_extra_buffer, with the
+# default triton linear-attention backend); the same list opens overrides.py in 0.5.15.
+_EXTRA_BUFFER_0_5_14: Final = frozenset(
+    {
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "InternS2PreviewForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+    }
+)
+
+BASELINE: Final = SglangRules(
+    # sglang-0.5.9:sglang/srt/configs/mamba_utils.py:47-107 (mamba2_state_dtype(config)), kept
+    # through 0.5.23.
+    ssm_dtype_from_config=True,
+    memory_tiers=_TIERS_0_5_10,
+    decode_graph_capped_by_running=False,
+    multimodal_prefill_graph_archs=_PREFILL_GRAPH_ARCHS_0_5_19,
+    multimodal_reserve_mib=0,
+    # sglang-0.5.10:sglang/srt/server_args.py:964-967: auto is no_buffer.
+    auto_strategy="no_buffer",
+    radix_archs=_RADIX_0_5_10,
+    # sglang-0.5.10:sglang/srt/server_args.py:1914-1918: support_mamba_cache=False.
+    radix_off_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+    extra_buffer_archs=frozenset(),
+    # sglang-0.5.10:sglang/srt/server_args.py:2189-2199: no_buffer turns overlap off.
+    no_buffer_asserts_overlap=False,
+    # sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:179-238.
+    charges_padding_slot=False,
+    joint_speculative_solve=False,
+    empty_pool_refused=False,
+    # sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:840-859.
+    running_flag_capped_by_estimate=True,
+    kv_log_names_dtype=False,  # sglang-0.5.12:sglang/srt/mem_cache/memory_pool.py:744
+)
+
+
+CHANGES: Final = (
+    RuleChange(
+        "0.5.12", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration"},
+        "InternS2-Preview and MiniCPM-V 4.6 get the mamba radix cache",
+        "sglang-0.5.12:sglang/srt/server_args.py:2291, :2337-2352",
+    ),
+    RuleChange(
+        "0.5.13", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM"},
+        "NemotronH-Puzzle gets the mamba radix cache",
+        "sglang-0.5.13:sglang/srt/server_args.py:2470",
+    ),
+    RuleChange(
+        "0.5.13", "radix_off_archs", frozenset({"KimiLinearForCausalLM"}),
+        "Bailing-V2.5 keeps the radix cache (ratio 3, not 1)",
+        "sglang-0.5.13:sglang/srt/server_args.py:2464-2469",
+    ),
+    RuleChange(
+        "0.5.13", "joint_speculative_solve", True,
+        "the ratio-sized pool and its speculative scratch solved together: K = budget // "
+        "(p (1 + D / ratio))",
+        "sglang-0.5.13:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:82-184",
+    ),
+    RuleChange(
+        "0.5.13", "empty_pool_refused", True,
+        "a pool of no slot, or a cap of no request, refused at startup",
+        "sglang-0.5.13:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:165-178, "
+        ":893-905",
+    ),
+    RuleChange(
+        "0.5.13", "kv_log_names_dtype", True,
+        "'KV Cache is allocated. dtype: ...'",
+        "sglang-0.5.13:sglang/srt/mem_cache/memory_pool.py:819",
+    ),
+    RuleChange(
+        "0.5.14", "auto_strategy", "extra_buffer",
+        "--mamba-radix-cache-strategy auto is extra_buffer where the architecture supports it "
+        "and the overlap scheduler runs (else no_buffer, overlap off)",
+        "sglang-0.5.14:sglang/srt/server_args.py:4380-4398",
+    ),
+    RuleChange(
+        "0.5.14", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM"},
+        "Zaya gets the mamba radix cache",
+        "sglang-0.5.14:sglang/srt/server_args.py:4274",
+    ),
+    RuleChange(
+        "0.5.14", "radix_off_archs", frozenset(),
+        "Kimi-Linear keeps the radix cache (ratio 3, not 1)",
+        "sglang-0.5.14:sglang/srt/server_args.py:4142-4143, :4380-4384",
+    ),
+    RuleChange(
+        "0.5.14", "extra_buffer_archs", _EXTRA_BUFFER_0_5_14,
+        "the extra-buffer architectures listed",
+        "sglang-0.5.14:sglang/srt/server_args.py:4338-4353",
+    ),
+    RuleChange(
+        "0.5.14", "no_buffer_asserts_overlap", True,
+        "no_buffer by name asserts --disable-overlap-schedule",
+        "sglang-0.5.14:sglang/srt/server_args.py:4355-4362",
+    ),
+    RuleChange(
+        "0.5.14", "running_flag_capped_by_estimate", False,
+        "--max-running-requests held to half the KV tokens, not to SGLang's estimate",
+        "sglang-0.5.14:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:981-1000",
+    ),
+    RuleChange(
+        "0.5.16", "extra_buffer_archs", _EXTRA_BUFFER_0_5_14 | {"KimiLinearForCausalLM"},
+        "Kimi-Linear supports the extra buffer",
+        "sglang-0.5.16:sglang/srt/arg_groups/overrides.py:1133",
+    ),
+    RuleChange(
+        "0.5.17", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM", "KimiK3ForConditionalGeneration",
+                         "Lfm2MoeForCausalLM"},
+        "Kimi-K3 and LFM2-MoE get the mamba radix cache",
+        "sglang-0.5.17:sglang/srt/arg_groups/overrides.py:1408",
+    ),
+    RuleChange(
+        "0.5.17", "extra_buffer_archs",
+        _EXTRA_BUFFER_0_5_14 | {"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration"},
+        "Kimi-K3 supports the extra buffer",
+        "sglang-0.5.17:sglang/srt/arg_groups/overrides.py:1432",
+    ),
+    RuleChange(
+        "0.5.17", "charges_padding_slot", True,
+        "the padding slot is charged: K = (budget - p) // p, the KV budget rest - (K + 1) p",
+        "sglang-0.5.17:sglang/srt/mem_cache/kv_cache_configurator.py:1816-1982",
+    ),
+    RuleChange(
+        "0.5.18", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM", "KimiK3ForConditionalGeneration",
+                         "Lfm2MoeForCausalLM", "InternS2MobiusForConditionalGeneration"},
+        "InternS2-Mobius gets the mamba radix cache",
+        "sglang-0.5.18:sglang/srt/arg_groups/overrides.py:1495",
+    ),
+    RuleChange(
+        "0.5.18", "multimodal_reserve_mib", 100,
+        "a vision model's runtime cache (SGLANG_VLM_CACHE_SIZE_MB) off the budget",
+        "sglang-0.5.18:sglang/srt/mem_cache/kv_cache_configurator.py:130, :1785",
+    ),
+    RuleChange(
+        "0.5.19", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM", "KimiK3ForConditionalGeneration",
+                         "Lfm2MoeForCausalLM", "InternS2MobiusForConditionalGeneration",
+                         "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                         "Qwen3_5MoeForCausalLM"},
+        "Bailing-V3 and the text-only Qwen3.5 classes get the mamba radix cache",
+        "sglang-0.5.19:sglang/srt/arg_groups/overrides.py:490",
+    ),
+    RuleChange(
+        "0.5.19", "extra_buffer_archs",
+        _EXTRA_BUFFER_0_5_14 | {"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration",
+                                "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                                "Qwen3_5MoeForCausalLM"},
+        "Bailing-V3 and the text-only Qwen3.5 classes support the extra buffer",
+        "sglang-0.5.19:sglang/srt/arg_groups/overrides.py:519",
+    ),
+    RuleChange(
+        "0.5.20", "memory_tiers",
+        ((20 * 1024, 2048, 8, 8), (35 * 1024, 4096, 48, 160), *_TIERS_0_5_10[2:]),
+        "20-35 GiB GPUs: chunked prefill 4096, decode max_bs 48 (160 from tp 4)",
+        "sglang-0.5.20:sglang/srt/arg_groups/memory_hook.py:101-117",
+    ),
+    RuleChange(
+        "0.5.20", "multimodal_prefill_graph_archs",
+        _PREFILL_GRAPH_ARCHS_0_5_19 | {"Glm5NextForConditionalGeneration"},
+        "GLM-5-Next keeps prefill CUDA graphs",
+        "sglang-0.5.20:sglang/srt/configs/model_config.py:2207",
+    ),
+    RuleChange(
+        "0.5.20", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM", "KimiK3ForConditionalGeneration",
+                         "Lfm2MoeForCausalLM", "InternS2MobiusForConditionalGeneration",
+                         "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                         "Qwen3_5MoeForCausalLM", "Glm5NextForConditionalGeneration",
+                         "NemotronH_Omni_Reasoning_V3", "Qwen4ExpForConditionalGeneration"},
+        "GLM-5-Next, NemotronH Omni-V3 and Qwen4-Exp get the mamba radix cache",
+        "sglang-0.5.20:sglang/srt/arg_groups/overrides.py:442",
+    ),
+    RuleChange(
+        "0.5.20", "extra_buffer_archs",
+        _EXTRA_BUFFER_0_5_14 | {"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration",
+                                "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                                "Qwen3_5MoeForCausalLM", "Glm5NextForConditionalGeneration",
+                                "NemotronH_Omni_Reasoning_V3",
+                                "Qwen4ExpForConditionalGeneration"},
+        "GLM-5-Next, NemotronH Omni-V3 and Qwen4-Exp support the extra buffer",
+        "sglang-0.5.20:sglang/srt/arg_groups/overrides.py:474",
+    ),
+    RuleChange(
+        "0.5.21", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM", "KimiK3ForConditionalGeneration",
+                         "Lfm2MoeForCausalLM", "InternS2MobiusForConditionalGeneration",
+                         "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                         "Qwen3_5MoeForCausalLM", "Glm5NextForConditionalGeneration",
+                         "NemotronH_Omni_Reasoning_V3", "Qwen4ExpForConditionalGeneration",
+                         "BailingMoeV3VLForConditionalGeneration"},
+        "Bailing-V3-VL gets the mamba radix cache",
+        "sglang-0.5.21:sglang/srt/arg_groups/overrides.py:345",
+    ),
+    RuleChange(
+        "0.5.21", "extra_buffer_archs",
+        _EXTRA_BUFFER_0_5_14 | {"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration",
+                                "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                                "Qwen3_5MoeForCausalLM", "Glm5NextForConditionalGeneration",
+                                "NemotronH_Omni_Reasoning_V3",
+                                "Qwen4ExpForConditionalGeneration",
+                                "BailingMoeV3VLForConditionalGeneration",
+                                "InklingForConditionalGeneration",
+                                "InklingForConditionalGenerationMTP"},
+        "Bailing-V3-VL and Inkling support the extra buffer",
+        "sglang-0.5.21:sglang/srt/arg_groups/overrides.py:378",
+    ),
+    RuleChange(
+        "0.5.22", "decode_graph_capped_by_running", True,
+        "a default decode CUDA-graph max_bs held to --max-running-requests",
+        "sglang-0.5.22:sglang/srt/arg_groups/memory_hook.py:83, :136-143",
+    ),
+    RuleChange(
+        "0.5.22", "multimodal_prefill_graph_archs",
+        _PREFILL_GRAPH_ARCHS_0_5_19 | {"Glm5NextForConditionalGeneration",
+                                       "Qwen4ExpForConditionalGeneration"},
+        "Qwen4-Exp keeps prefill CUDA graphs",
+        "sglang-0.5.22:sglang/srt/configs/model_config.py:2388",
+    ),
+    RuleChange(
+        "0.5.23", "radix_archs",
+        _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
+                         "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
+                         "ZayaForCausalLM", "KimiK3ForConditionalGeneration",
+                         "Lfm2MoeForCausalLM", "InternS2MobiusForConditionalGeneration",
+                         "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                         "Qwen3_5MoeForCausalLM", "Glm5NextForConditionalGeneration",
+                         "NemotronH_Omni_Reasoning_V3", "Qwen4ExpForConditionalGeneration",
+                         "BailingMoeV3VLForConditionalGeneration",
+                         "MiniCPMV4_7ForConditionalGeneration"},
+        "MiniCPM-V 4.7 gets the mamba radix cache",
+        "sglang-0.5.23:sglang/srt/arg_groups/overrides.py:369",
+    ),
+    RuleChange(
+        "0.5.23", "extra_buffer_archs",
+        _EXTRA_BUFFER_0_5_14 | {"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration",
+                                "BailingMoeV3ForCausalLM", "Qwen3_5ForCausalLM",
+                                "Qwen3_5MoeForCausalLM", "Glm5NextForConditionalGeneration",
+                                "NemotronH_Omni_Reasoning_V3",
+                                "Qwen4ExpForConditionalGeneration",
+                                "BailingMoeV3VLForConditionalGeneration",
+                                "InklingForConditionalGeneration",
+                                "InklingForConditionalGenerationMTP",
+                                "MiniCPMV4_7ForConditionalGeneration"},
+        "MiniCPM-V 4.7 supports the extra buffer",
+        "sglang-0.5.23:sglang/srt/arg_groups/overrides.py:403",
+    ),
+)  # fmt: skip
+
+# The oldest release modelled, and from which release the package models each launch feature
+# (older releases refuse it as not modelled): speculative decoding (EAGLE/NEXTN, topk 1) and the
+# extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
+# default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
+# GPU's attention and page defaults in 0.5.23 only.
+MODELLED: Final = "0.5.10"
+COVERAGE: Final = {
+    "speculative": "0.5.14",
+    "extra_buffer_by_name": "0.5.14",
+    "default_mem_fraction": "0.5.19",
+    "sm100": "0.5.23",
+}
+
+
+def _check_changes() -> None:
+    """Each change names a rule, and the changes are in release order (a mistake here is the
+    package's, caught at import)."""
+    names = {field.name for field in fields(SglangRules)} - {"covered"}
+    order = [parse_version(change.since).release for change in CHANGES]
+    assert all(change.rule in names for change in CHANGES), "unknown rule in CHANGES"
+    assert order == sorted(order), "CHANGES out of release order"
+
+
+_check_changes()
+
+
+@cache
+def sglang_rules(version: ReleaseVersion) -> SglangRules:
+    """The rules of SGLang ``version``: ``BASELINE`` with every change up to it, and the
+    features the package models for it."""
+    rules = BASELINE
+    for change in CHANGES:
+        if parse_version(change.since).release <= version:
+            changed: dict[str, Any] = {change.rule: change.value}
+            rules = replace(rules, **changed)
+    covered = frozenset(
+        feature for feature, since in COVERAGE.items() if parse_version(since).release <= version
+    )
+    return replace(rules, covered=covered)
+
+
+def rule_changes(old: ReleaseVersion, new: ReleaseVersion) -> tuple[RuleChange, ...]:
+    """The changes after ``old`` up to ``new`` (or, where ``new`` is older, those after ``new``
+    up to ``old``), oldest first."""
+    low, high = min(old, new), max(old, new)
+    return tuple(change for change in CHANGES if low < parse_version(change.since).release <= high)
+
+
+@cache
+def _architectures() -> dict[str, tuple[ReleaseVersion, ReleaseVersion]]:
+    data = json.loads(
+        resources.files(__package__).joinpath("sglang-architectures.json").read_text("utf-8")
+    )
+    return {
+        name: (parse_version(first).release, parse_version(last).release)
+        for name, (first, last) in data["architectures"].items()
+    }
+
+
+def served_releases(architecture: str) -> tuple[str, str] | None:
+    """The first and last SGLang release whose model modules name ``architecture`` in an
+    ``EntryClass`` (``None``: none does)."""
+    span = _architectures().get(architecture)
+    return (str(span[0]), str(span[1])) if span is not None else None
