@@ -404,7 +404,13 @@ def test_help_ends_with_worked_examples_and_names_the_modelled_flags(
             "--vllm-version",
         ),
         (
-            ["sglang", "--model-path", "tests/configs/nemotron-nano-9b-v2.json", "--gpu-arch", "sm90"],
+            [
+                "sglang",
+                "--model-path",
+                "tests/configs/nemotron-nano-9b-v2.json",
+                "--gpu-arch",
+                "sm90",
+            ],
             "--gpu-arch",
         ),
     ],
