@@ -40,6 +40,8 @@ if __package__ in (None, ""):  # run as ``python tools/peer_agreement``
 from peer_agreement.class_probe import ACTIVE, Snapshots
 from peer_agreement.compare import Tally, run_repo, state_differences
 from peer_agreement.peer_state import PeerState
+from peer_agreement.release_report import add_parser as add_releases_parser
+from peer_agreement.release_report import command_releases
 from peer_agreement.states import SglangStates, VllmStates, family_of
 from peer_agreement.transformers_configs import generate, generate_pinned
 from peer_agreement.wheels import DOWNLOAD_HINT, find_wheels, open_wheels
@@ -86,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
             help="interpreters with the transformers each server pins installed: the servers "
             "then read every config through their own config classes (config_classes.py)",
         )
+    add_releases_parser(sub)
     return parser
 
 
@@ -411,6 +414,8 @@ def command_peers(arguments: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
+    if arguments.command == "releases":
+        return command_releases(arguments)
     if not arguments.wheels:
         print(f"peer_agreement: give --wheels ({DOWNLOAD_HINT})", file=sys.stderr)
         return 2

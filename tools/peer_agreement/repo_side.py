@@ -2,7 +2,8 @@
 ``sys.path`` (so the checkout under test is what is imported, never the oracle's fake torch).
 
 Reads jobs as JSON lines on stdin, writes one JSON line per job on stdout. A job is
-``{"kind": "state", "config": PATH, "tp": N, "spec": N, "layout": "vllm"|"sglang"}`` or
+``{"kind": "state", "config": PATH, "tp": N, "spec": N, "layout": "vllm"|"sglang"}`` (with
+optional ``"version"`` and ``"view"``, passed to ``ssm_state`` where given) or
 ``{"kind": "reservation", "server": "vllm"|"sglang", "config": PATH, "arguments": {...}}``.
 
 A state answer is normalised from either shape of ``decode_ring.models``:
@@ -79,12 +80,14 @@ def answer(job: dict[str, Any]) -> dict[str, Any]:
     if job["kind"] == "state":
         from decode_ring.models import ssm_state
 
+        optional = {key: job[key] for key in ("version", "view") if key in job}
         try:
             state = ssm_state(
                 job["config"],
                 tp_size=job["tp"],
                 layout=job["layout"],
                 speculative_tokens=job["spec"],
+                **optional,
             )
         except Exception as error:
             return _refusal(error)

@@ -1,0 +1,610 @@
+"""What one vLLM release reserves for a hybrid model, from that release's own code.
+
+``ReleaseVllm(version).case(config, tp=..., spec=..., prefix_caching=..., budget=...)`` runs,
+in the order the server runs them, the release's own (each found in its own tree,
+``release_tree.ReleaseTree.defining``):
+
+1. the registry: an architecture the release does not register is refused;
+2. the model class's ``get_mamba_state_shape_from_config`` / ``..._dtype_from_config`` (the
+   model view of the state), from the file its registry names, bases followed;
+3. ``VllmConfig.try_verify_and_update_config``'s hooks: ``MODELS_CONFIG_MAP[arch]`` and, for a
+   hybrid, ``HybridAttentionMambaModelConfig.verify_and_update_config``
+   (``vllm/model_executor/models/config.py``; the block alignment itself up to 0.19.x); then,
+   where the release has it, ``Platform.update_block_size_for_backend`` (0.18 onward; from 0.20
+   its ``_align_hybrid_block_size`` aligns);
+4. the layers' specs: ``FullAttentionSpec`` / ``MLAAttentionSpec`` per attention layer and
+   ``MambaBase.get_kv_cache_spec`` per recurrent layer (its speculative check included), run on
+   a stand-in layer whose ``get_state_shape`` / ``get_state_dtype`` answer the model view;
+5. ``get_kv_cache_configs`` (``get_kv_cache_config`` in 0.10.2) with the budget, and
+   ``get_max_concurrency_for_kv_cache_config``.
+
+Mirrored (the model is not built), each cited where it is made: the recurrent and attention
+layer indices per family, MLA's head geometry, the auto model dtype, 0.10.2-0.11.0's spec
+construction in ``GPUModelRunner.get_kv_cache_spec``, the attention backend (FlashAttention
+``MultipleOf(16)``, FlashMLA ``[64]``) on an SM90 GPU. The layer view of the state (what the
+layer's own ``get_state_shape`` allocates) is not run here (``states.py`` runs it for 0.33.0).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import traceback
+from collections.abc import Mapping
+from types import SimpleNamespace as NS
+from typing import Any
+
+from .release_code import TORCH, ReleaseCode
+from .release_tree import ReleaseTree
+from .states import config_view
+
+__all__ = ["ReleaseVllm"]
+
+SHAPE = "get_mamba_state_shape_from_config"
+DTYPE = "get_mamba_state_dtype_from_config"
+# The backend enum members sizing code names (vllm/v1/attention/backends/registry.py).
+MAMBA_TYPES = NS(
+    MAMBA1="mamba1",
+    MAMBA2="mamba2",
+    SHORT_CONV="short_conv",
+    LINEAR="linear_attention",
+    GDN_ATTN="gdn_attention",
+    KDA="kda",
+)
+
+
+PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
+
+
+class OracleGap(Exception):
+    """The oracle could not run a step of the release (not the release refusing)."""
+
+
+class ReleaseVllm:
+    """One release's sizing code, loaded once (see the module docstring)."""
+
+    def __init__(self, version: str) -> None:
+        self.tree = ReleaseTree(version)
+        self.version = version
+        self.code = ReleaseCode(self.tree)
+        ns = self.code.ns
+        ns["MambaAttentionBackendEnum"] = MAMBA_TYPES
+        ns["AttentionBackendEnum"] = NS(CUTLASS_MLA="CUTLASS_MLA", FLASHINFER="FLASHINFER")
+        ns["CUDAGraphMode"] = NS(FULL_AND_PIECEWISE="FULL_AND_PIECEWISE", NONE="NONE")
+        ns["current_platform"] = NS(
+            is_device_capability=lambda c: False,
+            is_device_capability_family=lambda c: False,
+            has_device_capability=lambda c: True,
+            is_cuda=lambda: True,
+            # CudaPlatform adds no spec of its own (Platform.register_custom_kv_cache_specs).
+            register_custom_kv_cache_specs=lambda vc: None,
+        )
+        # vllm/config/cache.py: no handler for the "auto" KV dtype (0.33.0's table).
+        ns["get_kv_cache_dtype_handler"] = lambda name: None
+        # vllm/envs.py with nothing set: the variables sizing code reads, at their defaults.
+        ns["envs"] = NS(
+            VLLM_USE_V1=True, VLLM_ATTENTION_BACKEND=None, VLLM_SSM_CONV_STATE_LAYOUT=None
+        )
+        ns["CacheConfig"] = NS(DEFAULT_BLOCK_SIZE=16)
+        ns["set_current_vllm_config"] = lambda vc: _null()
+        # No layer is built: the forward context's layers (0.18-0.19's backend lookup) are none.
+        ns["get_layers_from_vllm_config"] = lambda *args, **kwargs: {}
+        self.loaded: dict[str, str] = {}
+        for concern, name in (
+            ("specs", "MambaSpec"),
+            ("groups", "_get_kv_cache_groups_uniform_page_size"),
+            ("configs", "get_kv_cache_configs"),
+            ("config", "get_kv_cache_config"),
+            ("concurrency", "get_max_concurrency_for_kv_cache_config"),
+            ("calculators", "MambaStateShapeCalculator"),
+            ("spec_registry", "KVCacheSpecRegistry"),
+        ):
+            where = self.tree.defining(name)
+            if where is not None:
+                self.loaded[concern] = where
+        # Every file holding a concern's definitions runs whole (its classes and functions),
+        # kv_cache_utils.py before the planning module that may import from it.
+        order = ("spec_registry", "specs", "calculators", "concurrency", "groups", "configs")
+        files = [self.loaded[c] for c in order if c in self.loaded]
+        for where in dict.fromkeys(files):
+            self.code.load(where)
+        if self.tree.has("vllm/v1/core/kv_cache_utils.py"):
+            self.code.load("vllm/v1/core/kv_cache_utils.py")
+        self._spec_registration()
+        self._hooks()
+        self._platform()
+        self._mamba_base()
+
+    # -- the release's pieces ---------------------------------------------------------------
+
+    def _spec_registration(self) -> None:
+        """From 0.23, groups are formed through ``KVCacheSpecRegistry``, filled by
+        ``register_all_kvcache_specs`` (``vllm/v1/core/single_type_kv_cache_manager.py``), run
+        from the release; the managers it pairs with each spec are not used in sizing and
+        stand in as bare classes."""
+        relative = self.tree.defining("register_all_kvcache_specs")
+        if relative is None:
+            return
+        node = next(
+            n
+            for n in ast.parse(self.tree.path(relative).read_text(encoding="utf-8")).body
+            if isinstance(n, ast.FunctionDef) and n.name == "register_all_kvcache_specs"
+        )
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+            if name.endswith("Manager") and name not in self.code.ns:
+                self.code.ns[name] = type(name, (), {})
+        self.code.load(relative, ["register_all_kvcache_specs"])
+
+    def _hooks(self) -> None:
+        relative = "vllm/model_executor/models/config.py"
+        self.hooks_file = relative if self.tree.has(relative) else None
+        self.hook_map: dict[str, str] = {}
+        if self.hooks_file is None:
+            return
+        self.code.load(relative)
+        for node in ast.parse(self.tree.path(relative).read_text(encoding="utf-8")).body:
+            target = getattr(node, "target", None) or (
+                node.targets[0] if isinstance(node, ast.Assign) else None
+            )
+            value = getattr(node, "value", None)
+            if getattr(target, "id", None) == "MODELS_CONFIG_MAP" and isinstance(value, ast.Dict):
+                for key, item in zip(value.keys, value.values, strict=True):
+                    if isinstance(key, ast.Constant):
+                        self.hook_map[key.value] = ast.unparse(item)
+
+    def _platform(self) -> None:
+        relative = self.tree.defining("Platform", method="update_block_size_for_backend")
+        self.platform_file = relative
+        self.platform: Any = None
+        if relative is None:
+            return
+        node = self.tree.class_node(relative, "Platform")
+        assert node is not None
+        methods = [item.name for item in node.body if isinstance(item, ast.FunctionDef)]
+        self.platform = self.code.class_with(relative, "Platform", methods, "ReleasePlatform")
+        if "is_device_capability" not in methods:
+            self.platform.is_device_capability = classmethod(lambda cls, c: False)
+
+    def _mamba_base(self) -> None:
+        relative = self.tree.defining("MambaBase", method="get_kv_cache_spec")
+        self.mamba_base_file = relative
+        self.mamba_base: Any = None
+        if relative is not None:
+            node = self.tree.class_node(relative, "MambaBase")
+            assert node is not None
+            names = [i.name for i in node.body if isinstance(i, ast.FunctionDef)]
+            self.code.load(
+                relative, [n for n in _top_names(self.tree, relative) if n != "MambaBase"]
+            )
+            self.mamba_base = self.code.class_with(relative, "MambaBase", names, "ReleaseMambaBase")
+
+    def _model_class(self, file: str, cls: str) -> Any:
+        """The model class's state classmethods (and its other class/static methods they
+        call), from the class of the release's file that defines each, bases followed."""
+        owners = {method: self.tree.method_owner(file, cls, method) for method in (SHAPE, DTYPE)}
+        if owners[SHAPE] is None or owners[DTYPE] is None:
+            return None
+        self.code.load(owners[SHAPE][0], _functions(self.tree, owners[SHAPE][0]))
+        methods: dict[str, Any] = {}
+        for owner_file, owner_cls in {owners[SHAPE], owners[DTYPE]}:  # type: ignore[misc]
+            node = self.tree.class_node(owner_file, owner_cls)
+            assert node is not None
+            names = [
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef)
+                and any(
+                    ast.unparse(d) in ("classmethod", "staticmethod") for d in item.decorator_list
+                )
+            ]
+            self.code.load(owner_file, _functions(self.tree, owner_file))
+            made = self.code.class_with(owner_file, owner_cls, names, f"Model_{owner_cls}")
+            methods.update({n: made.__dict__[n] for n in names})
+        return type("ReleaseModel", (), methods)
+
+    def _supports_prefix_caching(self, file: str, cls: str) -> bool:
+        """Whether the registered class derives from ``SupportsMambaPrefixCaching`` (its bases
+        in the release's file, what ``ModelConfig.supports_mamba_prefix_caching`` reads)."""
+        node = self.tree.class_node(file, cls)
+        return node is not None and any(
+            "SupportsMambaPrefixCaching" in ast.unparse(base) for base in node.bases
+        )
+
+    # -- one case ------------------------------------------------------------------------------
+
+    def case(
+        self,
+        mapping: Mapping[str, Any],
+        *,
+        tp: int,
+        spec: int,
+        prefix_caching: bool,
+        budget: int,
+        max_model_len: int,
+    ) -> dict[str, Any]:
+        """The release's answer for one case: ``state`` (the model view) and the reservation's
+        fields, or ``refusal`` (the release's own), or ``oracle_gap``."""
+        self.code.log.lines.clear()
+        try:
+            return self._case(mapping, tp, spec, prefix_caching, budget, max_model_len)
+        except OracleGap as gap:
+            return {"oracle_gap": str(gap)}
+        except (ValueError, AssertionError, NotImplementedError, ZeroDivisionError) as error:
+            return {"refusal": f"{type(error).__name__}: {error}", "where": _where(error)}
+        except Exception as error:
+            return {"oracle_gap": f"{type(error).__name__}: {error}", "where": _where(error)}
+
+    def _case(
+        self,
+        mapping: Mapping[str, Any],
+        tp: int,
+        spec: int,
+        prefix_caching: bool,
+        budget: int,
+        max_model_len: int,
+    ) -> dict[str, Any]:
+        arch = (mapping.get("architectures") or [None])[0]
+        entry = self.tree.registry.get(arch)
+        if entry is None:
+            return {
+                "refusal": f"vLLM {self.version} does not register {arch}",
+                "where": self.tree.cite("vllm/model_executor/models/registry.py"),
+            }
+        file = self.tree.model_file(entry[0])
+        model = self._model_class(file, entry[1]) if self.tree.has(file) else None
+        if model is None:
+            return {"refusal": f"{arch}: no recurrent state classmethods in vLLM {self.version}"}
+        hf = config_view(mapping)
+        text = getattr(hf, "text_config", None) or hf
+        heads = getattr(text, "num_attention_heads", None)
+        if isinstance(heads, int) and heads % tp:
+            # ModelConfig.verify_with_parallel_config, mirrored (the model is not built).
+            where = self.tree.defining("ModelConfig", method="verify_with_parallel_config")
+            return {
+                "refusal": f"Total number of attention heads ({heads}) must be divisible by "
+                f"tensor parallel size ({tp}).",
+                "where": self.tree.cite(where, "ModelConfig.verify_with_parallel_config")
+                if where
+                else "",
+            }
+        family = str(getattr(text, "model_type", None) or getattr(hf, "model_type", ""))
+        recurrent, attention, mamba_type = layers_of(family, text)
+        use_mla = getattr(text, "kv_lora_rank", None) is not None
+        vc = self._vllm_config(hf, text, arch, tp, spec, prefix_caching, max_model_len, family)
+        vc.model_config.supports_mamba_prefix_caching = self._supports_prefix_caching(
+            file, entry[1]
+        )
+        # The current config (vllm/config/vllm.py's context), as the spec registry reads it.
+        self.code.ns["get_current_vllm_config_or_none"] = lambda: vc
+        self.code.ns["get_current_vllm_config"] = lambda: vc
+        # ModelRegistry.resolve_model_cls, as the hooks call it: the class being sized.
+        self.code.ns["ModelRegistry"] = NS(
+            resolve_model_cls=lambda *a, **k: (model, arch), _normalize_arch=lambda a, *r: a
+        )
+        cache = vc.cache_config
+        # VllmConfig.try_verify_and_update_config: the architecture's own hook first (dtype
+        # defaults such as NemotronH's and Qwen3.5's), then the hybrid hook.
+        hook = self.hook_map.get(arch)
+        if hook is not None and hook in self.code.ns:
+            self.code.ns[hook].verify_and_update_config(vc)
+        shapes = [tuple(s) for s in model.get_mamba_state_shape_from_config(vc)]
+        dtypes = list(model.get_mamba_state_dtype_from_config(vc))
+        state = {
+            "shapes": [list(s) for s in shapes],
+            "dtypes": [d.name for d in dtypes],
+            "bytes": sum(math.prod(s) * d.itemsize for s, d in zip(shapes, dtypes, strict=True)),
+        }
+        if vc.model_config.is_hybrid:
+            self.code.ns["HybridAttentionMambaModelConfig"].verify_and_update_config(vc)
+        if cache.block_size is None:
+            cache.block_size = 16  # CudaPlatformBase.check_and_update_config: 16 when unset
+        if self.platform is not None:
+            self._update_block_size(vc, use_mla)
+        kv_dtype = vc.model_config.dtype
+        specs: dict[str, Any] = {}
+        kv = self.code.ns
+        for index in attention:
+            specs[f"model.layers.{index}.attn"] = _make(
+                kv["MLAAttentionSpec" if use_mla else "FullAttentionSpec"],
+                block_size=cache.block_size,
+                num_kv_heads=1 if use_mla else max(1, _kv_heads(text) // tp),
+                head_size=_head_size(text, use_mla),
+                head_size_v=_head_size(text, use_mla),
+                dtype=kv_dtype,
+                use_mla=use_mla,
+                cache_dtype_str="auto",
+            )
+        mamba_spec = self._mamba_spec(vc, shapes, dtypes, mamba_type, spec, prefix_caching)
+        for index in recurrent:
+            specs[f"model.layers.{index}.mixer"] = mamba_spec
+        ordered = dict(sorted(specs.items(), key=lambda item: int(item[0].split(".")[2])))
+        if "get_global_kv_cache_groups" in kv:
+            # 0.33: EngineCore._initialize_kv_caches forms the groups once, then plans
+            # (vllm-0.33.0:vllm/v1/engine/core.py:292-323).
+            global_groups = kv["get_global_kv_cache_groups"](vc, [ordered])
+            kv_config = kv["get_kv_cache_configs"](vc, [ordered], [budget], global_groups)[0]
+        elif "get_kv_cache_configs" in kv:
+            kv_config = kv["get_kv_cache_configs"](vc, [ordered], [budget])[0]
+        else:
+            kv_config = kv["get_kv_cache_config"](vc, ordered, budget)
+        groups = kv_config.kv_cache_groups
+        mamba_groups = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
+        attention_groups = [g for g in groups if g not in mamba_groups]
+        page = mamba_groups[0].kv_cache_spec if mamba_groups else mamba_spec
+        block = (
+            attention_groups[0].kv_cache_spec.block_size if attention_groups else cache.block_size
+        )
+        return {
+            "state": state,
+            "block_size": block,
+            "state_page_bytes": page.real_page_size_bytes
+            if hasattr(page, "real_page_size_bytes")
+            else None,
+            "state_page_bytes_padded": page.page_size_bytes,
+            "group_size": max(len(g.layer_names) for g in groups),
+            "state_groups": len(mamba_groups),
+            "attention_groups": len(attention_groups),
+            "planned_blocks_per_request": math.ceil(
+                page.max_memory_usage_bytes(vc) / page.page_size_bytes
+            ),
+            "num_blocks": kv_config.num_blocks,
+            "max_concurrency": kv["get_max_concurrency_for_kv_cache_config"](vc, kv_config),
+            "mamba_cache_mode": getattr(cache, "mamba_cache_mode", None),
+            "enable_prefix_caching": cache.enable_prefix_caching,
+        }
+
+    def _vllm_config(
+        self,
+        hf: Any,
+        text: Any,
+        arch: str,
+        tp: int,
+        spec: int,
+        prefix_caching: bool,
+        max_model_len: int,
+        family: str,
+    ) -> Any:
+        dtype = _model_dtype(hf, text)
+        model_config = NS(
+            dtype=dtype,
+            max_model_len=max_model_len,
+            original_max_model_len=max_model_len,
+            use_mla=getattr(text, "kv_lora_rank", None) is not None,
+            architecture=arch,
+            architectures=[arch],
+            hf_config=hf,
+            hf_text_config=text,
+            # IsHybrid: every family here but the pure Mamba ones (their model classes' bases).
+            is_hybrid=family not in PURE_MAMBA,
+            is_attention_free=family in PURE_MAMBA,
+            model=arch,
+            runner_type="generate",
+            convert_type="none",
+            supports_mamba_prefix_caching=True,
+            get_mamba_chunk_size=lambda: getattr(
+                text, "mamba_chunk_size", getattr(text, "chunk_size", None)
+            ),
+            get_num_kv_heads=lambda parallel: max(1, _kv_heads(text) // tp),
+            get_head_size=lambda: _head_size(text, getattr(text, "kv_lora_rank", None) is not None),
+        )
+        newer = self.platform is not None
+        cache_config = NS(
+            block_size=16 if newer else None,
+            user_specified_block_size=False,
+            cache_dtype="auto",
+            mamba_page_size_padded=None,
+            mamba_cache_dtype="auto",
+            mamba_ssm_cache_dtype="auto",
+            enable_prefix_caching=prefix_caching,
+            mamba_block_size=None,
+            user_specified_mamba_block_size=False,
+            mamba_cache_mode="none",
+            calculate_kv_scales=False,
+            num_gpu_blocks_override=None,
+            kv_cache_memory_bytes=None,
+            kv_cache_dtype_skip_layers=None,
+            use_replayssm=False,
+            use_kda_recoverssm=False,
+            kv_sharing_fast_prefill=False,
+            kv_cache_layout=None,
+        )
+        # CacheConfig.get_resolved_kv_cache_layout: the NHD default, not block-outermost.
+        cache_config.get_resolved_kv_cache_layout = lambda: NS(is_block_outermost=False)
+        speculative = NS(num_speculative_tokens=spec, method="mtp") if spec else None
+        made = NS(
+            model_config=model_config,
+            cache_config=cache_config,
+            parallel_config=NS(
+                tensor_parallel_size=tp,
+                pipeline_parallel_size=1,
+                decode_context_parallel_size=1,
+                prefill_context_parallel_size=1,
+                data_parallel_size=1,
+            ),
+            compilation_config=NS(cudagraph_mode=None),
+            attention_config=NS(backend=None),
+            scheduler_config=NS(
+                disable_hybrid_kv_cache_manager=False,
+                enable_chunked_prefill=True,
+                max_num_seqs=256,
+                max_num_batched_tokens=8192,
+            ),
+            speculative_config=speculative,
+            num_speculative_tokens=spec,
+            num_prefill_lookahead_tokens=spec,
+            kv_transfer_config=None,
+            additional_config={},
+        )
+
+        def with_hf_config(hf_config: Any, architectures: Any = None) -> Any:
+            # VllmConfig.with_hf_config: a copy whose model config holds hf_config.
+            copied = NS(**vars(made))
+            copied.model_config = NS(**{**vars(model_config), "hf_config": hf_config})
+            return copied
+
+        made.with_hf_config = with_hf_config
+        return made
+
+    def _update_block_size(self, vc: Any, use_mla: bool) -> None:
+        """``Platform.update_block_size_for_backend`` with one attention backend: FlashMLA
+        (``[64]``) for MLA, else FlashAttention (``[MultipleOf(16)]``) on SM90."""
+        multiple_of = self.code.ns["MultipleOf"]
+        sizes = [64] if use_mla else [multiple_of(16)]
+        backend = NS(
+            get_supported_kernel_block_sizes=lambda *a: list(sizes),
+            get_name=lambda: "FLASHMLA" if use_mla else "FLASH_ATTN",
+            get_preferred_block_size=lambda default=16, *a: default,
+            is_ssm=lambda: False,
+            customize_spec=lambda spec: spec,
+            supports_block_size=lambda size: size % (64 if use_mla else 16) == 0,
+        )
+        platform = self.platform
+        platform._find_non_ssm_backend = classmethod(lambda cls, vc: backend)
+        platform._find_non_ssm_backends = classmethod(lambda cls, vc: [backend])
+        platform.update_block_size_for_backend(vc)
+
+    def _mamba_spec(
+        self,
+        vc: Any,
+        shapes: list[tuple[int, ...]],
+        dtypes: list[Any],
+        mamba_type: str,
+        spec: int,
+        prefix_caching: bool,
+    ) -> Any:
+        """``MambaBase.get_kv_cache_spec`` of the release on a stand-in layer answering the
+        model view; before the release had it (0.10.2, 0.11.0), ``GPUModelRunner
+        .get_kv_cache_spec``'s construction, mirrored (vllm-0.11.0:vllm/v1/worker/
+        gpu_model_runner.py:4112-4140: its speculative and prefix-caching checks, a block of
+        ``max_model_len``)."""
+        if self.mamba_base is not None:
+            layer = NS(
+                get_state_shape=lambda: tuple(shapes),
+                get_state_dtype=lambda: tuple(dtypes),
+                mamba_type=mamba_type,
+                is_kv_cache_tp_replicated=False,
+                get_prefill_checkpoint_alignment=lambda: None,
+                num_prefill_checkpoint_blocks=0,
+            )
+            return self.mamba_base.get_kv_cache_spec(layer, vc)
+        if spec and vc.model_config.hf_config.model_type not in ["qwen3_next"]:
+            raise NotImplementedError("Mamba with speculative decoding is not supported yet.")
+        if vc.cache_config.enable_prefix_caching:
+            raise NotImplementedError("Prefix caching is not supported for Mamba yet.")
+        return _make(
+            self.code.ns["MambaSpec"],
+            shapes=tuple(shapes),
+            dtypes=tuple(dtypes),
+            block_size=vc.model_config.max_model_len,
+            page_size_padded=vc.cache_config.mamba_page_size_padded,
+            mamba_type=mamba_type,
+            num_speculative_blocks=spec,
+        )
+
+
+# -- mirrored per family -----------------------------------------------------------------------
+
+
+def layers_of(family: str, text: Any) -> tuple[list[int], list[int], str]:
+    """(recurrent layer indices, attention layer indices, the layers' ``mamba_type``) as each
+    family's decoder builds them, mirrored from the model files (vllm-0.33.0 paths cited; the
+    layer plans have not changed since the families were added)."""
+    n = int(getattr(text, "num_hidden_layers", 0) or 0)
+    if family in ("mamba", "falcon_mamba"):
+        return list(range(n)), [], "mamba1"
+    if family == "mamba2":
+        return list(range(n)), [], "mamba2"
+    if family == "falcon_h1":  # falcon_h1.py: every layer holds attention and Mamba-2
+        return list(range(n)), list(range(n)), "mamba2"
+    if family == "granitemoehybrid":
+        kinds = list(text.layer_types)
+        # "mamba" (as released), or "linear_attention" after config_view's legacy remap.
+        rec = [i for i, k in enumerate(kinds) if k in ("mamba", "linear_attention")]
+        return rec, [i for i in range(len(kinds)) if i not in rec], "mamba2"
+    if family == "jamba":
+        period, offset = text.attn_layer_period, text.attn_layer_offset
+        att = [i for i in range(n) if i % period == offset]
+        return [i for i in range(n) if i not in att], att, "mamba1"
+    if family in ("nemotron_h", "nemotron_h_puzzle"):
+        pattern = text.hybrid_override_pattern
+        rec = [i for i, c in enumerate(pattern) if c == "M"]
+        return rec, [i for i, c in enumerate(pattern) if c == "*"], "mamba2"
+    if family == "zamba2":  # zamba2.py: a Mamba-2 mixer in every layer, attention in "hybrid"
+        kinds = list(text.layers_block_type)
+        return list(range(len(kinds))), [i for i, k in enumerate(kinds) if k == "hybrid"], "mamba2"
+    if family in ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"):
+        kinds = getattr(text, "layer_types", None) or [
+            "full_attention" if (i + 1) % text.full_attention_interval == 0 else "linear_attention"
+            for i in range(n)
+        ]
+        rec = [i for i, k in enumerate(kinds) if k == "linear_attention"]
+        return rec, [i for i in range(n) if i not in rec], "gdn_attention"
+    if family in ("kimi_linear", "kimi_k3_text", "kimi_k3"):
+        kda = {i - 1 for i in text.linear_attn_config["kda_layers"]}
+        return sorted(kda), [i for i in range(n) if i not in kda], "kda"
+    if family == "minimax_m1":  # attn_type_list: 0 linear attention, 1 softmax attention
+        kinds = list(text.attn_type_list)
+        rec = [i for i, k in enumerate(kinds) if k == 0]
+        return rec, [i for i, k in enumerate(kinds) if k == 1], "linear_attention"
+    raise OracleGap(f"no layer plan mirrored for family {family!r}")
+
+
+def _kv_heads(text: Any) -> int:
+    heads = getattr(text, "num_key_value_heads", None)
+    return int(heads if heads is not None else text.num_attention_heads)
+
+
+def _head_size(text: Any, use_mla: bool) -> int:
+    if use_mla:
+        return int(text.kv_lora_rank + text.qk_rope_head_dim)
+    for name in ("head_dim", "attention_head_dim"):
+        value = getattr(text, name, None)
+        if value:
+            return int(value)
+    return int(text.hidden_size // text.num_attention_heads)
+
+
+def _model_dtype(hf: Any, text: Any) -> Any:
+    """``--dtype auto``: the config's dtype, float32 served as bfloat16 on SM90
+    (``_get_and_verify_dtype``, mirrored)."""
+    name = getattr(text, "torch_dtype", None) or getattr(hf, "torch_dtype", None)
+    name = name or getattr(text, "dtype", None) or getattr(hf, "dtype", None) or "bfloat16"
+    return TORCH.float16 if name == "float16" else TORCH.bfloat16
+
+
+def _make(cls: Any, **kwargs: Any) -> Any:
+    """A spec dataclass of the release built from the fields it has."""
+    names = {f.name for f in __import__("dataclasses").fields(cls)}
+    return cls(**{k: v for k, v in kwargs.items() if k in names})
+
+
+def _functions(tree: ReleaseTree, relative: str) -> list[str]:
+    return [
+        node.name
+        for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+    ]
+
+
+def _top_names(tree: ReleaseTree, relative: str) -> list[str]:
+    return [
+        node.name
+        for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    ]
+
+
+def _where(error: BaseException) -> str:
+    """The release frame nearest the raise, as ``vllm-X.Y.Z:path:line``."""
+    frames = [
+        f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("vllm-")
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
