@@ -602,7 +602,7 @@ def test_wrappers_and_removed_families() -> None:
     )
     error = refused(
         {"model_type": "w", "llm_config": {"model_type": "plamo2"}},
-        "field 'model_type': vLLM removed Plamo2 in version 0.26.0; SGLang 0.5.23 has no Plamo2 "
+        "field 'model_type': vLLM served Plamo2 until version 0.26.0; SGLang 0.5.23 has no Plamo2 "
         "('plamo2': vllm/model_executor/models/registry.py:841-895)",
     )
     assert fields_of(error) == (None, "plamo2", "model_type")
@@ -629,7 +629,7 @@ def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
     path.write_text(json.dumps({"model_type": "bamba", "num_hidden_layers": 2}))
     error = refused(
         path,
-        f"{str(path)!a}: field 'model_type': vLLM removed Bamba in version 0.23.0; SGLang 0.5.23 "
+        f"{str(path)!a}: field 'model_type': vLLM served Bamba until version 0.23.0; SGLang 0.5.23 "
         "has no Bamba ('bamba': vllm/model_executor/models/registry.py:841-895)",
     )
     assert error.path == str(path)
@@ -695,17 +695,17 @@ def test_removed_families_are_refused_as_removed(
     with pytest.raises(ModelConfigError) as caught:
         ssm_state(fields, layout=layout)
     assert str(caught.value) == (
-        f"field 'model_type': vLLM removed {name} in version {version}; SGLang 0.5.23 has no "
+        f"field 'model_type': vLLM served {name} until version {version}; SGLang 0.5.23 has no "
         f"{name} ('{model_type}': vllm/model_executor/models/registry.py:841-895)"
     )
     assert (caught.value.field, caught.value.family) == ("model_type", model_type)
     wrapped = {"model_type": "vl", "text_config": fields}
-    assert "vLLM removed" in refusal(wrapped, layout=layout)
+    assert "vLLM served" in refusal(wrapped, layout=layout)
 
 
 def test_minimax_m1_is_refused_as_removed_not_for_its_layernorm_fields() -> None:
     message = refusal(CONFIGS / "minimax-m1.json")
-    assert "vLLM removed MiniMax-M1 in version 0.23.0" in message
+    assert "vLLM served MiniMax-M1 until version 0.23.0" in message
     assert "layernorm" not in message
 
 

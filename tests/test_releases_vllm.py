@@ -516,3 +516,31 @@ def test_state_names_the_release_beside_the_layout(capsys: pytest.CaptureFixture
     assert status == 0
     assert out.splitlines()[0].endswith("vllm layout (vLLM 0.13.0)")
     assert "ssm state" in out and "float16" in out
+
+
+def test_align_mode_refuses_speculative_decoding_in_0_15_and_0_16() -> None:
+    # vllm-0.15.0:vllm/model_executor/models/config.py:357 asserts it; 0.17.0 takes it.
+    for version in ("0.15.0", "0.16.0"):
+        with pytest.raises(ServerArgumentError, match="mamba_cache_mode 'align'") as raised:
+            vllm_reservation(
+                QWEN3_NEXT, version=version, num_speculative_tokens=2, enable_prefix_caching=True
+            )
+        assert raised.value.server_refusal == (
+            "AssertionError: Mamba cache mode 'align' is currently not compatible with "
+            "speculative decoding."
+        )
+    later = vllm_reservation(
+        QWEN3_NEXT, version="0.17.0", num_speculative_tokens=2, enable_prefix_caching=True
+    )
+    assert later.mamba_cache_mode == "align"
+
+
+def test_a_family_vllm_removed_is_not_modelled_where_it_was_still_served() -> None:
+    # vllm-0.23.0:vllm/model_executor/models/registry.py:167 registers MiniMaxM1ForCausalLM;
+    # 0.24.0 lists it in _PREVIOUSLY_SUPPORTED_MODELS with "0.23.0".
+    from decode_ring.models import NotModelledError
+
+    with pytest.raises(NotModelledError, match=r"vLLM 0\.23\.0 serves MiniMax-M1"):
+        ssm_state(CONFIGS / "minimax-m1.json", version="0.23.0")
+    with pytest.raises(ModelConfigError, match=r"vLLM served MiniMax-M1 until version 0\.23\.0"):
+        ssm_state(CONFIGS / "minimax-m1.json", version="0.24.0")

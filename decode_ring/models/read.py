@@ -28,7 +28,7 @@ from .dtypes import (
     VllmSsmHook,
     dtype_argument,
 )
-from .errors import ModelConfigError, refuse_argument
+from .errors import ModelConfigError, NotModelledError, refuse_argument
 from .families import FAMILIES, REGISTRY, REMOVED, WRAPPED, Family, Geometry, Parsed
 from .fields import MAX_FIELD, Fields
 from .kinds import KINDS
@@ -101,6 +101,8 @@ def ssm_state(
         else None
     )
     loaded = load(config)
+    if vllm is not None and release is not None:
+        _served_then(loaded, release)
     read = _read(loaded, layout)
     if read is None:
         plain = _plain(loaded, layout, tp, spec, (conv_override, ssm_override))
@@ -295,13 +297,36 @@ def _flat_fields(root: Mapping[str, Any], wrapper: str, expected: str, path: str
     )
 
 
+def _served_then(loaded: LoadedConfig, release: ResolvedRelease) -> None:
+    """Refuse, as not modelled, a family vLLM has since removed at a release that still serves
+    it (``REMOVED`` names the last release that did)."""
+    root = loaded.mapping
+    texts = [root.get(key) for key in WRAPPERS]
+    types = [root.get("model_type")] + [
+        t.get("model_type") for t in texts if isinstance(t, Mapping)
+    ]
+    for model_type in types:
+        if not isinstance(model_type, str) or model_type not in REMOVED:
+            continue
+        name, last = REMOVED[model_type]
+        if release.version <= parse_version(last).release:
+            where = f"{loaded.path!a}: " if loaded.path is not None else ""
+            raise NotModelledError(
+                f"{where}field 'model_type': {release.release} serves {name} (vLLM served it "
+                f"until {last}); the package does not model its state",
+                path=loaded.path,
+                family=model_type,
+                field="model_type",
+            )
+
+
 def _removed(model_type: str, path: str | None) -> None:
     if model_type not in REMOVED:
         return
     name, version = REMOVED[model_type]
     where = f"{path!a}: " if path is not None else ""
     raise ModelConfigError(
-        f"{where}field 'model_type': vLLM removed {name} in version {version}; {SGLANG} has "
+        f"{where}field 'model_type': vLLM served {name} until version {version}; {SGLANG} has "
         f"no {name} ({model_type!a}: vllm/model_executor/models/registry.py:841-895)",
         path=path,
         family=model_type,

@@ -55,7 +55,8 @@ class VllmRules:
     (only ``SupportsMambaPrefixCaching`` models have it, chunk-aligned), ``"modes"`` (the
     ``mamba_cache_mode`` of ``all``/``align``/``none``); ``hybrid_prefix_caching_default`` and
     ``attention_free_prefix_caching_default``, the defaults; ``all_mode_families``, the families
-    prefix caching puts in the ``all`` mode (the rest: ``align``).
+    prefix caching puts in the ``all`` mode (the rest: ``align``); ``align_refuses_speculative``,
+    whether the ``align`` mode refuses speculative decoding.
 
     The block (``_align_hybrid_block_size``): ``block_size_aligns``, whether a ``--block-size``
     is the alignment granularity (before 0.20 the aligned block replaces a smaller one only);
@@ -87,6 +88,7 @@ class VllmRules:
     hybrid_prefix_caching_default: bool
     attention_free_prefix_caching_default: bool
     all_mode_families: frozenset[str]
+    align_refuses_speculative: bool
     block_size_aligns: bool
     mla_min_block: int | None
     blackwell_head256_block: int | None
@@ -159,6 +161,7 @@ BASELINE: Final = VllmRules(
     hybrid_prefix_caching_default=False,
     attention_free_prefix_caching_default=False,
     all_mode_families=_MAMBA_PREFIX_CACHING,
+    align_refuses_speculative=False,
     # vllm-0.10.2:vllm/model_executor/models/config.py:381-393: 16 * cdiv(P, 16 * A1), set only
     # where block_size is None or smaller.
     block_size_aligns=False,
@@ -238,6 +241,11 @@ CHANGES: Final = (
         "vllm-0.15.0:vllm/model_executor/models/config.py:384-540",
     ),
     RuleChange(
+        "0.15.0", "align_refuses_speculative", True,
+        "the align mode refuses speculative decoding",
+        "vllm-0.15.0:vllm/model_executor/models/config.py:357",
+    ),
+    RuleChange(
         "0.15.0", "plans_speculative_blocks", True,
         "a state group plans 1 + s blocks a request (2 + s in align mode), not one page",
         "vllm-0.15.0:vllm/v1/kv_cache_interface.py (MambaSpec.max_memory_usage_bytes)",
@@ -246,6 +254,11 @@ CHANGES: Final = (
         "0.17.0", "speculative_families", None,
         "speculative decoding served for every Mamba model (the qwen3_next-only check removed)",
         "vllm-0.17.0:vllm/model_executor/layers/mamba/abstract.py:43-58",
+    ),
+    RuleChange(
+        "0.17.0", "align_refuses_speculative", False,
+        "the align mode takes speculative decoding",
+        "vllm-0.17.0:vllm/model_executor/models/config.py (MambaModelConfig)",
     ),
     RuleChange(
         "0.17.0", "widened_kinds", frozenset({"gated_delta_net", "mamba2"}),

@@ -716,6 +716,13 @@ def _prefix_caching(model: HybridModel, launch: _Launch) -> _PrefixCaching:
             f"{release} caches {family} prefixes in mamba_cache_mode 'all' (chunk-aligned "
             "blocks, a state page per block of context); not modelled",
         )
+    if caching and launch.num_speculative_tokens and rules.align_refuses_speculative:
+        raise fail(
+            "enable_prefix_caching",
+            f"{release} refuses speculative decoding in mamba_cache_mode 'align'",
+            "AssertionError: Mamba cache mode 'align' is currently not compatible with "
+            "speculative decoding.",
+        )
     return _PrefixCaching(caching, rule, "align" if caching else "none")
 
 
@@ -739,7 +746,8 @@ def _verify_replayssm(model: HybridModel, launch: _Launch) -> None:
     if not model.family.vllm_replayssm:
         raise fail(
             "use_replayssm",
-            f"{VLLM} supports ReplaySSM only for NemotronH, not {model.state.family} "
+            f"{launch.release.release} supports ReplaySSM only for NemotronH, not "
+            f"{model.state.family} "
             "(vllm/config/vllm.py:3475-3479)",
         )
     if launch.num_speculative_tokens:
@@ -1072,7 +1080,8 @@ def _align_hybrid_block_size(
         )
         raise fail(
             "num_speculative_tokens" if widened else "mamba_ssm_cache_dtype",
-            f"the layer allocates a state page of {largest} B, but {VLLM} pads state pages "
+            f"the layer allocates a state page of {largest} B, but {launch.release.release} pads "
+            "state pages "
             f"to {padded} B ({block}-token attention blocks sized by the model-level page of "
             f"{model_page} B): its startup assert page_size_padded >= page_size fails "
             "(vllm/v1/kv_cache_interface.py:1127); a larger --block-size pads more",
