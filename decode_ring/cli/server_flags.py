@@ -28,7 +28,8 @@ from typing import Any, Final
 
 from ..gpus import GPUS
 from ..printable import show
-from ..releases import SGLANG, SGLANG_RELEASES, VLLM, VLLM_RELEASES
+from ..releases import SGLANG, VLLM, VLLM_RELEASES
+from ..releases.sglang import MODELLED as SGLANG_MODELLED
 from ..servers import GPU_ARCHS
 from ..servers.sglang import MAMBA_RADIX_CACHE_STRATEGIES
 from ..snapshots import CONFIG_HELP
@@ -232,7 +233,7 @@ _SGLANG_VERSION: Final = ServerFlag(
     package=True,
     memory=False,
     metavar="VERSION",
-    help=f"the SGLang release whose rules answer: any from {SGLANG_RELEASES[0]} (default "
+    help=f"the SGLang release whose rules answer: any from {SGLANG_MODELLED} (default "
     f"{SGLANG.version}, the newest modelled); an rc or dev build takes those of the release it "
     "precedes",
 )

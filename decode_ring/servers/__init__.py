@@ -6,8 +6,8 @@ launch line (the servers' own names and defaults) and return, per tensor-paralle
 of what the server's own sizing code computes, with the naive ``B x per-sequence`` figure beside
 it; ``metrale`` is the reference's live state and decode-rollback ring through
 ``decode_ring.preflight``. Bad arguments raise ``ServerArgumentError`` (a ``ValueError`` that names
-the argument) or ``TypeError``. ``compare_releases`` sets one launch under two vLLM releases
-side by side, with the rules that changed between them.
+the argument) or ``TypeError``. ``compare_releases`` sets one launch under two releases of a
+server side by side, with the rules that changed between them.
 """
 
 from __future__ import annotations
