@@ -23,14 +23,12 @@ package's limits, not SGLang's changes, so they are not in ``CHANGES``.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import cache
-from importlib import resources
-from typing import Any, Final
+from typing import Final
 
+from .changes import RuleChange, changes_between, check_changes, fold, served_span
 from .versions import ReleaseVersion, parse_version
-from .vllm import RuleChange  # one shape for every server's rule changes
 
 __all__ = [
     "BASELINE",
@@ -446,53 +444,25 @@ COVERAGE: Final = {
 }
 
 
-def _check_changes() -> None:
-    """Each change names a rule, and the changes are in release order (a mistake here is the
-    package's, caught at import)."""
-    names = {field.name for field in fields(SglangRules)} - {"covered"}
-    order = [parse_version(change.since).release for change in CHANGES]
-    assert all(change.rule in names for change in CHANGES), "unknown rule in CHANGES"
-    assert order == sorted(order), "CHANGES out of release order"
-
-
-_check_changes()
+check_changes(SglangRules, CHANGES, not_rules=("covered",))
 
 
 @cache
 def sglang_rules(version: ReleaseVersion) -> SglangRules:
     """The rules of SGLang ``version``: ``BASELINE`` with every change up to it, and the
     features the package models for it."""
-    rules = BASELINE
-    for change in CHANGES:
-        if parse_version(change.since).release <= version:
-            changed: dict[str, Any] = {change.rule: change.value}
-            rules = replace(rules, **changed)
     covered = frozenset(
         feature for feature, since in COVERAGE.items() if parse_version(since).release <= version
     )
-    return replace(rules, covered=covered)
+    return replace(fold(BASELINE, CHANGES, version), covered=covered)
 
 
 def rule_changes(old: ReleaseVersion, new: ReleaseVersion) -> tuple[RuleChange, ...]:
-    """The changes after ``old`` up to ``new`` (or, where ``new`` is older, those after ``new``
-    up to ``old``), oldest first."""
-    low, high = min(old, new), max(old, new)
-    return tuple(change for change in CHANGES if low < parse_version(change.since).release <= high)
-
-
-@cache
-def _architectures() -> dict[str, tuple[ReleaseVersion, ReleaseVersion]]:
-    data = json.loads(
-        resources.files(__package__).joinpath("sglang-architectures.json").read_text("utf-8")
-    )
-    return {
-        name: (parse_version(first).release, parse_version(last).release)
-        for name, (first, last) in data["architectures"].items()
-    }
+    """The changes after ``old`` up to ``new`` (or back from ``old`` to ``new``), oldest first."""
+    return changes_between(CHANGES, old, new)
 
 
 def served_releases(architecture: str) -> tuple[str, str] | None:
     """The first and last SGLang release whose model modules name ``architecture`` in an
     ``EntryClass`` (``None``: none does)."""
-    span = _architectures().get(architecture)
-    return (str(span[0]), str(span[1])) if span is not None else None
+    return served_span("sglang-architectures.json", architecture)

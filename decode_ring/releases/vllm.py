@@ -14,13 +14,12 @@ Read from every wheel 0.10.2 to 0.33.0; patch releases change nothing here excep
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from typing import Any, Final
+from typing import Final
 
-from .versions import ReleaseVersion, parse_version
+from .changes import RuleChange, changes_between, check_changes, fold, served_span
+from .versions import ReleaseVersion
 
 __all__ = [
     "BASELINE",
@@ -178,18 +177,6 @@ BASELINE: Final = VllmRules(
     available_memory_rounded=False,  # vllm-0.10.2:vllm/v1/worker/gpu_worker.py:298-299 %.2f
     capacity_one_line=False,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RuleChange:
-    """One rule's new value from ``since`` onward: ``rule`` a ``VllmRules`` field, ``what`` the
-    change in words, ``where`` the release's own code."""
-
-    since: str
-    rule: str
-    value: object
-    what: str
-    where: str
 
 
 CHANGES: Final = (
@@ -410,49 +397,21 @@ CHANGES: Final = (
 )  # fmt: skip
 
 
-def _check_changes() -> None:
-    """Each change names a rule, and the changes are in release order (a mistake here is the
-    package's, caught at import)."""
-    names = {field.name for field in fields(VllmRules)}
-    order = [parse_version(change.since).release for change in CHANGES]
-    assert all(change.rule in names for change in CHANGES), "unknown rule in CHANGES"
-    assert order == sorted(order), "CHANGES out of release order"
-
-
-_check_changes()
+check_changes(VllmRules, CHANGES)
 
 
 @cache
 def vllm_rules(version: ReleaseVersion) -> VllmRules:
     """The rules of vLLM ``version``: ``BASELINE`` with every change up to it."""
-    rules = BASELINE
-    for change in CHANGES:
-        if parse_version(change.since).release <= version:
-            changed: dict[str, Any] = {change.rule: change.value}
-            rules = replace(rules, **changed)
-    return rules
+    return fold(BASELINE, CHANGES, version)
 
 
 def rule_changes(old: ReleaseVersion, new: ReleaseVersion) -> tuple[RuleChange, ...]:
-    """The changes after ``old`` up to ``new`` (or, where ``new`` is older, those after ``new``
-    up to ``old``), oldest first."""
-    low, high = min(old, new), max(old, new)
-    return tuple(change for change in CHANGES if low < parse_version(change.since).release <= high)
-
-
-@cache
-def _architectures() -> dict[str, tuple[ReleaseVersion, ReleaseVersion]]:
-    data = json.loads(
-        resources.files(__package__).joinpath("vllm-architectures.json").read_text("utf-8")
-    )
-    return {
-        name: (parse_version(first).release, parse_version(last).release)
-        for name, (first, last) in data["architectures"].items()
-    }
+    """The changes after ``old`` up to ``new`` (or back from ``old`` to ``new``), oldest first."""
+    return changes_between(CHANGES, old, new)
 
 
 def served_releases(architecture: str) -> tuple[str, str] | None:
     """The first and last modelled vLLM release whose registry names ``architecture``
     (``None``: none does)."""
-    span = _architectures().get(architecture)
-    return (str(span[0]), str(span[1])) if span is not None else None
+    return served_span("vllm-architectures.json", architecture)
