@@ -544,3 +544,90 @@ def test_a_family_vllm_removed_is_not_modelled_where_it_was_still_served() -> No
         ssm_state(CONFIGS / "minimax-m1.json", version="0.23.0")
     with pytest.raises(ModelConfigError, match=r"vLLM served MiniMax-M1 until version 0\.23\.0"):
         ssm_state(CONFIGS / "minimax-m1.json", version="0.24.0")
+
+
+# --- the machinery both servers' rules share --------------------------------------------------
+
+
+def test_a_version_keeps_the_string_given_and_the_newest_is_the_release_itself() -> None:
+    from decode_ring.releases import VLLM
+
+    assert resolve_release("vllm").given == "0.33.0"
+    assert resolve_release("vllm", "0.33.1").given == "0.33.1"
+    # The newest release resolves to the one Release the package names everywhere.
+    assert resolve_release("vllm", "0.33.0").release == VLLM
+    assert resolve_release("vllm", "0.33.0").release.transformers == "5.20.2"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("abc", "'abc' is not a version"),
+        ("\u20000.19.1", "is not a version"),  # only ASCII whitespace is ignored
+        ("0.19.1000000", "'0.19.1000000' has a number longer than 6 digits"),
+    ],
+)
+def test_a_malformed_version_is_quoted_in_its_refusal(text: str, words: str) -> None:
+    with pytest.raises(UnmodelledReleaseError) as raised:
+        resolve_release("vllm", text)
+    assert words in str(raised.value)
+
+
+def test_six_digits_are_a_number_and_a_float_is_named_in_the_type_error() -> None:
+    assert resolve_release("vllm", "0.19.999999").release.version == "0.19.1"
+    with pytest.raises(TypeError, match="must be a str, not float"):
+        resolve_release("vllm", 0.19)
+
+
+def test_an_sglang_release_after_the_newest_micro_is_refused() -> None:
+    # SGLang's series is X.Y.Z (its .postN releases change rules): 0.5.24 is not 0.5.23's.
+    with pytest.raises(UnmodelledReleaseError, match=r"SGLang 0\.5\.24 is newer than"):
+        resolve_release("sglang", "0.5.24")
+
+
+def test_the_changes_between_two_releases_leave_out_the_older_ones_own() -> None:
+    old, new = parse_version("0.20.0").release, parse_version("0.20.1").release
+    assert {c.since for c in rule_changes(old, new)} == {"0.20.1"}
+
+
+def test_fold_applies_each_change_up_to_the_release_in_order() -> None:
+    from dataclasses import dataclass
+
+    from decode_ring.releases.changes import RuleChange, check_changes, fold
+
+    @dataclass(frozen=True)
+    class Toy:
+        size: int
+        name: str
+
+    changes = (
+        RuleChange("0.2.0", "size", 2, "", ""),
+        RuleChange("0.3.0", "size", 3, "", ""),
+        RuleChange("0.3.0", "name", "c", "", ""),
+    )
+    check_changes(Toy, changes)
+    at = [fold(Toy(1, "a"), changes, parse_version(v).release) for v in ("0.1.9", "0.2.0", "0.3.1")]
+    assert at == [Toy(1, "a"), Toy(2, "a"), Toy(3, "c")]
+    with pytest.raises(AssertionError, match="unknown rule"):
+        check_changes(Toy, (RuleChange("0.1.0", "colour", 1, "", ""),))
+    with pytest.raises(AssertionError, match="unknown rule"):
+        check_changes(Toy, changes, not_rules=("name",))
+    with pytest.raises(AssertionError, match="out of release order"):
+        check_changes(Toy, tuple(reversed(changes)))
+
+
+def test_release_rule_questions_answer_by_family_and_architecture() -> None:
+    from decode_ring.releases.sglang import sglang_rules
+
+    def rules(version: str) -> VllmRules:
+        return vllm_rules(parse_version(version).release)
+
+    # vllm-0.29.0 Kimi's KDA plans a FlashKDA checkpoint; GLM-5.3-Flash's from 0.32.0.
+    assert not rules("0.28.0").plans_flashkda_checkpoint("kimi_linear")
+    assert rules("0.29.0").plans_flashkda_checkpoint("kimi_linear")
+    assert not rules("0.31.0").plans_flashkda_checkpoint("glm5_next")
+    assert rules("0.32.0").plans_flashkda_checkpoint("glm5_next")
+    # SGLang 0.5.20 keeps GLM-5-Next's prefill graphs (multimodal_breakable_cuda_graph list).
+    glm = "Glm5NextForConditionalGeneration"
+    assert not sglang_rules(parse_version("0.5.19").release).keeps_prefill_graphs(glm)
+    assert sglang_rules(parse_version("0.5.20").release).keeps_prefill_graphs(glm)

@@ -123,6 +123,6 @@ def _note(parsed: ParsedVersion, chosen: ReleaseVersion, given: str) -> str | No
         return f"{given} is a build before {parsed.release}: the rules of {chosen}"
     if parsed.release != chosen:
         return f"{parsed.release} is not a release the package has read: the rules of {chosen}"
-    if parsed.local or given.strip() != str(chosen):
+    if given.strip() != str(chosen):  # a local label, a leading v, a missing micro
         return f"{given} is {chosen}"
     return None

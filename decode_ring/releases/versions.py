@@ -75,13 +75,11 @@ class ReleaseVersion:
 
 @dataclass(frozen=True, slots=True)
 class ParsedVersion:
-    """A version string read: the final release it is or precedes, and what kind of build it
-    names (``pre``: a pre-release or development build of ``release``; ``local``: a local
-    label)."""
+    """A version string read: the final release it is or precedes, and whether it names a
+    pre-release or development build of it (``pre``)."""
 
     release: ReleaseVersion
     pre: bool
-    local: bool
 
 
 def parse_version(text: object, *, argument: str = "version") -> ParsedVersion:
@@ -103,4 +101,4 @@ def parse_version(text: object, *, argument: str = "version") -> ParsedVersion:
         )
     major, minor, micro, post = (int(number) for number in numbers)
     pre = found["pre"] is not None or found["dev"] is not None
-    return ParsedVersion(ReleaseVersion(major, minor, micro, post), pre, found["local"] is not None)
+    return ParsedVersion(ReleaseVersion(major, minor, micro, post), pre)
