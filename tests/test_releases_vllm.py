@@ -608,12 +608,14 @@ def test_fold_applies_each_change_up_to_the_release_in_order() -> None:
     check_changes(Toy, changes)
     at = [fold(Toy(1, "a"), changes, parse_version(v).release) for v in ("0.1.9", "0.2.0", "0.3.1")]
     assert at == [Toy(1, "a"), Toy(2, "a"), Toy(3, "c")]
-    with pytest.raises(AssertionError, match="unknown rule"):
+    with pytest.raises(AssertionError) as unknown:
         check_changes(Toy, (RuleChange("0.1.0", "colour", 1, "", ""),))
+    assert str(unknown.value) == "unknown rule in CHANGES"
     with pytest.raises(AssertionError, match="unknown rule"):
         check_changes(Toy, changes, not_rules=("name",))
-    with pytest.raises(AssertionError, match="out of release order"):
+    with pytest.raises(AssertionError) as disordered:
         check_changes(Toy, tuple(reversed(changes)))
+    assert str(disordered.value) == "CHANGES out of release order"
 
 
 def test_release_rule_questions_answer_by_family_and_architecture() -> None:
@@ -631,3 +633,35 @@ def test_release_rule_questions_answer_by_family_and_architecture() -> None:
     glm = "Glm5NextForConditionalGeneration"
     assert not sglang_rules(parse_version("0.5.19").release).keeps_prefill_graphs(glm)
     assert sglang_rules(parse_version("0.5.20").release).keeps_prefill_graphs(glm)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("abc", "argument compare: 'abc' is not a version"),
+        ("X0.19.1", "argument compare: 'X0.19.1' is not a version"),
+        ("0.1234567.0", "argument compare: '0.1234567.0' has a number longer than 6 digits"),
+        ("0.9.0", "argument compare: vLLM 0.9.0 predates the releases modelled: 0.10.2 to 0.33.0 "
+                  "(0.10.2, 0.11.0, 0.11.1, "),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_argument_that_carried_the_version(text: str, message: str) -> None:
+    with pytest.raises(UnmodelledReleaseError) as raised:
+        resolve_release("vllm", text, argument="compare")
+    assert str(raised.value).startswith(message)
+    assert raised.value.argument == "compare"
+    with pytest.raises(UnmodelledReleaseError, match=r"^argument version: 'abc' is not"):
+        parse_version("abc")
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [
+        ("0.20.1rc1", "0.20.1rc1 is a build before 0.20.1: the rules of 0.20.1"),
+        ("0.20.1.dev3", "0.20.1.dev3 is a build before 0.20.1: the rules of 0.20.1"),
+        ("0.33.1", "0.33.1 is not a release the package has read: the rules of 0.33.0"),
+        ("0.11.0+cu128", "0.11.0+cu128 is 0.11.0"),
+    ],
+)
+def test_the_note_says_how_the_version_became_the_release(text: str, note: str) -> None:
+    assert resolve_release("vllm", text).note == note
