@@ -171,7 +171,7 @@ QWEN_27B_AVAILABLE = 40_891_088_896
 
 
 def test_qwen3_8_27b_log_needs_the_padding_slot() -> None:
-    options = {"available_memory": QWEN_27B_AVAILABLE, "max_running_requests": 32}
+    options: dict[str, Any] = {"available_memory": QWEN_27B_AVAILABLE, "max_running_requests": 32}
     answer = sglang_reservation(CONFIGS / "qwen3.5-27b.json", version="0.5.18", **options)
     assert answer.log_lines[:2] == (
         "Mamba Cache is allocated. max_mamba_cache_size: 124, conv_state size: 0.34GB, "
@@ -235,10 +235,15 @@ def test_before_0_5_14_the_running_flag_is_held_to_the_estimate() -> None:
 
 
 def test_the_multimodal_reserve_comes_in_0_5_18() -> None:
-    options = {"gpu": "h100-sxm", "mem_fraction_static": 0.85, "weights_bytes": 28 * GIB}
+    options: dict[str, Any] = {
+        "gpu": "h100-sxm",
+        "mem_fraction_static": 0.85,
+        "weights_bytes": 28 * GIB,
+    }
     path = CONFIGS / "qwen3.5-27b.json"
     before = sglang_reservation(path, version="0.5.17", **options).available_memory
     after = sglang_reservation(path, version="0.5.18", **options).available_memory
+    assert before is not None and after is not None
     assert before - after == 100 << 20
 
 
