@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ from decode_ring.releases import SGLANG, VLLM, Release
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "server-flags"
-FLAGS = ROOT / "decode_ring" / "cli" / "flags"
+# The installed package's data (the wheel matrix runs these tests beside an installed wheel).
+FLAGS = Path(str(resources.files("decode_ring.cli").joinpath("flags")))
 TREES = "DECODE_RING_TREES"
 
 
