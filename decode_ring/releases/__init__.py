@@ -8,6 +8,7 @@ each release's rules are in ``releases.vllm`` and ``releases.sglang``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 from .versions import ParsedVersion, ReleaseVersion, UnmodelledReleaseError, parse_version
@@ -92,7 +93,7 @@ def resolve_release(
         return ResolvedRelease(newest, newest.version, None)
     parsed = parse_version(version, argument=argument)
     wanted = parsed.release
-    releases = [parse_version(release).release for release in known]
+    releases = _read(known)
     # vLLM's rules change at minors (and the patches in releases.vllm); SGLang's at .postN too.
     same_series = [
         release
@@ -115,6 +116,12 @@ def resolve_release(
     chosen = same_series[-1]
     release = newest if str(chosen) == newest.version else Release(newest.server, str(chosen))
     return ResolvedRelease(release, str(version), _note(parsed, chosen, str(version)))
+
+
+@cache
+def _read(known: tuple[str, ...]) -> tuple[ReleaseVersion, ...]:
+    """The modelled releases' numbers, read once: every resolution compares against them."""
+    return tuple(parse_version(release).release for release in known)
 
 
 def _note(parsed: ParsedVersion, chosen: ReleaseVersion, given: str) -> str | None:
