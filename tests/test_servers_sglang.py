@@ -616,6 +616,137 @@ def test_sglang_strategy_of_a_radix_architecture_without_extra_buffer() -> None:
     assert off.ratio == 1
 
 
+GRANITE = CONFIGS / "granite-4.0-h-tiny.json"
+
+
+def granite_at_40gib(**flags: Any) -> tuple[str, bool, int, int, int]:
+    """Granite-4.0-H-Tiny with 40 GiB after the weights: strategy, overlap, ratio, K slots and
+    the running cap. Every case below has the same pool: 57,341,952 B a request, K =
+    int(40 GiB x 0.9 / 1.9 / 57,341,952) - 1 = 353 slots, and 2,764,968 KV tokens left (8,192 B
+    each), whose estimate (int(2764968 / 131072 x 512), clamped to 4,096) never binds: the cap is
+    353 // ratio."""
+    r = sglang_reservation(GRANITE, available_memory=40 * GiB, **flags)
+    return (
+        r.mamba_radix_cache_strategy,
+        r.overlap_schedule,
+        r.ratio,
+        r.slots,
+        r.max_running_requests,
+    )
+
+
+def test_sglang_disable_overlap_schedule_decides_the_strategy_and_its_slots() -> None:
+    # Issue 27: SGLang accepts no_buffer on Granite with --disable-overlap-schedule. auto is
+    # extra_buffer only with the overlap scheduler or pages over one token (overrides.py:476-487),
+    # and an extra buffer keeps two tracking slots with the overlap scheduler, one without
+    # (allocation_sizing.py:11-19): 3 + 2, 3 + 1, 3 + 0 slots a request.
+    assert granite_at_40gib() == ("extra_buffer", True, 5, 353, 70)
+    off: dict[str, Any] = {"disable_overlap_schedule": True}
+    assert granite_at_40gib(**off) == ("no_buffer", False, 3, 353, 117)
+    named = {**off, "mamba_radix_cache_strategy": "no_buffer"}
+    assert granite_at_40gib(**named) == ("no_buffer", False, 3, 353, 117)
+    extra = {**off, "mamba_radix_cache_strategy": "extra_buffer"}
+    assert granite_at_40gib(**extra) == ("extra_buffer", False, 4, 353, 88)
+    # 16-token pages keep auto on the extra buffer without the overlap scheduler.
+    assert granite_at_40gib(**off, page_size=16) == ("extra_buffer", False, 4, 353, 88)
+    r = sglang_reservation(GRANITE, available_memory=40 * GiB, disable_overlap_schedule=True)
+    assert (
+        r.strategy_rule == "auto: --disable-overlap-schedule with 1-token pages; overlap turned off"
+    )
+    assert "no overlap scheduler (--disable-overlap-schedule)" in r.assumptions
+    # A lazy extra buffer needs the overlap scheduler (kv_cache_configurator.py:3071-3076).
+    with pytest.raises(ServerArgumentError) as lazy:
+        granite_at_40gib(**off, mamba_radix_cache_strategy="extra_buffer_lazy")
+    assert lazy.value.field == "mamba_radix_cache_strategy"
+    assert "extra_buffer_lazy needs the overlap scheduler" in str(lazy.value)
+    assert granite_at_40gib(mamba_radix_cache_strategy="extra_buffer_lazy")[2] == 4
+
+
+def test_sglang_no_buffer_takes_only_one_token_pages() -> None:
+    # validate_mamba_no_buffer (mamba_hook.py:155-157) asserts page_size in (1, None): JetNemotron
+    # resolves auto to no_buffer, so 16-token pages stop SGLang at boot, flag or none.
+    cases: list[dict[str, Any]] = [
+        {},
+        {"disable_overlap_schedule": True, "mamba_radix_cache_strategy": "no_buffer"},
+    ]
+    for flags in cases:
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(JET, available_memory=20 * GiB, page_size=16, **flags)
+        assert raised.value.field == "page_size"
+        assert str(raised.value).startswith(
+            "argument page_size: 16: no_buffer supports only page_size=1, which SGLang 0.5.23 "
+            "asserts (sglang/srt/arg_groups/mamba_hook.py:155-157); the strategy is no_buffer ("
+        )
+    ones = sglang_reservation(JET, available_memory=20 * GiB, page_size=1)
+    assert (ones.mamba_radix_cache_strategy, ones.ratio) == ("no_buffer", 3)
+    # Before 0.5.14 no_buffer asserted nothing of the page (sglang-0.5.10 server_args.py:2189).
+    old = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=16)
+    assert (old.mamba_radix_cache_strategy, old.page_size) == ("no_buffer", 16)
+
+
+def test_sglang_disable_overlap_schedule_moves_nothing_else() -> None:
+    # A pure Mamba model keeps no mamba radix cache: the flag turns the scheduler off and
+    # changes no figure. Before 0.5.14 no_buffer turned it off already.
+    mamba = sglang_reservation(MAMBA, available_memory=60 * GiB)
+    off = sglang_reservation(MAMBA, available_memory=60 * GiB, disable_overlap_schedule=True)
+    assert (mamba.overlap_schedule, off.overlap_schedule) == (True, False)
+    assert (off.ratio, off.slots, off.max_running_requests) == (3, mamba.slots, 443)
+    old = sglang_reservation(GRANITE, version="0.5.13", available_memory=40 * GiB)
+    old_off = sglang_reservation(
+        GRANITE, version="0.5.13", available_memory=40 * GiB, disable_overlap_schedule=True
+    )
+    assert (old.ratio, old.slots, old.max_running_requests) == (3, 354, 118)
+    assert (old_off.ratio, old_off.slots, old_off.max_running_requests) == (3, 354, 118)
+    assert old.strategy_rule == "auto: no_buffer; SGLang 0.5.13 turns the overlap scheduler off"
+    assert (
+        old_off.strategy_rule
+        == "auto: no_buffer; overlap scheduler off (--disable-overlap-schedule)"
+    )
+    with pytest.raises(TypeError, match="disable_overlap_schedule: must be a bool"):
+        sglang_reservation(GRANITE, available_memory=40 * GiB, disable_overlap_schedule=1)  # type: ignore[arg-type]
+
+
+def test_sglang_no_buffer_on_sm100_trtllm_architectures_is_not_modelled() -> None:
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(
+            CONFIGS / "qwen3.5-27b.json",
+            available_memory=40 * GiB,
+            disable_overlap_schedule=True,
+            gpu_arch="sm100",
+        )
+    assert "is not modelled: no_buffer refuses that backend" in str(raised.value)
+
+
+def test_sglang_command_line_disables_the_overlap_schedule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    answer = sglang_json(
+        capsys,
+        "--config",
+        str(GRANITE),
+        "--available-memory",
+        "40GiB",
+        "--mamba-radix-cache-strategy",
+        "no_buffer",
+        "--disable-overlap-schedule",
+    )
+    assert (answer["mamba_radix_cache_strategy"], answer["ratio"]) == ("no_buffer", 3)
+    assert answer["max_running_requests"] == 117
+    refused = usage_error(
+        capsys,
+        "sglang",
+        "--config",
+        str(GRANITE),
+        "--available-memory",
+        "40GiB",
+        "--mamba-radix-cache-strategy",
+        "no_buffer",
+    )
+    assert refused.startswith(
+        "argument --mamba-radix-cache-strategy: no_buffer needs --disable-overlap-schedule"
+    )
+
+
 def test_sglang_refusals_are_these_lines() -> None:
     with pytest.raises(ServerArgumentError) as not_radix:
         sglang_reservation(
@@ -1144,9 +1275,10 @@ def test_the_help_shows_each_flag_as_sglang_names_it(
         "The launch line",
         "read as SGLang reads them: unambiguous prefixes (--tp for --tp-size), no underscores.",
         "modelled SGLang flags: --tp-size, --max-mamba-cache-size, --mamba-full-memory-ratio, "
-        "--mamba-radix-cache-strategy, --disable-radix-cache, --max-running-requests, "
-        "--speculative-algorithm, --speculative-num-draft-tokens, --speculative-num-steps, "
-        "--speculative-eagle-topk, --mamba-ssm-dtype, --context-length, --max-total-tokens, ",
+        "--mamba-radix-cache-strategy, --disable-radix-cache, --disable-overlap-schedule, "
+        "--max-running-requests, --speculative-algorithm, --speculative-num-draft-tokens, "
+        "--speculative-num-steps, --speculative-eagle-topk, --mamba-ssm-dtype, --context-length, "
+        "--max-total-tokens, ",
         "SIZE: bytes, or a number with a unit: Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB (powers of 1024) or "
         "K/KB, M/MB, G/GB, T/TB (powers of 1000), any case, e.g. 14.1GiB.",
     ):

@@ -419,6 +419,12 @@ SGLANG_FLAGS: Final = (
         metavar="|".join(MAMBA_RADIX_CACHE_STRATEGIES),
     ),
     ServerFlag("--disable-radix-cache", "disable_radix_cache", switch="store_true", default=False),
+    ServerFlag(
+        "--disable-overlap-schedule",
+        "disable_overlap_schedule",
+        switch="store_true",
+        default=False,
+    ),
     ServerFlag("--max-running-requests", "max_running_requests", server_int, metavar="N"),
     ServerFlag(
         "--speculative-algorithm", None, str, metavar="|".join(SGLANG_SPECULATIVE_ALGORITHMS)

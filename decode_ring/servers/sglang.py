@@ -80,10 +80,9 @@ MAMBA_RADIX_CACHE_STRATEGIES: Final = ("auto", "no_buffer", "extra_buffer", "ext
 _GIB: Final = 1 << 30
 # Beyond this, rest x r overflows a float before SGLang divides it by 1 + r.
 _LARGEST_RATIO: Final = 1e300
-# kv_cache_configurator.py:227 and allocation_sizing.py:11-19 (extra_buffer with overlap: two
-# ping-pong tracking slots; lazy: one).
+# MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (kv_cache_configurator.py:227): the slots a request
+# holds before the extra buffer's tracking slots (allocation_sizing.py:11-19) are added.
 _BASE_RATIO: Final = 3
-_TRACKING_SLOTS: Final = {"extra_buffer": 2, "extra_buffer_lazy": 1, "no_buffer": 0}
 # speculative_hook.py:1086-1094 (_handle_eagle_family).
 _SPECULATIVE_MAX_RUNNING_REQUESTS: Final = 48
 # resolve_max_num_reqs (kv_cache_configurator.py:3119-3132): the default estimate is
@@ -308,6 +307,7 @@ class _Launch:
     mamba_full_memory_ratio: float
     mamba_radix_cache_strategy: str
     disable_radix_cache: bool
+    disable_overlap_schedule: bool
     max_running_requests: int | None
     speculative_num_draft_tokens: int
     mamba_ssm_dtype: str | None
@@ -352,6 +352,7 @@ class _Launch:
             MAMBA_RADIX_CACHE_STRATEGIES,
         )
         check_flag("disable_radix_cache", self.disable_radix_cache)
+        check_flag("disable_overlap_schedule", self.disable_overlap_schedule)
         check_optional_count("max_running_requests", self.max_running_requests, 1)
         check_count("speculative_num_draft_tokens", self.speculative_num_draft_tokens, 0)
         if self.mamba_ssm_dtype is not None:
@@ -386,6 +387,7 @@ def sglang_reservation(
     mamba_full_memory_ratio: float = 0.9,
     mamba_radix_cache_strategy: str = "auto",
     disable_radix_cache: bool = False,
+    disable_overlap_schedule: bool = False,
     max_running_requests: int | None = None,
     speculative_num_draft_tokens: int = 0,
     mamba_ssm_dtype: str | None = None,
@@ -417,6 +419,9 @@ def sglang_reservation(
     ``context_length`` (default: SGLang's reading of the config) enters that cap; one longer
     than the config's is refused, as SGLang refuses it. ``max_total_tokens`` caps the KV pool's
     tokens (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117).
+    ``disable_overlap_schedule`` turns the overlap scheduler off, which ``auto`` then resolves
+    to ``no_buffer`` (page size 1), ``no_buffer`` by name needs (from 0.5.14), and which takes an
+    explicit ``extra_buffer`` from two tracking slots to one.
 
     Raises ``ServerArgumentError`` (a ``ValueError`` naming the argument) for a value SGLang
     refuses, for a budget that holds no state slot, and for what is not modelled (for the
@@ -821,14 +826,15 @@ def _mamba_radix_cache_resolution(
 ) -> _Strategy:
     """The strategy, the rule that chose it and whether the overlap scheduler runs, as
     ``_mamba_radix_cache_resolution`` (overrides.py:453-487) and ``handle_mamba_radix_cache``
-    (model_hook.py:1048-1077, mamba_hook.py:115-163) resolve and check them for a default
-    launch (overlap on, page size 1); ``none`` where the radix cache is off (by the flag, or, in
+    (model_hook.py:1048-1077, mamba_hook.py:115-163) resolve and check them for the launch's
+    overlap scheduler and page size; ``none`` where the radix cache is off (by the flag, or, in
     the releases that do, by SGLang for the architecture: ``SglangRules.radix_off_archs``).
     SGLang keys the radix cache by the architecture (the release's lists, and a linear-attention
     spec's, ``_LINEAR_ATTN_RADIX_ARCHS``), and Granite by its config class's ``layer_types``,
     which SGLang's class names ``mamba`` (``class_fields``). An architecture without it ignores
     ``no_buffer`` and refuses the extra-buffer strategies."""
     rules, requested = launch.rules, launch.mamba_radix_cache_strategy
+    overlap = not launch.disable_overlap_schedule
     radix = rules.keeps_radix_cache(architecture) or architecture in _LINEAR_ATTN_RADIX_ARCHS
     if architecture == _GRANITE:
         kinds = class_fields(model.config, layout="sglang").get("layer_types")
@@ -842,12 +848,14 @@ def _mamba_radix_cache_resolution(
                 "(sglang/srt/arg_groups/model_hook.py:1059-1066)",
             )
         if launch.disable_radix_cache:
-            return _Strategy("none", "--disable-radix-cache", True)
+            return _Strategy("none", "--disable-radix-cache", overlap)
         ignored = "; --mamba-radix-cache-strategy no_buffer ignored" if requested != "auto" else ""
         rule = f"{architecture} is not a mamba-radix-cache architecture{ignored}"
-        return _Strategy(_unhandled_strategy(rules), rule, True)
+        return _Strategy(_unhandled_strategy(rules), rule, overlap)
     if rules.turns_radix_cache_off(architecture):
-        return _Strategy("none", f"{launch.release.release} turns the radix cache off for it", True)
+        return _Strategy(
+            "none", f"{launch.release.release} turns the radix cache off for it", overlap
+        )
     return _resolved_strategy(launch, architecture, requested)
 
 
@@ -858,37 +866,79 @@ def _unhandled_strategy(rules: SglangRules) -> str:
 
 
 def _resolved_strategy(launch: _Launch, architecture: str, requested: str) -> _Strategy:
-    """The strategy of a mamba-radix-cache architecture: ``auto`` as the release resolves it;
-    ``no_buffer`` by name, which turns the overlap scheduler off or (from 0.5.14) asserts it is
-    off; an extra buffer by name where the architecture supports it."""
+    """The strategy of a mamba-radix-cache architecture and whether the overlap scheduler runs.
+    Before 0.5.14 every such launch is ``no_buffer``, which turns the overlap scheduler off.
+    From 0.5.14 (``_mamba_radix_cache_resolution``, overrides.py:476-487): ``auto`` is
+    ``extra_buffer`` where the architecture supports it and the overlap scheduler runs or pages
+    hold more than one token, else ``no_buffer`` with the overlap scheduler off; a strategy by
+    name is checked as ``validate_mamba_no_buffer`` (mamba_hook.py:155-162: overlap off, page
+    size 1) and ``validate_mamba_extra_buffer`` (:115-119: the architecture's support) check it,
+    and a lazy extra buffer needs the overlap scheduler (kv_cache_configurator.py:3071-3076)."""
     rules, release = launch.rules, launch.release.release
-    extra_buffer = rules.supports_extra_buffer(architecture)
+    overlap = not launch.disable_overlap_schedule
     if rules.auto_strategy == "no_buffer":
         named = "auto: no_buffer" if requested == "auto" else "flag"
-        return _Strategy("no_buffer", f"{named}; {release} turns the overlap scheduler off", False)
+        off = f"{release} turns the overlap scheduler off"
+        if not overlap:
+            off = "overlap scheduler off (--disable-overlap-schedule)"
+        return _Strategy("no_buffer", f"{named}; {off}", False)
+    extra_buffer = rules.supports_extra_buffer(architecture)
+    page_size = launch.page_size or 1
     if requested == "auto":
-        if extra_buffer:
-            return _Strategy(
-                "extra_buffer", "auto: overlap scheduler on, architecture supports it", True
-            )
-        return _Strategy(
-            "no_buffer", "auto: architecture has no extra_buffer; overlap turned off", False
-        )
+        if extra_buffer and (overlap or page_size > 1):
+            why = "overlap scheduler on" if overlap else f"--page-size {page_size}"
+            return _Strategy("extra_buffer", f"auto: {why}, architecture supports it", overlap)
+        if not extra_buffer:
+            why = "architecture has no extra_buffer"
+        else:
+            why = "--disable-overlap-schedule with 1-token pages"
+        return _no_buffer(launch, architecture, f"auto: {why}; overlap turned off")
     if requested == "no_buffer":
-        raise fail(
-            "mamba_radix_cache_strategy",
-            f"no_buffer needs --disable-overlap-schedule, which {release} asserts "
-            "(sglang/srt/arg_groups/mamba_hook.py:156-160) and this package does not model; "
-            "auto resolves no_buffer without the overlap scheduler where extra_buffer is not "
-            "supported",
-        )
+        if overlap:
+            raise fail(
+                "mamba_radix_cache_strategy",
+                f"no_buffer needs --disable-overlap-schedule: {release} asserts the overlap "
+                "scheduler off (sglang/srt/arg_groups/mamba_hook.py:156-160); auto resolves "
+                "no_buffer, and turns it off, where extra_buffer is not supported",
+            )
+        return _no_buffer(launch, architecture, "flag, with --disable-overlap-schedule")
     if not extra_buffer:
         raise fail(
             "mamba_radix_cache_strategy",
             f"{requested} is not supported for {architecture}; use no_buffer: {release} asserts "
             "it (sglang/srt/arg_groups/mamba_hook.py:115-119, overrides.py:403-451)",
         )
-    return _Strategy(requested, "flag", True)
+    if requested == "extra_buffer_lazy" and not overlap:
+        raise fail(
+            "mamba_radix_cache_strategy",
+            f"extra_buffer_lazy needs the overlap scheduler: {release} asserts it "
+            "(--disable-overlap-schedule is incompatible; "
+            "sglang/srt/mem_cache/kv_cache_configurator.py:3071-3076)",
+        )
+    return _Strategy(requested, "flag", overlap)
+
+
+def _no_buffer(launch: _Launch, architecture: str, rule: str) -> _Strategy:
+    """``no_buffer`` (overlap scheduler off) where ``validate_mamba_no_buffer`` passes it: pages
+    of one token (mamba_hook.py:155-157). SGLang's 64-token default on SM100 for the
+    architectures it gives trtllm_mha is refused as not modelled: no_buffer refuses that
+    backend (:161-162), and which of the two SGLang checks first is not modelled."""
+    page = _page_size(launch, architecture)
+    if page.page_size > 1 and launch.page_size is not None:
+        raise fail(
+            "page_size",
+            f"{page.page_size}: no_buffer supports only page_size=1, which "
+            f"{launch.release.release} asserts (sglang/srt/arg_groups/mamba_hook.py:155-157); "
+            f"the strategy is no_buffer ({rule.split(';')[0]})",
+        )
+    if page.page_size > 1:
+        raise fail(
+            "mamba_radix_cache_strategy",
+            f"no_buffer for {architecture} on SM100, where SGLang gives it trtllm_mha and "
+            f"{page.page_size}-token pages, is not modelled: no_buffer refuses that backend "
+            "(sglang/srt/arg_groups/mamba_hook.py:161-162)",
+        )
+    return _Strategy("no_buffer", rule, False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -902,7 +952,19 @@ def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> _MambaRatio:
     request may hold; 1 with the radix cache off."""
     if strategy.mamba_radix_cache_strategy == "none":
         return _MambaRatio(1)
-    return _MambaRatio(_BASE_RATIO + _TRACKING_SLOTS.get(strategy.mamba_radix_cache_strategy, 0))
+    return _MambaRatio(_BASE_RATIO + _tracking_slots(strategy))
+
+
+def _tracking_slots(strategy: _Strategy) -> int:
+    """``get_mamba_tracking_slots`` (allocation_sizing.py:11-19): an extra buffer's ping-pong
+    slots, two with the overlap scheduler and one without; one for a lazy extra buffer, which
+    defers the second; none for ``no_buffer``."""
+    name = strategy.mamba_radix_cache_strategy
+    if name == "extra_buffer_lazy":
+        return 1
+    if name == "extra_buffer":
+        return 2 if strategy.overlap_schedule else 1
+    return 0
 
 
 def _handle_eagle_family(launch: _Launch) -> int | None:
@@ -1287,7 +1349,9 @@ def _assumptions(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
             + ("" if counted else " and adds no draft-model KV")
             + "; conv windows deduplicated (CUDA, linear chain)"
         )
-    if not steps["overlap_schedule"]:
+    if launch.disable_overlap_schedule:
+        assumptions.append("no overlap scheduler (--disable-overlap-schedule)")
+    elif not steps["overlap_schedule"]:
         assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
     return assumptions
 
