@@ -173,6 +173,12 @@ def test_dtype_and_quantization_are_read_as_sglang_reads_them() -> None:
     )
     with pytest.raises(ServerArgumentError, match="'gguf' is not modelled"):
         sglang_reservation(NEMOTRON, available_memory=60 * GIB, quantization="gguf")
+    # SGLang's --dtype takes float and float32 (its choices): not modelled, not unknown.
+    for spelling in ("float", "float32"):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(NEMOTRON, available_memory=60 * GIB, dtype=spelling)
+        assert raised.value.field == "dtype"
+        assert str(raised.value).startswith(f"argument dtype: {spelling} is not modelled: ")
 
 
 @pytest.mark.parametrize(

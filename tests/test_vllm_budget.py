@@ -380,8 +380,15 @@ def test_dtype_sets_the_model_dtype() -> None:
         "bfloat16",
         "config dtype bfloat16 (vLLM: model dtype)",
     )
-    with pytest.raises(ServerArgumentError, match="dtype"):
-        vllm_reservation(QWEN3_NEXT, dtype="float32")
+    # vLLM runs float32 (ModelConfig.dtype's choices: float, float32): refused as not modelled,
+    # not as a value vLLM does not know.
+    for spelling in ("float", "float32"):
+        with pytest.raises(ServerArgumentError) as raised:
+            vllm_reservation(QWEN3_NEXT, dtype=spelling)
+        assert raised.value.field == "dtype"
+        assert str(raised.value).startswith(f"argument dtype: {spelling} is not modelled: ")
+    with pytest.raises(ServerArgumentError, match="unknown value 'fp32'; use auto, bfloat16"):
+        vllm_reservation(QWEN3_NEXT, dtype="fp32")
 
 
 def test_hf_overrides_change_the_config_read() -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "capability_major",
     "check_choice",
     "check_count",
+    "check_dtype",
     "check_flag",
     "check_optional_count",
     "check_ratio",
@@ -108,6 +109,24 @@ def check_choice(name: str, value: object, choices: Mapping[str, Any] | tuple[st
     if value not in choices:
         raise fail(name, f"unknown value {show(value)}; use {', '.join(choices)}")
     return value
+
+
+# --dtype values for float32 activations, which vLLM (ModelConfig.dtype) and SGLang (--dtype's
+# choices) both accept and this package does not model.
+_FLOAT32_DTYPES: Final = ("float", "float32")
+
+
+def check_dtype(value: object, modelled: tuple[str, ...], server: str) -> str:
+    """``--dtype`` ``value`` when it is one of ``modelled``; float32 (``float``, ``float32``),
+    which ``server`` runs with, refused as not modelled rather than as unknown."""
+    if value in _FLOAT32_DTYPES:
+        raise fail(
+            "dtype",
+            f"{value} is not modelled: float32 activations widen the auto KV and state cache "
+            f"dtypes and change the attention backends {server} can pick; use "
+            f"{', '.join(modelled)}",
+        )
+    return check_choice("dtype", value, modelled)
 
 
 def check_ratio(name: str, value: object) -> float:

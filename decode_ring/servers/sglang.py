@@ -55,6 +55,7 @@ from .common import (
     capability_major,
     check_choice,
     check_count,
+    check_dtype,
     check_flag,
     check_optional_count,
     check_ratio,
@@ -335,7 +336,7 @@ class _Launch:
         check_optional_count("page_size", self.page_size, 1)
         check_choice("kv_cache_dtype", self.kv_cache_dtype, tuple(_KV_CACHE_DTYPES))
         check_optional_count("chunked_prefill_size", self.chunked_prefill_size, 1)
-        check_choice("dtype", self.dtype, ("auto", "bfloat16", "float16", "half"))
+        check_dtype(self.dtype, ("auto", "bfloat16", "float16", "half"), "SGLang")
         check_optional_count("weights_bytes", self.weights_bytes, 0)
         check_optional_count("available_memory", self.available_memory, 0)
         check_optional_count("max_mamba_cache_size", self.max_mamba_cache_size, 0)

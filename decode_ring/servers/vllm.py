@@ -70,6 +70,7 @@ from .common import (
     capability_major,
     check_choice,
     check_count,
+    check_dtype,
     check_flag,
     check_optional_count,
     check_ratio,
@@ -308,7 +309,7 @@ class _Launch:
                 f"1 validation error for CacheConfig: Input should be less than or equal to 1 "
                 f"(input_value={utilization!r}): vLLM refuses it",
             )
-        check_choice("dtype", self.dtype, _DTYPES)
+        check_dtype(self.dtype, _DTYPES, "vLLM")
         check_optional_count("max_num_batched_tokens", self.max_num_batched_tokens, 1)
         check_flag("enforce_eager", self.enforce_eager)
         if self.cudagraph_mode is not None:
@@ -326,7 +327,7 @@ class _Launch:
 
 
 # --dtype (vllm/engine/arg_utils.py: ModelConfig.dtype's choices) that the models' dtype rule
-# reads; float32 is not modelled (vLLM's auto reads a float32 config as bfloat16).
+# reads; float32 is refused as not modelled (check_dtype).
 _DTYPES: Final = ("auto", "bfloat16", "float16", "half")
 # CUDAGraphMode names (vllm/config/compilation.py).
 _CUDAGRAPH_MODES: Final = (
