@@ -282,11 +282,14 @@ def reservation_cases(
 GRID_BUDGET = 40 * GIB
 VLLM_DTYPE_FLAGS = ("mamba_cache_dtype", "mamba_ssm_cache_dtype")
 MAMBA_DTYPES = ("float32", "float16", "bfloat16")
-SGLANG_FLAGS: tuple[tuple[str, str], ...] = (
-    *(("mamba_ssm_dtype", dtype) for dtype in ("float32", "bfloat16", "float16")),
+SGLANG_STRATEGIES = ("no_buffer", "extra_buffer", "extra_buffer_lazy")
+SGLANG_FLAGS: tuple[dict[str, Any], ...] = (
+    *({"mamba_ssm_dtype": dtype} for dtype in ("float32", "bfloat16", "float16")),
+    *({"mamba_radix_cache_strategy": strategy} for strategy in SGLANG_STRATEGIES),
+    # --disable-overlap-schedule, alone and beside each strategy named.
     *(
-        ("mamba_radix_cache_strategy", strategy)
-        for strategy in ("no_buffer", "extra_buffer", "extra_buffer_lazy")
+        {"disable_overlap_schedule": True, "mamba_radix_cache_strategy": strategy}
+        for strategy in ("auto", *SGLANG_STRATEGIES)
     ),
 )
 
@@ -306,7 +309,7 @@ def grid_cases(
             arguments = {**base, "kv_cache_memory_bytes": GRID_BUDGET, **extra}
             cases.append({"server": "vllm", "config": config, "arguments": arguments})
         base = {"tp_size": tp, "speculative_num_draft_tokens": spec}
-        for extra in [{}, *({flag: value} for flag, value in SGLANG_FLAGS)]:
+        for extra in [{}, *SGLANG_FLAGS]:
             arguments = {**base, "available_memory": GRID_BUDGET, **extra}
             cases.append({"server": "sglang", "config": config, "arguments": arguments})
     return cases

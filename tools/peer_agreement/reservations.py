@@ -599,7 +599,12 @@ class SglangReservations:
         return int(_function_keyword(path, "_handle_eagle_family", "max_running_requests"))
 
     def _strategy(
-        self, arch: str, states: SglangStates, strategy: str, disable_radix_cache: bool
+        self,
+        arch: str,
+        states: SglangStates,
+        strategy: str,
+        disable_radix_cache: bool,
+        disable_overlap_schedule: bool,
     ) -> tuple[str, bool]:
         """(``--mamba-radix-cache-strategy``, overlap scheduler on) after
         ``_mamba_radix_cache_resolution`` (S:sglang/srt/arg_groups/overrides.py:453-490,
@@ -608,11 +613,14 @@ class SglangReservations:
         config object SGLang built), and its checks in ``handle_mamba_radix_cache``
         (S:sglang/srt/arg_groups/model_hook.py:1048-1077, mamba_hook.py:115-163, mirrored):
         auto is extra_buffer where the architecture supports it (triton linear-attention
-        backend, not XPU) with the overlap scheduler, else no_buffer with the overlap scheduler
-        off; Granite uses the radix cache where its config object's ``layer_types`` has a
-        ``mamba`` entry; an architecture without the radix cache (or with it disabled) refuses
-        the extra-buffer strategies and ignores no_buffer; an explicit no_buffer asserts the
-        overlap scheduler off, an explicit extra buffer the architecture's support."""
+        backend, not XPU) and the overlap scheduler runs (pages of one token: the page size is
+        left at its default), else no_buffer with the overlap scheduler off; Granite uses the
+        radix cache where its config object's ``layer_types`` has a ``mamba`` entry; an
+        architecture without the radix cache (or with it disabled) refuses the extra-buffer
+        strategies and ignores no_buffer; an explicit no_buffer asserts the overlap scheduler
+        off (``--disable-overlap-schedule``), an explicit extra buffer the architecture's
+        support; the overlap scheduler runs unless that flag turned it off."""
+        overlap = not disable_overlap_schedule
         overrides = self.root / "sglang/srt/arg_groups/overrides.py"
         radix = _frozenset_literal(overrides, "_MAMBA_RADIX_CACHE_ARCHS")
         extra = _frozenset_literal(overrides, "_MAMBA_EXTRA_BUFFER_ARCHS")
@@ -632,18 +640,20 @@ class SglangReservations:
                 raise ValueError(
                     f"--mamba-radix-cache-strategy {strategy} needs mamba state, got {arch}."
                 )
-            return "no_buffer", True
+            return "no_buffer", overlap
         supports = arch in extra or (spec is not None and spec.support_mamba_cache_extra_buffer)
         if strategy == "auto":
-            return ("extra_buffer", True) if supports else ("no_buffer", False)
+            return ("extra_buffer", True) if supports and overlap else ("no_buffer", False)
         if strategy == "no_buffer":
-            raise AssertionError(
-                "no_buffer do not support overlap schedule. Try to set "
-                "disable_overlap_schedule=True."
-            )
+            if overlap:
+                raise AssertionError(
+                    "no_buffer do not support overlap schedule. Try to set "
+                    "disable_overlap_schedule=True."
+                )
+            return "no_buffer", False
         if not supports:
             raise AssertionError(f"extra_buffer is not supported for {arch}; use no_buffer.")
-        return strategy, True
+        return strategy, overlap
 
     def _states(self, mamba_ssm_dtype: str | None) -> SglangStates:
         if mamba_ssm_dtype not in self.states:
@@ -709,6 +719,7 @@ class SglangReservations:
         mamba_full_memory_ratio: float = 0.9,
         mamba_radix_cache_strategy: str = "auto",
         disable_radix_cache: bool = False,
+        disable_overlap_schedule: bool = False,
         max_running_requests: int | None = None,
         speculative_num_draft_tokens: int = 0,
         mamba_ssm_dtype: str | None = None,
@@ -734,7 +745,11 @@ class SglangReservations:
         arch = (config.get("architectures") or [""])[0]
         try:
             strategy, overlap = self._strategy(
-                arch, states, mamba_radix_cache_strategy, disable_radix_cache
+                arch,
+                states,
+                mamba_radix_cache_strategy,
+                disable_radix_cache,
+                disable_overlap_schedule,
             )
         except (ValueError, AssertionError) as error:  # SGLang's own refusal of the flag
             return {"refusal": refusal_text(error)}
@@ -772,7 +787,7 @@ class SglangReservations:
                 tp=tp_size,
                 architectures=config.get("architectures"),
             )
-        except ValueError as error:  # SGLang's own startup refusal
+        except (ValueError, AssertionError) as error:  # SGLang's own startup refusal
             return {"refusal": refusal_text(error)}
         except RuntimeError as error:
             # resolve_max_num_reqs's own refusal of a pool that serves no request
