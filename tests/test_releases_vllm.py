@@ -665,3 +665,41 @@ def test_a_refusal_names_the_argument_that_carried_the_version(text: str, messag
 )
 def test_the_note_says_how_the_version_became_the_release(text: str, note: str) -> None:
     assert resolve_release("vllm", text).note == note
+
+
+@pytest.mark.parametrize(
+    ("version", "arch", "backend", "block"),
+    [
+        # Kimi-Linear at tp 2, prefix caching off: a state page of 3 x [3, 2048] bfloat16 conv
+        # (36,864 B) and [16, 128, 128] float32 (1,048,576 B), 1,085,440 B; an MLA token page of
+        # 576 x 2 = 1,152 B (one KV head).
+        # 0.19.1: the model hook's MLA alignment 64 (vllm-0.19.1:vllm/model_executor/models/
+        # config.py:206-214, :273-281): 64 x ceil(1085440 / 73728) = 960, on either GPU.
+        ("0.19.1", "sm90", "FLASH_ATTN_MLA", 960),
+        ("0.19.1", "sm100", "FLASHINFER_MLA", 960),
+        # 0.20.0 to 0.26.0: max(the backend's smallest kernel block, block_size)
+        # (vllm-0.20.0:vllm/platforms/interface.py:575-582): FlashAttention-MLA's MultipleOf(16)
+        # on SM90, 16 x ceil(1085440 / 18432) = 944; FlashInfer-MLA's [32, 64] on SM10x
+        # (v1/attention/backends/mla/flashinfer_mla.py:49-50), 32 x ceil(1085440 / 36864) = 960.
+        ("0.20.0", "sm90", "FLASH_ATTN_MLA", 944),
+        ("0.20.0", "sm100", "FLASHINFER_MLA", 960),
+        ("0.26.0", "sm100", "FLASHINFER_MLA", 960),
+        # 0.27.0: the MLA floor of 128 (vllm-0.27.0:vllm/platforms/interface.py:883-888):
+        # 128 x ceil(1085440 / 147456) = 1024.
+        ("0.27.0", "sm100", "FLASHINFER_MLA", 1024),
+    ],
+)
+def test_the_mla_block_aligns_to_the_backends_kernel_block(
+    version: str, arch: str, backend: str, block: int
+) -> None:
+    r = vllm_reservation(
+        KIMI,
+        version=version,
+        gpu_arch=arch,
+        tensor_parallel_size=2,
+        enable_prefix_caching=False,
+        kv_cache_memory_bytes=40 * GIB,
+    )
+    assert (r.attention_backend, r.block_size) == (backend, block)
+    assert r.state_page_bytes == 3 * 3 * 2048 * 2 + 16 * 128 * 128 * 4
+    assert r.state_page_bytes_padded == block * 576 * 2

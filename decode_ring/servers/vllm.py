@@ -115,6 +115,10 @@ _UNMODELLED_CACHE_DTYPES: Final = (
 # MultipleOf(16) kernel blocks (flash_attn.py:356-367, triton_attn.py:339-340,
 # mla/flashattn_mla.py:49-50, mla/triton_mla.py:114-115).
 _KERNEL_BLOCK: Final = 16
+# The smallest kernel block (get_supported_kernel_block_sizes) of the attention backends whose
+# smallest is not 16: FlashInfer-MLA's [32, 64] (v1/attention/backends/mla/flashinfer_mla.py:
+# 49-50, 0.20.0 to 0.33.0), SM10x's first MLA backend.
+_BACKEND_KERNEL_BLOCK: Final = {"FLASHINFER_MLA": 32}
 # vllm/v1/attention/backends/gdn_attn.py:34
 _FLASHINFER_GDN_CHECKPOINT_ALIGNMENT: Final = 64
 _DEFAULT_BLOCK_SIZE: Final = 16  # CacheConfig.DEFAULT_BLOCK_SIZE
@@ -416,7 +420,7 @@ def vllm_reservation(
     launch = _scheduler_defaults(launch, gpu_device, length)
     backends = _attention_backends(model, launch)
     specs = _mamba_specs(model, launch, caching, backends)
-    block = _align_hybrid_block_size(model, launch, caching, specs)
+    block = _align_hybrid_block_size(model, launch, caching, specs, backends)
     drafter = _load_drafter(model, launch, block)
     groups = _kv_cache_groups(model, launch, specs, block, drafter)
     blocks = _blocks_per_request(launch, caching, specs, (groups, drafter), block, length)
@@ -1043,7 +1047,11 @@ class _BlockSize:
 
 
 def _align_hybrid_block_size(
-    model: HybridModel, launch: _Launch, caching: _PrefixCaching, specs: tuple[_MambaSpec, ...]
+    model: HybridModel,
+    launch: _Launch,
+    caching: _PrefixCaching,
+    specs: tuple[_MambaSpec, ...],
+    backends: _Backends,
 ) -> _BlockSize:
     """``_align_hybrid_block_size`` (vllm/platforms/interface.py:940-1137): the attention block
     raised until one attention page holds the largest model-level state page, to which every
@@ -1065,7 +1073,7 @@ def _align_hybrid_block_size(
             "(vllm/platforms/interface.py:1098-1101)",
             field="head_dim",
         )
-    alignment = _granularity(attention, launch, caching, specs, block)
+    alignment = _granularity(attention, launch, caching, specs, block, backends)
     model_page = max(spec.model_page for spec in specs)
     needed = alignment * -(-model_page // (alignment * page_1))
     needed = _KERNEL_BLOCK * -(-needed // _KERNEL_BLOCK)
@@ -1096,12 +1104,15 @@ def _granularity(
     caching: _PrefixCaching,
     specs: tuple[_MambaSpec, ...],
     block: int,
+    backends: _Backends,
 ) -> int:
-    """The token count the aligned block is a multiple of: from 0.20.0 ``max(kernel block,
-    block_size)`` (before, the kernel's, a larger ``--block-size`` kept as it is), the release's
-    MLA and SM10x head-256 floors, and in align mode the checkpoints' alignment."""
+    """The token count the aligned block is a multiple of: from 0.20.0 ``max(the backend's
+    smallest kernel block, block_size)`` (vllm-0.20.0:vllm/platforms/interface.py:575-582;
+    before, 16, a larger ``--block-size`` kept as it is), the release's MLA and SM10x head-256
+    floors, and in align mode the checkpoints' alignment."""
     rules = launch.rules
-    alignment = max(_KERNEL_BLOCK, block) if rules.block_size_aligns else _KERNEL_BLOCK
+    kernel = _BACKEND_KERNEL_BLOCK.get(backends.attention_backend or "", _KERNEL_BLOCK)
+    alignment = max(kernel, block) if rules.block_size_aligns else _KERNEL_BLOCK
     if attention.mla and rules.mla_min_block is not None:
         alignment = max(alignment, rules.mla_min_block)
     floor = rules.blackwell_head256_block
