@@ -199,7 +199,9 @@ HOSTILE_ARGUMENTS = st.one_of(
     st.sampled_from([0, 1, 2, 4, 8, 3, 4096, 2**63, 2**64, 20 * GiB, 60 * GiB, 10**30]),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=8),
-    st.sampled_from(["auto", "float32", "bfloat16", "float16", "no_buffer", "extra_buffer"]),
+    st.sampled_from(
+        ["auto", "float32", "float", "bfloat16", "float16", "no_buffer", "extra_buffer"]
+    ),
 )
 FUZZED_CONFIGS = (
     NEMOTRON,

@@ -1499,11 +1499,14 @@ _SGLANG_ARGUMENTS = (
     "mamba_full_memory_ratio",
     "mamba_radix_cache_strategy",
     "disable_radix_cache",
+    "disable_overlap_schedule",
     "max_running_requests",
     "speculative_num_draft_tokens",
     "mamba_ssm_dtype",
     "context_length",
     "max_total_tokens",
+    "page_size",
+    "dtype",
 )
 
 
