@@ -166,6 +166,17 @@ def test_sglang_refuses_transformers_5_names_in_nemotron_layers() -> None:
     )
 
 
+def test_sglang_names_an_unprintable_nemotron_layer_kind_bounded() -> None:
+    # An integer past Python's 4,300-digit str() limit raised a bare ValueError here (found by
+    # the fuzz of test_models_fixtures.py): it is named as <N-bit integer>, in one line.
+    nemotron = config("nemotron-nano-9b-v2.json") | {"layers_block_type": [10**5000]}
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(nemotron, layout="sglang")
+    assert str(caught.value).startswith(
+        "nemotron_h config: field 'layers_block_type': holds <16610-bit integer>; SGLang's class "
+    )
+
+
 def test_nemotron_legacy_field_spellings() -> None:
     nemotron = config("nemotron-nano-9b-v2.json")
     legacy = {k: v for k, v in nemotron.items() if k not in ("n_groups", "conv_kernel")}

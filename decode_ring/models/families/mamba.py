@@ -368,7 +368,15 @@ def rules_nemotron_h(built: Built) -> None:
         values["layers_block_type"] = [_PATTERN_NAMES[server][c] for c in pattern]
     listed = values["layers_block_type"]
     if isinstance(listed, list):
-        unknown = sorted({str(kind) for kind in listed} - set(_PATTERN_NAMES[server].values()))
+        names = _PATTERN_NAMES[server].values()
+        # A kind is shown as the class would print it; any other value bounded (``show``).
+        unknown = sorted(
+            {
+                kind if isinstance(kind, str) and len(kind) <= 64 else show(kind)
+                for kind in listed
+                if kind not in names
+            }
+        )
         if unknown and server == "sglang":
             # NemotronHConfig._validate_layers_block_type (configs/nemotron_h.py:167-192).
             raise built.fail(
