@@ -424,3 +424,181 @@ def test_the_packages_own_flag_inside_the_launch_line_says_where_it_goes(
         f"{flag!r} is not a {'vLLM 0.33.0' if argv[0] == 'vllm' else 'SGLang 0.5.23'} flag "
         "(it is decode-ring's own: give it before the launch line)\n"
     )
+
+
+# --- a line written for an older release -------------------------------------------------------
+
+# The tables as installed, beside the per-release flag lists they class.
+OLDER_CLASSES = {
+    server: json.loads((INSTALLED_CLI / "flag_classes" / f"{server}-older.json").read_text())
+    for server in ("vllm", "sglang")
+}
+RELEASE_LISTS = {
+    server: json.loads((FLAGS / f"{server}-releases.json").read_text())
+    for server in ("vllm", "sglang")
+}
+
+
+def test_an_older_releases_flag_is_read_with_its_own_arity(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vllm-0.13.0:vllm/engine/arg_utils.py:892 registers --swap-space (a float, host memory
+    # for preempted sequences); 0.18.0 dropped it (no "--swap-space" in its arg_utils.py).
+    line = ("serve", QWEN3_NEXT, "--swap-space", "4", "--kv-cache-memory-bytes", "20G")
+    old = answer(capsys, "vllm", "--vllm-version", "0.13.0", *line)
+    assert old["server_version"] == "0.13.0"
+    assert old["launch"]["no_effect"] == ["--swap-space"]
+    assert old["kv_cache_memory_bytes"] == 20 * 2**30  # vLLM reads an upper-case G as GiB
+    assert refusal(capsys, "vllm", *line) == "'--swap-space' is not a vLLM 0.33.0 flag"
+    assert (
+        refusal(capsys, "vllm", "--vllm-version", "0.19.1", *line)
+        == "'--swap-space' is not a vLLM 0.19.1 flag"
+    )
+
+
+def test_an_older_spelling_of_a_modelled_flag_is_read_as_the_new_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # sglang-0.5.13:sglang/srt/server_args.py:6225 registers --mamba-scheduler-strategy; 0.5.19
+    # keeps it as a deprecated alias storing mamba_radix_cache_strategy (server_args.py:3920-3927).
+    line = ("--available-memory", "40GiB", "--model-path", QWEN3_NEXT)
+    old = answer(
+        capsys, "sglang", "--sglang-version", "0.5.13", *line, "--mamba-scheduler-strategy", "auto"
+    )
+    assert (old["server_version"], old["mamba_radix_cache_strategy"]) == ("0.5.13", "no_buffer")
+    alias = answer(
+        capsys,
+        "sglang",
+        "--sglang-version",
+        "0.5.19",
+        *line,
+        "--disable-overlap-schedule",
+        "--mamba-scheduler-strategy",
+        "extra_buffer",
+    )
+    assert (alias["mamba_radix_cache_strategy"], alias["ratio"]) == ("extra_buffer", 4)
+    assert refusal(capsys, "sglang", *line, "--mamba-scheduler-strategy", "extra_buffer") == (
+        "'--mamba-scheduler-strategy' is not a SGLang 0.5.23 flag"
+    )
+
+
+def test_an_older_flag_not_classed_is_refused_as_unmodelled_or_ignored(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vLLM 0.10.2 to 0.27.1 register --override-attention-dtype (vllm-0.13.0:vllm/engine/
+    # arg_utils.py:691): classed unmodelled, as it changes the KV page.
+    line = (
+        "serve",
+        QWEN3_NEXT,
+        "--override-attention-dtype",
+        "float16",
+        "--kv-cache-memory-bytes",
+        "20G",
+    )
+    refused = refusal(capsys, "vllm", "--vllm-version", "0.13.0", *line)
+    assert refused == (
+        "vLLM 0.13.0 flags that change memory in a way decode-ring vllm does not model: "
+        "--override-attention-dtype (the attention dtype (KV page bytes)); drop it, or pass "
+        "--allow-unmodelled to answer without it"
+    )
+    allowed = answer(capsys, "vllm", "--vllm-version", "0.13.0", "--allow-unmodelled", *line)
+    assert allowed["launch"]["ignored_unmodelled"] == ["--override-attention-dtype"]
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_the_older_class_tables_class_only_flags_the_newest_release_dropped(server: str) -> None:
+    release = VLLM if server == "vllm" else SGLANG
+    older = RELEASE_LISTS[server]["older"]
+    newest = grammar(release)
+    named = {shape["flag"] for spans in older.values() for *_, shape in spans} | set(older)
+    classes = OLDER_CLASSES[server]["classes"]
+    for flag, (klass, reason, *reads_as) in classes.items():
+        assert flag in named and flag not in newest.spellings, flag
+        assert klass in CLASSES and reason and len(reason) <= 160, flag
+        if reads_as:
+            assert klass == "modelled", flag
+            (current,) = reads_as
+            rows = VLLM_COMMAND.server_rows if server == "vllm" else SGLANG_COMMAND.server_rows
+            assert current in {spec.flag for spec in rows}, flag
+    releases = RELEASE_LISTS[server]["releases"]
+    for spelling, spans in older.items():
+        assert spelling not in newest.spellings, spelling
+        for first, last, shape in spans:
+            assert releases.index(first) <= releases.index(last), spelling
+            assert set(shape) == {"flag", "dest", "takes_value", "negatable", "nargs", "default"}
+
+
+def test_an_older_flag_is_parsed_as_its_own_release_parses_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --guided-decoding-disable-fallback is a switch in vLLM 0.10.2 (vllm-0.10.2:
+    # vllm/engine/arg_utils.py:410, :618, a bool field's BooleanOptionalAction) and takes a value
+    # in 0.11.0 (vllm-0.11.0:vllm/engine/arg_utils.py:430, :633, ("...", bool): an Optional
+    # value); 0.33.0 has neither. Each release's line reads it as that release does.
+    spans = RELEASE_LISTS["vllm"]["older"]["--guided-decoding-disable-fallback"]
+    assert [(first, last, shape["takes_value"]) for first, last, shape in spans] == [
+        ("0.10.2", "0.10.2", False),
+        ("0.11.0", "0.11.2", True),
+    ]
+    line = ("serve", QWEN3_NEXT, "--kv-cache-memory-bytes", "20G")
+    switch = answer(
+        capsys, "vllm", "--vllm-version", "0.10.2", *line, "--guided-decoding-disable-fallback"
+    )
+    assert switch["launch"]["no_effect"] == ["--guided-decoding-disable-fallback"]
+    valued = answer(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.11.0",
+        *line,
+        "--guided-decoding-disable-fallback",
+        "true",
+    )
+    assert valued["launch"]["no_effect"] == ["--guided-decoding-disable-fallback"]
+    missing = refusal(
+        capsys, "vllm", "--vllm-version", "0.11.0", *line, "--guided-decoding-disable-fallback"
+    )
+    assert missing == "argument '--guided-decoding-disable-fallback': expected one argument"
+
+
+def test_each_older_release_reads_the_flags_it_has_and_only_those() -> None:
+    for server, release in (("vllm", VLLM), ("sglang", SGLANG)):
+        listed = RELEASE_LISTS[server]
+        for version in listed["releases"][:-1]:
+            spoken = type(release)(release.server, version)
+            parser = grammar(release, spoken)
+            assert parser.release == spoken
+            ranges = listed["flags"]
+            order = {one: index for index, one in enumerate(listed["releases"])}
+            has = {
+                spelling
+                for spelling, spans in ranges.items()
+                if any(order[a] <= order[version] <= order[b] for a, b in spans)
+            }
+            dropped = set(listed["older"])
+            assert (set(parser.spellings) - set(grammar(release).spellings)) == (has & dropped)
+
+
+def test_plans_launch_line_is_read_as_its_release_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = (
+        "plan",
+        "--server",
+        "vllm",
+        "--config",
+        QWEN3_NEXT,
+        "--free",
+        "80GiB",
+        "--weights",
+        "40GiB",
+        "--max-model-len",
+        "8192",
+    )
+    # vllm-0.27.0:vllm/engine/arg_utils.py:1244 first registers --use-replayssm.
+    assert refusal(capsys, *plan, "--vllm-version", "0.19.1", "--", "--use-replayssm") == (
+        "vLLM 0.19.1 has no such flag: --use-replayssm (in 0.27.0-0.33.0)"
+    )
+    status, out, err = run(capsys, *plan, "--vllm-version", "0.13.0", "--", "--swap-space", "4")
+    assert (status, err) == (0, "")
+    assert "vLLM 0.13.0" in out

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..releases import Release
 
-__all__ = ["UnknownRelease", "covered_releases", "flag_releases", "known_flags"]
+__all__ = ["UnknownRelease", "covered_releases", "flag_releases", "known_flags", "older_flags"]
 
 
 class UnknownRelease(ValueError):
@@ -29,13 +29,20 @@ class UnknownRelease(ValueError):
 
 
 @cache
-def _data(server: str) -> tuple[tuple[str, ...], dict[str, tuple[tuple[str, str], ...]]]:
-    """The server's releases in order and each spelling's ranges of them."""
+def _file(server: str) -> dict[str, Any]:
+    """The server's compact file, read."""
     name = f"{server.lower()}-releases.json"
     entry = resources.files(__package__).joinpath("flags").joinpath(name)
     if not server.isalnum() or not entry.is_file():
         raise UnknownRelease(f"no flag lists for the server {server!r} (no flags/{name})")
     data: dict[str, Any] = json.loads(entry.read_text("utf-8"))
+    return data
+
+
+@cache
+def _data(server: str) -> tuple[tuple[str, ...], dict[str, tuple[tuple[str, str], ...]]]:
+    """The server's releases in order and each spelling's ranges of them."""
+    data = _file(server)
     releases = tuple(data["releases"])
     ranges = {
         spelling: tuple((first, last) for first, last in spans)
@@ -75,3 +82,23 @@ def flag_releases(server: str, spelling: str) -> tuple[tuple[str, str], ...]:
     (e.g. vLLM's ``--use-replayssm``: ``(("0.27.0", "0.33.0"),)``), oldest first; empty where
     none does. ``UnknownRelease`` for a server without lists."""
     return _data(server)[1].get(spelling, ())
+
+
+
+@cache
+def older_flags(release: Release) -> dict[str, dict[str, Any]]:
+    """Each spelling ``release`` has that the server's newest listed release dropped, with how
+    ``release`` parses it: the flag it names (``flag``), ``dest``, ``takes_value``,
+    ``negatable``, ``nargs``, and a switch's ``default`` (``None`` for a flag with a value).
+    ``UnknownRelease`` for a release the data does not list."""
+    known_flags(release)  # refuses a release not listed
+    releases = _data(release.server)[0]
+    order = {version: index for index, version in enumerate(releases)}
+    here = order[release.version]
+    older: dict[str, list[list[Any]]] = _file(release.server).get("older", {})
+    return {
+        spelling: shape
+        for spelling, spans in older.items()
+        for first, last, shape in spans
+        if order[first] <= here <= order[last]
+    }

@@ -22,6 +22,12 @@ Each flag given is then found in the release's class table (``flag_classes/``): 
 (the command reads it), ``no_effect`` (accepted and listed), or ``unmodelled`` (it changes memory
 in a way the package does not model: refused, all of them in one line, unless
 ``--allow-unmodelled``). A flag the release does not define is refused.
+
+The flags are listed in full for the newest modelled release. A line written for an older one
+(``--vllm-version``, ``--sglang-version``) is read with the newest release's parser plus the
+flags the older release has that the newest dropped, each parsed as the older release's own
+parser parses it (``known_flags.older_flags``) and classed in
+``flag_classes/<server>-older.json``.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any, Final
 
 from ..printable import show
 from ..releases import VLLM, Release
+from .known_flags import older_flags
 from .parsing import UsageError
 from .server_flags import SGLANG_FLAGS, VLLM_FLAGS, human_readable_int
 
@@ -60,7 +67,8 @@ _FLAG_NAME: Final = re.compile(r"(?<=--)[^.]*")
 class FlagEntry:
     """One flag of a release, as its parser registers it: the flag, its other spellings, where
     argparse stores it, whether and how many values it takes, its default, and its class in the
-    release's table with the one-line reason."""
+    release's table with the one-line reason; ``reads_as``, for a flag an older release spells
+    otherwise, the newest release's flag the command reads it as."""
 
     flag: str
     aliases: tuple[str, ...]
@@ -72,6 +80,7 @@ class FlagEntry:
     group: str
     klass: str
     reason: str
+    reads_as: str | None = None
 
     def negated(self, spelling: str) -> bool:
         """Whether ``spelling`` turns this flag off: ``--no-x``, and vLLM's ``--disable-x`` for
@@ -122,8 +131,13 @@ def _data(folder: str, release: Release) -> dict[str, Any]:
 
 
 @cache
-def grammar(release: Release) -> ServerGrammar:
-    """The parser of ``release``, from its generated flags and its class table."""
+def grammar(release: Release, spoken: Release | None = None) -> ServerGrammar:
+    """The parser of ``release`` (a release whose flags are listed in full, with a class
+    table: the newest modelled), from its generated flags and its class table. With
+    ``spoken``, an older release of the server: the parser of a line written for it, which is
+    ``release``'s with the flags ``spoken`` has that ``release`` dropped (``_older_entries``);
+    its messages name ``spoken``. A flag ``spoken`` does not have is still read here, and
+    refused by the command (``known_flags``), which names the releases that have it."""
     flags = _data("flags", release)
     table = _data("flag_classes", release)
     classes = table["classes"]
@@ -145,9 +159,13 @@ def grammar(release: Release) -> ServerGrammar:
             )
         )
     spellings = {name: entry for entry in entries for name in (entry.flag, *entry.aliases)}
+    if spoken is not None and spoken != release:
+        for entry in _older_entries(release, spoken, spellings):
+            entries.append(entry)
+            spellings.update({name: entry for name in (entry.flag, *entry.aliases)})
     flexible = release.server == "vLLM"
     return ServerGrammar(
-        release,
+        spoken or release,
         tuple(entries),
         spellings,
         bool(flags["allow_abbrev"]),
@@ -158,6 +176,66 @@ def grammar(release: Release) -> ServerGrammar:
             for flag, keys in table.get("json_keys", {}).items()
         },
     )
+
+
+def _older_entries(
+    release: Release, spoken: Release, current: Mapping[str, FlagEntry]
+) -> list[FlagEntry]:
+    """The flags ``spoken`` has and ``release`` dropped, each read as ``spoken``'s own parser
+    reads it (``older_flags``, generated from each release's parser) and classed by
+    ``flag_classes/<server>-older.json``; a flag it does not class is ``unmodelled``; one the
+    table says ``release`` renamed (a third item: its flag there) is stored where that flag is,
+    and read as it. A dropped spelling of a flag ``release`` still has (``--no-X`` of a flag no
+    longer negatable) is a switch of its own, stored apart from that flag."""
+    classes: Mapping[str, list[str]] = _older_classes(release.server)
+    shapes = older_flags(spoken)
+    grouped: dict[str, list[str]] = {}
+    for spelling, shape in shapes.items():
+        if spelling not in current:
+            flag = spelling if shape["flag"] in current else shape["flag"]
+            grouped.setdefault(flag, []).append(spelling)
+    entries = []
+    for flag, spellings in sorted(grouped.items()):
+        shape = shapes[spellings[0]]
+        unclassed = f"a {spoken} flag that {release} dropped, not classed by the package"
+        klass, reason, *renamed = classes.get(flag, ("unmodelled", unclassed))
+        if shape["flag"] in current:  # a spelling of its own
+            dest, takes, negatable, nargs, default = flag, False, False, 0, None
+        else:
+            dest, takes, negatable = shape["dest"], shape["takes_value"], shape["negatable"]
+            nargs, default = shape["nargs"], shape["default"]
+        reads_as = renamed[0] if renamed else None
+        if reads_as is not None:
+            dest = current[reads_as].dest
+        aliases = tuple(sorted(one for one in spellings if one != flag))
+        entries.append(
+            FlagEntry(
+                flag,
+                aliases,
+                dest,
+                takes,
+                negatable,
+                nargs,
+                default,
+                "older",
+                klass,
+                reason,
+                reads_as,
+            )
+        )
+    return entries
+
+
+@cache
+def _older_classes(server: str) -> dict[str, list[str]]:
+    """``flag_classes/<server>-older.json``: the class and reason of flags the newest release
+    dropped."""
+    name = f"{server.lower()}-older.json"
+    entry = resources.files(__package__).joinpath("flag_classes").joinpath(name)
+    if not entry.is_file():
+        return {}
+    classes: dict[str, list[str]] = json.loads(entry.read_text("utf-8"))["classes"]
+    return classes
 
 
 @dataclass(frozen=True, slots=True)

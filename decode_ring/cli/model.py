@@ -18,7 +18,7 @@ from ..plan import (
 )
 from ..reports import state_report
 from ..snapshots import ModelReference, resolve_model, snapshot_weights
-from .launch import LaunchLine, grammar, read_launch, strip_program
+from .launch import LaunchLine, strip_program
 from .output import one_line, say
 from .parsing import (
     PROGRAM,
@@ -239,8 +239,9 @@ def run_server_plan(args: argparse.Namespace) -> object:
             "drop " + ("it" if len(idle) == 1 else "them")
         )
     command = SERVER_COMMANDS[args.server]
-    launch, options = plan_launch(command, getattr(args, PLAN_LAUNCH, None) or [])
-    options["version"] = release_version(args, args.server)
+    version = release_version(args, args.server)
+    launch, options = plan_launch(command, getattr(args, PLAN_LAUNCH, None) or [], version)
+    options["version"] = version
     model = args.config or launch.model
     if model is None:
         raise UsageError(f"plan --server {args.server} needs --config (or the line's model)")
@@ -269,18 +270,20 @@ def run_server_plan(args: argparse.Namespace) -> object:
     )
 
 
-def plan_launch(command: ServerCommand, tokens: list[str]) -> tuple[LaunchLine, dict[str, Any]]:
-    """The launch line after ``--`` (its flags, or the whole command), read as the server
-    reads it, and the reservation's keywords it gives; the plan's ``--tp`` list replaces its
-    tensor-parallel size."""
+def plan_launch(
+    command: ServerCommand, tokens: list[str], version: str | None
+) -> tuple[LaunchLine, dict[str, Any]]:
+    """The launch line after ``--`` (its flags, or the whole command), read as ``version`` of
+    the server reads it, and the reservation's keywords it gives; the plan's ``--tp`` list
+    replaces its tensor-parallel size."""
     words, serve = tokens, False
     if (tokens and tokens[0] in ("vllm", "sglang", "python", "python3")) or "-m" in tokens[:3]:
         words, serve = strip_program(command.release, tokens)
-    launch = read_launch(grammar(command.release), words, serve=serve)
+    launch = command.read_line(words, serve=serve, version=version)
     unmodelled = launch.by_class("unmodelled")
     if unmodelled:
         raise UsageError(
-            f"{command.release} flags that change memory in a way the plan does not model: "
+            f"{launch.release} flags that change memory in a way the plan does not model: "
             + ", ".join(unmodelled)
         )
     server = command.server_namespace(launch)

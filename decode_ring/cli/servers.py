@@ -138,12 +138,11 @@ class ServerCommand:
     def run(self, args: argparse.Namespace) -> LaunchAnswer:
         """The reservation for the launch line, the combined flags' notes among its
         assumptions, with what the line said."""
-        launch = read_launch(
-            grammar(self.release),
+        launch = self.read_line(
             getattr(args, LAUNCH_TOKENS, ()),
             serve=getattr(args, LAUNCH_SERVE, False),
+            version=getattr(args, "version", None),
         )
-        self._refuse_absent(launch, getattr(args, "version", None))
         ignored = self._refuse_unmodelled(launch, args.allow_unmodelled)
         model = self._model(launch, args)
         server = self.server_namespace(launch)
@@ -192,7 +191,7 @@ class ServerCommand:
         """Each modelled flag's value, read with its row's grammar (its default when the line
         does not give it)."""
         values = {spec.dest: spec.default for spec in self.server_rows}
-        given = {one.entry.flag: one for one in launch.values.values()}
+        given = {one.entry.reads_as or one.entry.flag: one for one in launch.values.values()}
         for spec in self.server_rows:
             one = given.get(spec.flag) or next(
                 (given[alias] for alias in spec.aliases if alias in given), None
@@ -203,10 +202,18 @@ class ServerCommand:
                 values[spec.dest] = _read(spec, one)
         return argparse.Namespace(**values)
 
-    def _refuse_absent(self, launch: LaunchLine, version: object) -> None:
-        """The flags the line gives that the release asked for does not define, refused in one
-        line with the releases that do (``known_flags``, generated from each release)."""
+    def read_line(self, tokens: Sequence[str], *, serve: bool, version: object) -> LaunchLine:
+        """The launch line as ``version``'s parser reads it (the newest modelled release's
+        flags, with those ``version`` has that it dropped: ``launch.grammar``), its flags that
+        ``version`` does not define refused in one line."""
         release = resolve_release(self.name, version, argument="version").release
+        launch = read_launch(grammar(self.release, release), tokens, serve=serve)
+        self._refuse_absent(launch, release)
+        return launch
+
+    def _refuse_absent(self, launch: LaunchLine, release: Release) -> None:
+        """The flags the line gives that ``release`` does not define, refused in one line with
+        the releases that do (``known_flags``, generated from each release)."""
         known = known_flags(release)
         absent = [one.entry.flag for one in launch.values.values() if one.entry.flag not in known]
         if not absent:
@@ -230,7 +237,7 @@ class ServerCommand:
         if unmodelled and not allow:
             reasons = "; ".join(f"{flag} ({launch.reason(flag)})" for flag in unmodelled)
             raise UsageError(
-                f"{self.release} flags that change memory in a way decode-ring {self.name} does "
+                f"{launch.release} flags that change memory in a way decode-ring {self.name} does "
                 f"not model: {reasons}; drop {'it' if len(unmodelled) == 1 else 'them'}, or "
                 "pass --allow-unmodelled to answer without "
                 + ("it" if len(unmodelled) == 1 else "them")
