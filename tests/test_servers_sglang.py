@@ -370,6 +370,18 @@ def test_sglang_dsa_indexer_joins_the_kv_cell() -> None:
     assert (r.kv_tokens, r.max_running_requests) == (1_006_484, 13)
 
 
+def test_sglang_adds_the_nextn_draft_its_config_class_defaults() -> None:
+    # The file gives no num_nextn_predict_layers; transformers 5.19.0's Glm5NextConfig, which
+    # SGLang 0.5.23 builds, defaults it to 1 (models/glm5_next/configuration_glm5_next.py:127).
+    # Under speculative decoding the draft's layer joins the KV cell (pool_configurator.py:
+    # 259-313): int(11,363 x 1 / 11) = 1,033 B more a token, as the wheel oracle's run gives.
+    r = sglang_reservation(GLM5_NEXT, available_memory=40 * GiB, speculative_num_draft_tokens=2)
+    assert r.kv_bytes_per_token == 11_363 + 11_363 // 11 == 12_396
+    assert r.kv_bytes_per_token_rule.endswith("+ the draft's 1 layers (1033 B)")
+    plain = sglang_reservation(GLM5_NEXT, available_memory=40 * GiB)
+    assert plain.kv_bytes_per_token == 11_363
+
+
 def glm5_next_with(**fields: object) -> dict[str, Any]:
     """The written GLM-5.3-Flash config, its text config's indexer_types dropped, ``fields`` at
     the root, where SGLang's Glm5NextConfig keeps what it is given (configs/glm5_next.py:

@@ -700,7 +700,8 @@ def _draft_cell(model: HybridModel, launch: _Launch, cell: _CellSize) -> _CellSi
     """An EAGLE/NEXTN draft's KV beside the target's: ``cell x draft layers / target layers``
     more bytes a token (``DefaultPoolConfigurator``, pool_configurator.py:259-313); the draft
     layers are the draft config's attention layers, else the target's
-    ``num_nextn_predict_layers`` (spec_aux_hidden_state.py:174-176)."""
+    ``num_nextn_predict_layers`` as SGLang's config class holds it (spec_aux_hidden_state.py:
+    174-176; transformers' ``Glm5NextConfig`` defaults it to 1: ``class_fields``)."""
     if not launch.speculative_num_draft_tokens or not cell.kv_bytes_per_token:
         return cell
     attention = model.state.attention
@@ -709,7 +710,7 @@ def _draft_cell(model: HybridModel, launch: _Launch, cell: _CellSize) -> _CellSi
         draft = ssm_state(load_config(launch.draft_config), layout="sglang", tp_size=launch.tp_size)
         layers = len(draft.attention.layer_indices) if draft.attention is not None else 0
     else:
-        nextn = model.text.get("num_nextn_predict_layers")
+        nextn = class_fields(model.config, layout="sglang").get("num_nextn_predict_layers")
         layers = nextn if isinstance(nextn, int) and not isinstance(nextn, bool) else 0
     if not layers or not target:
         return cell

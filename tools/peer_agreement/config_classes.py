@@ -663,7 +663,14 @@ def describe(classes: Classes, model_type: str, fields: list[str], text: str | N
         if hook in vars(cls):
             entry["rules_at"] = classes.where(vars(cls)[hook])
             break
-    entry["fields"] = {field: _declared(cls, field) for field in fields}
+    # An alias whose value is stored under a field read here is read too: a file may give
+    # either name, and a class may declare the default under the alias's (BailingHybridConfig's
+    # num_mtp_layers -> num_nextn_predict_layers).
+    aliases = getattr(cls, "attribute_map", {}) or {}
+    stored_under = sorted(
+        key for key, into in aliases.items() if into in fields and key not in fields
+    )
+    entry["fields"] = {field: _declared(cls, field) for field in [*fields, *stored_under]}
     if text is not None:
         entry["text"] = {
             "key": text,
