@@ -304,12 +304,16 @@ class ReleaseVllm:
         specs: dict[str, Any] = {}
         kv = self.code.ns
         for index in attention:
+            # The MLA layer passes no head_size_v (vllm-0.12.0:vllm/attention/layer.py:756,
+            # vllm-0.28.0:vllm/model_executor/layers/attention/mla_attention.py:1146-1169):
+            # from 0.28 the spec's default, 0, is what merge rebuilds it with.
+            values = {} if use_mla else {"head_size_v": _head_size(text, use_mla)}
             specs[f"model.layers.{index}.attn"] = _make(
                 kv["MLAAttentionSpec" if use_mla else "FullAttentionSpec"],
                 block_size=cache.block_size,
                 num_kv_heads=1 if use_mla else max(1, _kv_heads(text) // tp),
                 head_size=_head_size(text, use_mla),
-                head_size_v=_head_size(text, use_mla),
+                **values,
                 dtype=kv_dtype,
                 use_mla=use_mla,
                 cache_dtype_str="auto",
@@ -384,7 +388,12 @@ class ReleaseVllm:
             get_mamba_chunk_size=lambda: getattr(
                 text, "mamba_chunk_size", getattr(text, "chunk_size", None)
             ),
-            get_num_kv_heads=lambda parallel: max(1, _kv_heads(text) // tp),
+            # MLA decodes as MQA: one KV head (vllm-0.19.1:vllm/config/model.py:1217-1221).
+            get_num_kv_heads=lambda parallel: (
+                1
+                if getattr(text, "kv_lora_rank", None) is not None
+                else max(1, _kv_heads(text) // tp)
+            ),
             get_head_size=lambda: _head_size(text, getattr(text, "kv_lora_rank", None) is not None),
         )
         newer = self.platform is not None
@@ -446,17 +455,19 @@ class ReleaseVllm:
         return made
 
     def _update_block_size(self, vc: Any, use_mla: bool) -> None:
-        """``Platform.update_block_size_for_backend`` with one attention backend: FlashMLA
-        (``[64]``) for MLA, else FlashAttention (``[MultipleOf(16)]``) on SM90."""
+        """``Platform.update_block_size_for_backend`` with SM90's first attention backend:
+        FlashAttention-MLA for MLA (first in SM90's MLA order, vllm-0.20.0:vllm/platforms/
+        cuda.py:119-126; ``[MultipleOf(16)]``, v1/attention/backends/mla/flashattn_mla.py:52-53),
+        else FlashAttention (``[MultipleOf(16)]``)."""
         multiple_of = self.code.ns["MultipleOf"]
-        sizes = [64] if use_mla else [multiple_of(16)]
+        sizes = [multiple_of(16)]
         backend = NS(
             get_supported_kernel_block_sizes=lambda *a: list(sizes),
-            get_name=lambda: "FLASHMLA" if use_mla else "FLASH_ATTN",
+            get_name=lambda: "FLASH_ATTN_MLA" if use_mla else "FLASH_ATTN",
             get_preferred_block_size=lambda default=16, *a: default,
             is_ssm=lambda: False,
             customize_spec=lambda spec: spec,
-            supports_block_size=lambda size: size % (64 if use_mla else 16) == 0,
+            supports_block_size=lambda size: size % 16 == 0,
         )
         platform = self.platform
         platform._find_non_ssm_backend = classmethod(lambda cls, vc: backend)
