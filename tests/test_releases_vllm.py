@@ -703,3 +703,25 @@ def test_the_mla_block_aligns_to_the_backends_kernel_block(
     assert (r.attention_backend, r.block_size) == (backend, block)
     assert r.state_page_bytes == 3 * 3 * 2048 * 2 + 16 * 128 * 128 * 4
     assert r.state_page_bytes_padded == block * 576 * 2
+
+
+def test_kdas_conv_state_is_three_tensors_before_0_23() -> None:
+    # vllm-0.22.1:vllm/model_executor/layers/mamba/mamba_utils.py:237-267 (kda_state_shape):
+    # q, k and v conv states of (K - 1, H x d / tp) each, then (H / tp, d, d); 0.23.0 joins the
+    # three into one (:252-260). Kimi-Linear: 32 heads of 128, kernel 4, tp 2.
+    old = ssm_state(KIMI, version="0.22.1", tp_size=2)
+    assert [(t.name, t.shape) for t in old.groups[0].tensors] == [
+        ("conv_q", (3, 2048)),
+        ("conv_k", (3, 2048)),
+        ("conv_v", (3, 2048)),
+        ("recurrent", (16, 128, 128)),
+    ]
+    new = ssm_state(KIMI, version="0.23.0", tp_size=2)
+    assert [(t.name, t.shape) for t in new.groups[0].tensors] == [
+        ("conv", (3, 6144)),
+        ("recurrent", (16, 128, 128)),
+    ]
+    assert old.per_sequence_bytes == new.per_sequence_bytes
+    # SGLang keeps one conv state, window first (KimiLinearStateShape).
+    sglang = ssm_state(KIMI, layout="sglang", tp_size=2)
+    assert [t.shape for t in sglang.groups[0].tensors] == [(3, 6144), (16, 128, 128)]

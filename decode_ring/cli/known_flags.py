@@ -84,7 +84,6 @@ def flag_releases(server: str, spelling: str) -> tuple[tuple[str, str], ...]:
     return _data(server)[1].get(spelling, ())
 
 
-
 @cache
 def older_flags(release: Release) -> dict[str, dict[str, Any]]:
     """Each spelling ``release`` has that the server's newest listed release dropped, with how

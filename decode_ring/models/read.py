@@ -128,7 +128,9 @@ def ssm_state(
     exempt = vllm is not None and vllm.sizes_pages_unwidened(cfg.family)
     window = spec if view == "layer" or layout != "vllm" or not exempt else 0
     widened = vllm.widened_kinds if vllm is not None else frozenset()
-    state = _assemble(cfg, shown, parsed, Sizing(layout, tp, spec, rules, window, widened))
+    split = vllm.split_conv_kinds if vllm is not None and layout == "vllm" else frozenset()
+    sizing = Sizing(layout, tp, spec, rules, window, widened, split)
+    state = _assemble(cfg, shown, parsed, sizing)
     return replace(state, server_version=_named(release))
 
 
@@ -503,6 +505,8 @@ def _compatible(
 ) -> tuple[StateTensor | None, StateTensor | None]:
     """The one conv and the one state tensor, where one kind of layer holds exactly those."""
     if len(groups) != 1 or not KINDS[groups[0].kind].one_conv_one_state:
+        return None, None
+    if len(groups[0].tensors) != 2:  # a conv state split by projection (VllmRules)
         return None, None
     conv, state = groups[0].tensors
     return conv, state

@@ -220,8 +220,9 @@ class Sizing:
     """What laying out a layer's state depends on besides its geometry: the layout, the TP size,
     the speculative tokens, the dtype rules, the speculative tokens that widen a conv window
     (``window``: ``spec``, or 0 in vLLM's model-level view of a family whose
-    ``get_mamba_state_shape_from_config`` leaves them out), and the kinds whose conv window the
-    release widens (``widened``, ``VllmRules.widened_kinds``)."""
+    ``get_mamba_state_shape_from_config`` leaves them out), the kinds whose conv window the
+    release widens (``widened``, ``VllmRules.widened_kinds``) and those whose conv state it
+    splits by projection (``split``, ``VllmRules.split_conv_kinds``)."""
 
     layout: str
     tp: int
@@ -229,6 +230,7 @@ class Sizing:
     dtypes: DtypeRules
     window: int = 0
     widened: frozenset[str] = frozenset()
+    split: frozenset[str] = frozenset()
 
 
 def tensor(name: str, shape: tuple[int, ...], rule: Rule) -> StateTensor:

@@ -39,6 +39,8 @@ class VllmRules:
 
     The state (``MambaStateShapeCalculator`` and ``MambaStateDtypeCalculator``):
     ``widened_kinds``, the kinds whose layer widens its conv window by the speculative tokens;
+    ``split_conv_kinds``, the kinds whose conv state is one tensor per projection (KDA's q, k and
+    v) rather than one of their joint width;
     ``model_window_exempt``, the families whose model-level ``get_mamba_state_shape_from_config``
     leaves them out although their layer widens (so pages are sized without them);
     ``gdn_reads_ssm_dtype``, whether a gated delta net's recurrent state takes
@@ -76,6 +78,7 @@ class VllmRules:
     cache size and concurrency are one log line."""
 
     widened_kinds: frozenset[str]
+    split_conv_kinds: frozenset[str]
     model_window_exempt: frozenset[str]
     gdn_reads_ssm_dtype: bool
     nemotron_h_ssm_default: str | None
@@ -146,6 +149,9 @@ BASELINE: Final = VllmRules(
     # vllm-0.10.2:vllm/model_executor/layers/mamba/mamba_utils.py:97-202: only the gated delta
     # net's conv_state_shape adds num_spec.
     widened_kinds=frozenset({"gated_delta_net"}),
+    # vllm-0.11.1:vllm/model_executor/layers/mamba/mamba_utils.py:199-225 (kda_state_shape, from
+    # the first release that has it): q, k and v conv states, then the recurrent one.
+    split_conv_kinds=frozenset({"kda"}),
     model_window_exempt=frozenset(),
     gdn_reads_ssm_dtype=False,  # mamba_utils.py:74-80: (state_dtype, state_dtype)
     nemotron_h_ssm_default=None,  # no MODELS_CONFIG_MAP entry for NemotronH before 0.13.0
@@ -306,6 +312,11 @@ CHANGES: Final = (
         "0.20.1", "linear_attention_float32", True,
         "float32 linear-attention (MiniMax) state accepted",
         "vllm-0.20.1:vllm/model_executor/layers/mamba/mamba_utils.py:53-60",
+    ),
+    RuleChange(
+        "0.23.0", "split_conv_kinds", frozenset(),
+        "KDA's conv state one tensor of the q, k and v channels (was three)",
+        "vllm-0.23.0:vllm/model_executor/layers/mamba/mamba_utils.py:252-260",
     ),
     RuleChange(
         "0.27.0", "widened_kinds", frozenset({"gated_delta_net", "mamba2", "kda"}),

@@ -38,13 +38,20 @@ class Kda:
     heads_field: str
 
     def tensors(self, cfg: Fields, sizing: Sizing) -> tuple[StateTensor, ...]:
-        """The conv and recurrent state of one layer, one sequence, one rank."""
+        """The conv and recurrent state of one layer, one sequence, one rank: one conv state of
+        the q, k and v channels, or, where the release splits it (vLLM before 0.23.0,
+        ``Sizing.split``), one each, in that order."""
         heads = divide(cfg, self.heads_field, self.heads, sizing.tp)
         # Divides: the heads divided, and each of the three blocks is heads x head_dim.
-        channels = 3 * heads * self.head_dim
-        conv = conv_window(sizing, channels, self.kernel, kind=self.traits.name, window_first=True)
-        recurrent = (heads, self.head_dim, self.head_dim)
-        return (
-            tensor("conv", conv, sizing.dtypes.conv()),
-            tensor("recurrent", recurrent, sizing.dtypes.kda()),
+        recurrent = tensor("recurrent", (heads, self.head_dim, self.head_dim), sizing.dtypes.kda())
+        name = self.traits.name
+        if name in sizing.split:
+            block = conv_window(sizing, heads * self.head_dim, self.kernel, kind=name)
+            convs = tuple(
+                tensor(f"conv_{part}", block, sizing.dtypes.conv()) for part in ("q", "k", "v")
+            )
+            return (*convs, recurrent)
+        conv = conv_window(
+            sizing, 3 * heads * self.head_dim, self.kernel, kind=name, window_first=True
         )
+        return tensor("conv", conv, sizing.dtypes.conv()), recurrent
