@@ -309,8 +309,8 @@ def test_glm5_next_text_only_checkpoints_keep_the_fields_at_the_top_level() -> N
 
 
 def test_glm5_next_text_at_the_top_level_is_read_as_glm5_next() -> None:
-    # A text-only checkpoint whose model_type is the text config's own: vLLM serves it as
-    # Glm5NextForCausalLM (V:vllm/models/glm5next/common/model.py).
+    # A text-only checkpoint whose model_type is the text config's own, under vLLM's
+    # Glm5NextForCausalLM (the family's vLLM architectures; SGLang has only the wrapper's).
     text = {**glm5()["text_config"], "architectures": ["Glm5NextForCausalLM"]}
     assert text["model_type"] == "glm5_next_text"
     state = ssm_state(text)

@@ -549,8 +549,8 @@ def test_a_family_vllm_removed_is_not_modelled_where_it_was_still_served() -> No
 def test_a_removed_family_in_a_wrapper_is_not_modelled_where_it_was_still_served(
     tmp_path: Path,
 ) -> None:
-    # vLLM served Bamba until 0.23.0 (vllm-0.24.0's _PREVIOUSLY_SUPPORTED_MODELS), so 0.20.0
-    # serves it; the text config's model type is the one looked up.
+    # vLLM 0.33.0's registry lists Bamba as previously supported, last served by 0.23.0
+    # (models.families.REMOVED), so 0.20.0 serves it; the text config's type is looked up.
     from decode_ring.models import NotModelledError
 
     bamba = {"model_type": "bamba", "num_hidden_layers": 2}
