@@ -175,6 +175,24 @@ def test_a_qwen3_5_wrapper_whose_text_config_has_no_model_type() -> None:
     assert ssm_state({"model_type": "qwen3_5"}).ssm_layers == 24
 
 
+def test_an_untyped_text_config_takes_the_wrappers_text_class_defaults() -> None:
+    # Qwen3_5Config builds Qwen3_5TextConfig from a text_config without model_type, so a field
+    # it leaves out is that class's default: linear_num_value_heads 32
+    # (transformers configuration_qwen3_5.py: Qwen3_5TextConfig). Conv channels: 16 key heads
+    # x 128 x 2 + 32 value heads x 128; window 4 - 1.
+    text = config("qwen3.5-27b.json")["text_config"]
+    untyped = {k: v for k, v in text.items() if k not in ("model_type", "linear_num_value_heads")}
+    state = ssm_state({"model_type": "qwen3_5", "text_config": untyped})
+    assert state.conv_shape == (3, 16 * 128 * 2 + 32 * 128)
+    assert state.ssm_shape == (32, 128, 128)
+    # The same text config, typed, in a wrapper the package does not know: read by its own
+    # model type's class.
+    typed = {**untyped, "model_type": "qwen3_5_text"}
+    state = ssm_state({"model_type": "vl", "text_config": typed})
+    assert (state.family, state.model_type) == ("qwen3_5", "vl")
+    assert state.conv_shape == (3, 16 * 128 * 2 + 32 * 128)
+
+
 def test_lfm2_layers_from_full_attn_idxs() -> None:
     # Issue 27: an LFM2 config with full_attn_idxs and no layer_types was refused;
     # Lfm2Config.__post_init__ makes the list (configuration_lfm2.py:81-88), under SGLang too.

@@ -22,7 +22,14 @@ from typing import Any
 
 import pytest
 
-from decode_ring.models import LAYOUTS, ModelConfigError, ssm_state
+from decode_ring.models import (
+    LAYOUTS,
+    ModelConfigError,
+    class_fields,
+    load_config,
+    ssm_state,
+    text_config,
+)
 
 from .support import CONFIGS, FOLLOWS_CONV, SMALL_MAMBA2, config, fields_of, refusal, refused
 
@@ -633,6 +640,64 @@ def test_a_removed_family_in_a_file_names_the_file(tmp_path: Path) -> None:
         "has no Bamba ('bamba': vllm/model_executor/models/registry.py:841-895)",
     )
     assert error.path == str(path)
+
+
+def test_a_removed_family_in_a_wrappers_text_config_in_a_file_names_the_file(
+    tmp_path: Path,
+) -> None:
+    bamba = {"model_type": "bamba", "num_hidden_layers": 2}
+    # A wrapper the package knows (its text config found through WRAPPED), and one it does not.
+    for wrapper in ("qwen3_5", "vl"):
+        path = tmp_path / f"{wrapper}.json"
+        path.write_text(json.dumps({"model_type": wrapper, "text_config": bamba}))
+        error = refused(
+            path,
+            f"{str(path)!a}: field 'model_type': vLLM served Bamba until version 0.23.0; SGLang "
+            "0.5.23 has no Bamba ('bamba': vllm/model_executor/models/registry.py:841-895)",
+        )
+        assert fields_of(error) == (str(path), "bamba", "model_type")
+        with pytest.raises(ModelConfigError) as caught:
+            text_config(load_config(path))
+        assert caught.value.path == str(path)
+
+
+def test_text_config_and_class_fields_of_a_plain_transformer_are_the_config() -> None:
+    plain = {"model_type": "llama", "num_hidden_layers": 2}
+    assert text_config(load_config(plain)) == plain
+    assert class_fields(plain) == plain
+    assert text_config(load_config({"model_type": "vl", "text_config": SMALL_MAMBA2})) == (
+        SMALL_MAMBA2
+    )
+
+
+@pytest.mark.parametrize("given", [{}, {"llm_config": {"num_hidden_layers": 2}}])
+def test_a_wrapper_the_release_has_no_class_for_must_type_its_text_config(
+    given: dict[str, Any],
+) -> None:
+    # vLLM has no config class for NemotronH_Nano_VL_V2 (its own code builds it, under
+    # trust_remote_code), so neither a missing text config nor an untyped one can be built.
+    wrapper = {"model_type": "NemotronH_Nano_VL_V2", **given}
+    error = refused(
+        wrapper,
+        "nemotron_h config: field 'text_config.model_type': missing; vLLM 0.33.0 has no config "
+        "class for 'NemotronH_Nano_VL_V2' (the checkpoint's own code would build it), so the "
+        "text config must say its model_type: 'nemotron_h'",
+    )
+    assert fields_of(error) == (None, "nemotron_h", "text_config.model_type")
+
+
+def test_sglang_builds_minicpmv4_6s_default_text_config_when_there_is_none() -> None:
+    # SGLang's MiniCPMV4_6Config refuses a text_config without model_type (above) but builds the
+    # default Qwen3_5TextConfig when there is none. That class pops full_attention_interval
+    # (transformers configuration_qwen3_5.py: kwargs.pop("full_attention_interval", 4)), which
+    # SGLang counts linear layers by (configs/qwen3_next.py:259-268): the refusal is the
+    # interval's, not the text config's.
+    refused(
+        {"model_type": "minicpmv4_6"},
+        "minicpmv4_6 config: field 'full_attention_interval': missing; SGLang 0.5.23 counts "
+        "linear layers by it alone (configs/qwen3_next.py:259-268)",
+        layout="sglang",
+    )
 
 
 def test_a_wrapper_without_text_config_in_a_file_names_it(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ own ``to_dict()``, or from configs written out from the fields the wheels read
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from decode_ring.models import LAYOUTS, ssm_state
 from .support import (
     FOLLOWS_CONV,
     SMALL_KIMI,
+    SMALL_LIGHTNING,
     SMALL_MAMBA2,
     SMALL_NEMOTRON,
     SMALL_QWEN3_NEXT,
@@ -295,3 +298,48 @@ def test_kda_override_rules() -> None:
     )
     assert fields_of(error) == (None, "kimi_linear", "ssm_dtype")
     assert ssm_state(SMALL_KIMI, layout="metrale").ssm_dtype_rule == "metrale: float32"
+
+
+def test_vllm_before_0_20_1_refuses_a_float32_linear_attention_state(tmp_path: Path) -> None:
+    # vLLM 0.17.0 to 0.20.0 serve BailingMoeV2_5ForCausalLM and raise "fp32 state for minimax is
+    # not yet supported" from linear_attention_state_dtype for a float32 --mamba-cache-dtype;
+    # 0.20.1 accepts it (vllm-0.20.1:vllm/model_executor/layers/mamba/mamba_utils.py:53-60).
+    lightning = {
+        **SMALL_LIGHTNING,
+        "qk_rope_head_dim": 4,
+        "architectures": ["BailingMoeV2_5ForCausalLM"],
+    }
+    (tensor,) = ssm_state(lightning, version="0.17.0").groups[0].tensors
+    assert tensor.dtype == "bfloat16"
+    (tensor,) = ssm_state(lightning, version="0.17.0", conv_dtype="fp16").groups[0].tensors
+    assert (tensor.dtype, tensor.dtype_rule) == (
+        "float16",
+        "override --conv-dtype (vLLM: --mamba-cache-dtype)",
+    )
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(lightning), encoding="utf-8")
+    error = refused(
+        path,
+        "argument conv_dtype: this vLLM release refuses a float32 linear-attention state: "
+        "'fp32 state for minimax is not yet supported' (mamba_utils.py "
+        "linear_attention_state_dtype)",
+        version="0.20.0",
+        conv_dtype="fp32",
+    )
+    assert fields_of(error) == (str(path), "bailing_hybrid", "conv_dtype")
+    (tensor,) = ssm_state(lightning, version="0.20.1", conv_dtype="fp32").groups[0].tensors
+    assert tensor.dtype == "float32"
+
+
+def test_vllm_before_0_13_reads_no_nemotron_h_ssm_dtype_field() -> None:
+    # NemotronH has no MODELS_CONFIG_MAP entry before vLLM 0.13.0, so an auto
+    # --mamba-ssm-cache-dtype follows the conv state whatever mamba_ssm_cache_dtype says
+    # (vllm-0.13.0:vllm/model_executor/models/config.py:493-510 added it, default float16).
+    nemotron = config("nemotron-nano-9b-v2.json") | {"mamba_ssm_cache_dtype": "float32"}
+    state = ssm_state(nemotron, version="0.12.0")
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == ("bfloat16", FOLLOWS_CONV)
+    state = ssm_state(config("nemotron-nano-9b-v2.json"), version="0.13.0")
+    assert (state.ssm_dtype, state.ssm_dtype_rule) == (
+        "float16",
+        "vLLM NemotronH default float16 (vllm/model_executor/models/config.py:812-848)",
+    )

@@ -308,6 +308,36 @@ def test_glm5_next_text_only_checkpoints_keep_the_fields_at_the_top_level() -> N
     assert "field 'architectures'" in refusal(flat, layout="sglang")
 
 
+def test_glm5_next_text_at_the_top_level_is_read_as_glm5_next() -> None:
+    # A text-only checkpoint whose model_type is the text config's own, under vLLM's
+    # Glm5NextForCausalLM (the family's vLLM architectures; SGLang has only the wrapper's).
+    text = {**glm5()["text_config"], "architectures": ["Glm5NextForCausalLM"]}
+    assert text["model_type"] == "glm5_next_text"
+    state = ssm_state(text)
+    assert (state.family, state.model_type, state.layer_indices) == (
+        "glm5_next",
+        "glm5_next_text",
+        GLM5_KDA,
+    )
+
+
+def test_a_flat_glm5_next_takes_the_text_classs_defaults() -> None:
+    # A flat glm5_next is read by Glm5NextTextConfig, whose defaults are linear_num_heads 64
+    # (configuration_glm5_next.py:144), kv_lora_rank 512 and qk_rope_head_dim 0 (:112-114).
+    text = glm5()["text_config"]
+    left_out = ("kv_lora_rank", "qk_rope_head_dim", "linear_num_heads")
+    flat = {
+        **{k: v for k, v in text.items() if k not in left_out},
+        "model_type": "glm5_next",
+        "architectures": ["Glm5NextForCausalLM"],
+    }
+    state = ssm_state(flat)
+    assert tensors(state)[1][2] == (64, 128, 128)
+    attention = state.attention
+    assert attention is not None and attention.mla
+    assert (attention.kv_lora_rank, attention.qk_rope_head_dim) == (512, 0)
+
+
 def test_glm5_next_without_layer_types_takes_every_fourth_layer_as_attention() -> None:
     text = {key: value for key, value in glm5()["text_config"].items() if key != "layer_types"}
     config = {**text, "model_type": "glm5_next", "num_hidden_layers": 8}

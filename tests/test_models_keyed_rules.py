@@ -78,6 +78,14 @@ def test_a_text_config_alone_takes_the_familys_first_architecture() -> None:
     assert ssm_state(text).ssm_dtype == "float32"
 
 
+def test_an_empty_or_unnamed_architectures_list_takes_the_familys_first() -> None:
+    # No name in architectures[0]: the family's first, NemotronHForCausalLM, whose vLLM hook
+    # reads mamba_ssm_cache_dtype (vllm/model_executor/models/config.py:812-848).
+    nemotron = {**config("nemotron-nano-9b-v2.json"), "mamba_ssm_cache_dtype": "float16"}
+    for names in ([], [None], [5]):
+        assert ssm_state({**nemotron, "architectures": names}).ssm_dtype == "float16"
+
+
 @pytest.mark.parametrize(
     ("architecture", "dtype"),
     [

@@ -87,6 +87,36 @@ def test_a_wrapper_with_its_text_fields_at_the_top_level_is_refused() -> None:
     assert ssm_state({**flat, "model_type": "qwen3_5_text"}).ssm_layers == 48
 
 
+def test_wrapper_refusals_from_a_file_name_the_file(tmp_path: Path) -> None:
+    qwen = {"model_type": "qwen3_5", "text_config": {"model_type": "llama"}}
+    path = tmp_path / "qwen.json"
+    path.write_text(json.dumps(qwen), encoding="utf-8")
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(path)
+    assert str(caught.value) == (
+        f"{str(path)!a}: field 'text_config.model_type': 'llama' in a 'qwen3_5' wrapper names no "
+        "family this package reads; a 'qwen3_5' checkpoint's text config is 'qwen3_5_text' (give "
+        "that model_type, or none for the class's own)"
+    )
+    assert caught.value.path == str(path)
+    flat = {"model_type": "qwen3_5", "hidden_size": 64, "num_hidden_layers": 2}
+    message = (
+        "field 'text_config': missing, and num_hidden_layers, hidden_size at the top level, which "
+        "a 'qwen3_5' config's class ignores (it builds its default text config); give a flat "
+        "'qwen3_5_text' config, or a 'qwen3_5' wrapper with text_config"
+    )
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(flat)
+    assert str(caught.value) == message
+    assert (caught.value.path, caught.value.family) == (None, "qwen3_5")
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps(flat), encoding="utf-8")
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(path)
+    assert str(caught.value) == f"{str(path)!a}: {message}"
+    assert (caught.value.path, caught.value.family) == (str(path), "qwen3_5")
+
+
 def test_a_family_config_with_no_recurrent_layer_is_zero_where_the_servers_read_zero() -> None:
     # transformers' default LFM2 config: every layer attention (Lfm2Config: full_attn_idxs
     # defaults to every layer), read as no conv layer by both servers (tools/peer_agreement).

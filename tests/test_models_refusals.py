@@ -403,6 +403,38 @@ def test_argument_errors_name_the_argument() -> None:
         ssm_state(42)  # type: ignore[arg-type]
 
 
+def test_the_view_and_the_version_arguments_are_refused_by_name() -> None:
+    error = refused(
+        SMALL_MAMBA2, "argument view: unknown view 'page'; use layer, model", view="page"
+    )
+    assert fields_of(error) == (None, None, "view")
+    error = refused(
+        SMALL_MAMBA2,
+        "argument version: the metrale layout has no server release",
+        layout="metrale",
+        version="0.33.0",
+    )
+    assert fields_of(error) == (None, None, "version")
+
+
+def test_a_plain_transformer_names_the_release_that_answered() -> None:
+    plain = {"model_type": "llama", "num_hidden_layers": 1}
+    assert ssm_state(plain, version="0.20.0").server_version == "0.20.0"
+    assert ssm_state(plain, layout="sglang", version="0.5.10").server_version == "0.5.10"
+    assert ssm_state(plain, layout="metrale").server_version is None
+
+
+def test_vllm_refuses_an_architecture_its_registry_does_not_name_for_the_family() -> None:
+    # vLLM serves mamba2 as Mamba2ForCausalLM only; MambaForCausalLM is Mamba-1's class
+    # (vllm/model_executor/models/registry.py).
+    error = refused(
+        {**SMALL_MAMBA2, "architectures": ["MambaForCausalLM"]},
+        "mamba2 config: field 'architectures': vLLM 0.33.0 has no model class "
+        "'MambaForCausalLM' (its registry); it serves mamba2 as Mamba2ForCausalLM",
+    )
+    assert fields_of(error) == (None, "mamba2", "architectures")
+
+
 def test_nested_fields_name_their_path() -> None:
     error = refused(
         {**SMALL_KIMI, "linear_attn_config": [1]},

@@ -546,6 +546,55 @@ def test_a_family_vllm_removed_is_not_modelled_where_it_was_still_served() -> No
         ssm_state(CONFIGS / "minimax-m1.json", version="0.24.0")
 
 
+def test_a_removed_family_in_a_wrapper_is_not_modelled_where_it_was_still_served(
+    tmp_path: Path,
+) -> None:
+    # vLLM 0.33.0's registry lists Bamba as previously supported, last served by 0.23.0
+    # (models.families.REMOVED), so 0.20.0 serves it; the text config's type is looked up.
+    from decode_ring.models import NotModelledError
+
+    bamba = {"model_type": "bamba", "num_hidden_layers": 2}
+    wrapper = {"model_type": "vl", "text_config": 3, "llm_config": bamba}
+    message = (
+        "field 'model_type': vLLM 0.20.0 serves Bamba (vLLM served it until 0.23.0); the "
+        "package does not model its state"
+    )
+    with pytest.raises(NotModelledError) as caught:
+        ssm_state(wrapper, version="0.20.0")
+    assert str(caught.value) == message
+    assert (caught.value.path, caught.value.family, caught.value.field) == (
+        None,
+        "bamba",
+        "model_type",
+    )
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(wrapper), encoding="utf-8")
+    with pytest.raises(NotModelledError) as caught:
+        ssm_state(path, version="0.20.0")
+    assert str(caught.value) == f"{str(path)!a}: {message}"
+    assert caught.value.path == str(path)
+
+
+def test_an_architecture_refused_by_release_names_the_releases_that_serve_it() -> None:
+    # vLLM's registry names BailingMoeV2_5ForCausalLM from 0.17.0 (vllm-architectures.json).
+    lightning = {
+        "model_type": "bailing_hybrid",
+        "num_hidden_layers": 2,
+        "layer_group_size": 2,
+        "num_attention_heads": 2,
+        "head_dim": 4,
+        "qk_rope_head_dim": 4,
+        "architectures": ["BailingMoeV2_5ForCausalLM"],
+    }
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(lightning, version="0.16.0")
+    assert str(caught.value) == (
+        "bailing_hybrid config: field 'architectures': vLLM 0.16.0 does not serve "
+        "'BailingMoeV2_5ForCausalLM' (its registry names it from 0.17.0 to 0.33.0)"
+    )
+    assert caught.value.field == "architectures"
+
+
 # --- the machinery both servers' rules share --------------------------------------------------
 
 
