@@ -24,7 +24,9 @@ The terms, as vLLM 0.27.0 onwards prints them (vllm/v1/worker/gpu_worker.py of 0
 allocator's split limit, XPU and a ROCm fallback). Their model runner is named per log: 0.33.0
 runs Model Runner V2 by default (vllm/config/vllm.py:730-767, vllm/v1/worker/gpu/), and 0.27.1
 and 0.28.0 ran V1 (vllm/v1/worker/gpu_model_runner.py) for these hybrid and MoE models; no log of
-V2 that prints its CUDA-graph estimate was found.
+V2 that prints its CUDA-graph estimate was found. 0.27.x's and 0.28.0's V2 estimate none
+(``profile_cudagraph_memory`` returns 0), so a V2 log of those releases prints the headroom alone
+as "peak activation" and is held as ``activation``.
 
 The logs of vLLM 0.10 profiled otherwise (``OTHER_RELEASE``): ``memory_profiling`` counted the
 torch peak's increase and the non-torch increase apart (vllm-0.10.2/vllm/utils/__init__.py,
@@ -120,6 +122,33 @@ SAME_RELEASE = [
         {"peak": 1.54, "non_torch": 10.7 - 9.96},
     ),
     Case(
+        # Model Runner V1. 256 seqs, 2048 tokens (a 31.36 GiB card): 51 sizes and FULL decode 35.
+        # "Model loading took" is not quoted, so only the printed peak is held.
+        "qwen3-14b-awq-rtx5090-vllm-0.28.0.log",
+        "1.46 GiB for peak activation, and 0.52 GiB",
+        {"vocab_size": 151936, "intermediate_size": 17408}, 1, 256, 2048, 51 + 35, 40,
+        {"peak": 1.46},
+    ),
+    Case(
+        # Model Runner V2 of 0.27.1, whose graph estimate is 0 (profile_cudagraph_memory): the
+        # printed peak is the headroom alone. 256 seqs, 2048 tokens (`vllm serve`, 23.99 GiB).
+        "qwen2.5-0.5b-instruct-rtx4090-wsl2-vllm-0.27.1.log",
+        "Actual usage is 1.49 GiB for consumed memory (weights + non-torch), 0.25 GiB for peak "
+        "activation",
+        {"vocab_size": 151936, "intermediate_size": 4864}, 1, 256, 2048, 51 + 35, 24,
+        {"activation": 0.25, "non_torch": 1.49 - 0.93},
+    ),
+    Case(
+        # Model Runner V1 (VLLM_USE_V2_MODEL_RUNNER=0). --max-num-batched-tokens 2048,
+        # --max-num-seqs 64 (the harness's config, not the log), --cudagraph-capture-sizes
+        # 1 2 4 8 16 32 64: 7 sizes and FULL decode 7.
+        "qwen2.5-3b-instruct-awq-rtx4050-laptop-vllm-0.29.0.log",
+        "Actual usage is 2.1 GiB for consumed memory (weights + non-torch), 0.22 GiB for peak "
+        "activation",
+        {"vocab_size": 151936, "intermediate_size": 11008}, 1, 64, 2048, 7 + 7, 36,
+        {"peak": 0.22, "non_torch": 2.1 - 1.95},
+    ),
+    Case(
         "unnamed-model-24gib-vllm-0.3x.log",
         "Actual usage is 14.73 GiB for consumed memory (weights + non-torch)",
         {}, 1, 256, 2048, 0, 0,
@@ -165,6 +194,11 @@ ERRORS = {
     ("qwen3-235b-a22b-fp8-tp4-rtxpro6000-vllm-0.27.1.log", "non_torch"): -6,
     ("qwen3.6-35b-a3b-int4-tp2-24gib-vllm-0.3x.log", "peak"): 20,
     ("qwen3.6-35b-a3b-int4-tp2-24gib-vllm-0.3x.log", "non_torch"): 8,
+    ("qwen3-14b-awq-rtx5090-vllm-0.28.0.log", "peak"): 19,
+    ("qwen2.5-0.5b-instruct-rtx4090-wsl2-vllm-0.27.1.log", "activation"): 96,
+    ("qwen2.5-0.5b-instruct-rtx4090-wsl2-vllm-0.27.1.log", "non_torch"): -29,
+    ("qwen2.5-3b-instruct-awq-rtx4050-laptop-vllm-0.29.0.log", "peak"): 119,
+    ("qwen2.5-3b-instruct-awq-rtx4050-laptop-vllm-0.29.0.log", "non_torch"): 167,
     ("unnamed-model-24gib-vllm-0.3x.log", "non_torch"): -15,
 }
 OTHER_ERRORS = {
@@ -222,6 +256,7 @@ def test_the_terms_within_a_quarter() -> None:
     within = sorted(key for key, error in ERRORS.items() if abs(error) <= 25)
     assert within == [
         ("llama-3.1-8b-instruct-a100-80gb-vllm-0.31.0.log", "peak"),
+        ("qwen3-14b-awq-rtx5090-vllm-0.28.0.log", "peak"),
         ("qwen3-235b-a22b-fp8-tp4-rtxpro6000-vllm-0.27.1.log", "non_torch"),
         ("qwen3-235b-a22b-fp8-tp4-rtxpro6000-vllm-0.27.1.log", "peak"),
         ("qwen3.6-35b-a3b-int4-tp2-24gib-vllm-0.3x.log", "non_torch"),
@@ -231,10 +266,11 @@ def test_the_terms_within_a_quarter() -> None:
         ("qwen3.8-27b-rocm-80gib-vllm-0.3x.log", "graphs"),
         ("unnamed-model-24gib-vllm-0.3x.log", "non_torch"),
     ]
-    # The logs every held term of which is within 25%: three of the six, not the five the
+    # The logs every held term of which is within 25%: four of the nine, not the five the
     # issue asks for (tests/logs/README.md says why for each other term).
     missed = {log for log, _ in set(ERRORS) - set(within)}
     assert sorted({log for log, _ in within} - missed) == [
+        "qwen3-14b-awq-rtx5090-vllm-0.28.0.log",
         "qwen3-235b-a22b-fp8-tp4-rtxpro6000-vllm-0.27.1.log",
         "qwen3.6-35b-a3b-int4-tp2-24gib-vllm-0.3x.log",
         "unnamed-model-24gib-vllm-0.3x.log",
