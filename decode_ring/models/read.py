@@ -125,13 +125,29 @@ def ssm_state(
     )
     model_type = loaded.mapping.get("model_type")
     shown = model_type if isinstance(model_type, str) else str(cfg.fields.get("model_type"))
-    exempt = vllm is not None and vllm.sizes_pages_unwidened(cfg.family)
-    window = spec if view == "layer" or layout != "vllm" or not exempt else 0
-    widened = vllm.widened_kinds if vllm is not None else frozenset()
-    split = vllm.split_conv_kinds if vllm is not None and layout == "vllm" else frozenset()
-    sizing = Sizing(layout, tp, spec, rules, window, widened, split)
+    sizing = _sizing(layout, tp, spec, view, rules, vllm, cfg.family)
     state = _assemble(cfg, shown, parsed, sizing)
     return replace(state, server_version=_named(release))
+
+
+def _sizing(
+    layout: str,
+    tp: int,
+    spec: int,
+    view: str,
+    rules: DtypeRules,
+    vllm: VllmRules | None,
+    family: str,
+) -> Sizing:
+    """How ``layout`` lays a layer's state out: the speculative tokens that widen a conv window
+    (none in vLLM's model-level view of a family whose pages it sizes unwidened), and, under
+    vLLM's rules (``vllm``), the kinds whose conv window the release widens and those whose conv
+    state it splits by projection."""
+    if vllm is None:
+        return Sizing(layout, tp, spec, rules, spec)
+    exempt = vllm.sizes_pages_unwidened(family)
+    window = spec if view == "layer" or not exempt else 0
+    return Sizing(layout, tp, spec, rules, window, vllm.widened_kinds, vllm.split_conv_kinds)
 
 
 def _release(layout: str, version: object) -> ResolvedRelease | None:
