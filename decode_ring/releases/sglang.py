@@ -1,19 +1,22 @@
 """SGLang's sizing rules release by release: each change stated once, as a rule that holds from
 one release onward, in the step of ``servers.sglang`` it changes.
 
-``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.10's, the oldest release
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.7's, the oldest release
 modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
 changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
 changes up to a release; ``rule_changes`` lists those between two. The architectures each
 release serves are data, ``sglang-architectures.json`` (generated from the releases' model
 modules by ``tools/served-architectures-sglang``).
 
-Read from every wheel 0.5.10 to 0.5.23; a ``.postN`` release is a release of its own, and none
-in that range changes a rule here. Releases before 0.5.10 are not modelled (``MODELLED``): their
-sizing lives in older code (0.5.9: a speculative no_buffer launch silently turns the radix cache
-off and the running cap is taken before the token cap; 0.5.3.post2-0.5.8.post1: a 512-slot
-default and per-release ratio rules; 0.5.2-0.5.3.post1: no ratio at all), each of which would
-be a rule of its own, checked against its release.
+Read from every wheel 0.5.7 to 0.5.23; a ``.postN`` release is a release of its own, and none
+in that range changes a rule here (0.5.8.post1's sizing code is 0.5.8's). 0.5.7 is the first
+release whose sizing lives in ``model_runner_kv_cache_mixin.py`` with ``--mamba-scheduler-strategy``
+and honours ``--max-mamba-cache-size`` with the radix cache on. Releases before 0.5.7 are not
+modelled (``MODELLED``): 0.5.3.post2-0.5.6.post2 overwrite ``--max-mamba-cache-size`` by the
+ratio split whenever the radix cache is on, divide the pool by ``1 + D`` under speculation, turn
+the radix cache off for FalconH1/NemotronH in ``ModelRunner`` (until 0.5.6.post1) and size a KV
+token as ``2 x head_dim``; 0.5.2-0.5.3.post1 have no ratio at all. Each of those would be a rule
+of its own, checked against its release.
 
 Where the package models a launch only from some release on (``COVERAGE``: speculative
 decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
@@ -50,7 +53,7 @@ class SglangRules:
 
     The state: ``ssm_dtype_from_config``, whether ``mamba2_state_dtype`` reads the config's
     ``mamba_ssm_dtype`` where the family passes its config (before: the ``--mamba-ssm-dtype``
-    default float32).
+    default float32); ``mamba_ssm_dtypes``, the values ``--mamba-ssm-dtype`` accepts.
 
     The default memory fraction (``handle_gpu_memory_settings``): ``memory_tiers``, by GPU
     memory (MiB) the default chunked prefill and decode CUDA-graph ``max_bs`` below and from
@@ -68,20 +71,30 @@ class SglangRules:
     ``radix_off_archs``, those whose call turns the radix cache off (ratio 1);
     ``extra_buffer_archs``, those that support the extra buffer; ``no_buffer_asserts_overlap``,
     whether ``no_buffer`` asked for by name needs ``--disable-overlap-schedule`` (before, it
-    turns the overlap scheduler off).
+    turns the overlap scheduler off); ``no_buffer_tracking_slots``, the slots a ``no_buffer``
+    request holds beyond the base 3 (0.5.7 adds the extra buffer's 2 to every radix-cache
+    launch).
 
-    The pool (``handle_max_mamba_cache``): ``charges_padding_slot``, whether the padding slot is
+    The pool (``handle_max_mamba_cache``): ``radix_off_default_slots``, the slots with the radix
+    cache off and neither ``--max-mamba-cache-size`` nor ``--max-running-requests`` given
+    (``None``: the ratio split sizes them); ``charges_padding_slot``, whether the padding slot is
     taken from the budget before it is divided into slots (and from the KV budget with the
     others); ``joint_speculative_solve``, whether the ratio-sized pool and its speculative
     scratch are solved together; ``empty_pool_refused``, whether SGLang refuses a pool of no
     slot or a cap of no request at startup.
 
-    The running cap (``_resolve_max_num_reqs``): ``running_flag_capped_by_estimate``, whether
-    ``--max-running-requests`` is held to SGLang's estimate (else to half the KV tokens).
+    The running cap (``_resolve_max_num_reqs``): ``running_flag_held_to``, what
+    ``--max-running-requests`` is held to besides the slots over the ratio: ``slots`` (nothing
+    else), ``estimate`` (SGLang's estimate) or ``half_tokens`` (half the KV tokens);
+    ``estimate_from_profiled_tokens``, whether SGLang's estimate reads the profiled tokens, before
+    ``--max-total-tokens`` and the page alignment (else the pool's final tokens).
 
-    Logs: ``kv_log_names_dtype``, whether "KV Cache is allocated" names the dtype."""
+    Logs: ``kv_log_names_dtype``, whether "KV Cache is allocated" names the dtype;
+    ``weight_log_names_elapsed`` and ``weight_log_names_dtype``, whether "Load weight end" names
+    the time it took and the model's dtype."""
 
     ssm_dtype_from_config: bool
+    mamba_ssm_dtypes: tuple[str, ...]
     memory_tiers: tuple[tuple[int, int, int, int], ...]
     decode_graph_capped_by_running: bool
     multimodal_prefill_graph_archs: frozenset[str]
@@ -91,11 +104,16 @@ class SglangRules:
     radix_off_archs: frozenset[str]
     extra_buffer_archs: frozenset[str]
     no_buffer_asserts_overlap: bool
+    no_buffer_tracking_slots: int
+    radix_off_default_slots: int | None
     charges_padding_slot: bool
     joint_speculative_solve: bool
     empty_pool_refused: bool
-    running_flag_capped_by_estimate: bool
+    running_flag_held_to: str
+    estimate_from_profiled_tokens: bool
     kv_log_names_dtype: bool
+    weight_log_names_elapsed: bool
+    weight_log_names_dtype: bool
     # The package's coverage of this release (COVERAGE), not one of SGLang's rules.
     covered: frozenset[str] = frozenset()
 
@@ -140,8 +158,22 @@ _PREFILL_GRAPH_ARCHS_0_5_19: Final = frozenset(
         "KimiK25ForConditionalGeneration",
     }
 )
-# The architectures whose branch of _handle_model_specific_adjustments calls
-# _handle_mamba_radix_cache (sglang-0.5.10:sglang/srt/server_args.py:1914-2060).
+# The architectures whose branch of _handle_model_specific_adjustments handles the mamba radix
+# cache: turns it off, or turns the overlap scheduler off for no_buffer (sglang-0.5.7:sglang/srt/
+# server_args.py:1304-1308 Kimi-Linear, :1309-1375 NemotronH, :1376-1434 Qwen3-Next, :1436-1459
+# FalconH1 and the Jet models).
+_RADIX_0_5_7: Final = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "NemotronHForCausalLM",
+        "Qwen3NextForCausalLM",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+    }
+)
+# From 0.5.9 the branches call _handle_mamba_radix_cache (sglang-0.5.9:sglang/srt/server_args.py:
+# 1524-1665; the same list in sglang-0.5.10:sglang/srt/server_args.py:1914-2060).
 _RADIX_0_5_10: Final = frozenset(
     {
         "KimiLinearForCausalLM",
@@ -174,32 +206,110 @@ _EXTRA_BUFFER_0_5_14: Final = frozenset(
 )
 
 BASELINE: Final = SglangRules(
-    # sglang-0.5.9:sglang/srt/configs/mamba_utils.py:47-107 (mamba2_state_dtype(config)), kept
-    # through 0.5.23.
-    ssm_dtype_from_config=True,
+    # sglang-0.5.7:sglang/srt/configs/mamba_utils.py:47-53: the SSM dtype is the environment's
+    # SGLANG_MAMBA_SSM_DTYPE, which server_args always sets from --mamba-ssm-dtype (default
+    # float32, choices float32 / bfloat16: sglang-0.5.7:sglang/srt/server_args.py:191, :471,
+    # :2256).
+    ssm_dtype_from_config=False,
+    mamba_ssm_dtypes=("float32", "bfloat16"),
+    # sglang-0.5.7:sglang/srt/server_args.py (_handle_gpu_memory_settings): the 0.5.10 tiers.
     memory_tiers=_TIERS_0_5_10,
     decode_graph_capped_by_running=False,
     multimodal_prefill_graph_archs=_PREFILL_GRAPH_ARCHS_0_5_19,
     multimodal_reserve_mib=0,
-    # sglang-0.5.10:sglang/srt/server_args.py:964-967: auto is no_buffer.
+    # sglang-0.5.7:sglang/srt/server_args.py (__post_init__, "Mamba scheduler strategy"): auto
+    # is no_buffer.
     auto_strategy="no_buffer",
-    radix_archs=_RADIX_0_5_10,
-    # sglang-0.5.10:sglang/srt/server_args.py:1914-1918: support_mamba_cache=False.
-    radix_off_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+    radix_archs=_RADIX_0_5_7,
+    # sglang-0.5.7:sglang/srt/server_args.py:1304-1308: disable_radix_cache = True.
+    radix_off_archs=frozenset({"KimiLinearForCausalLM"}),
     extra_buffer_archs=frozenset(),
-    # sglang-0.5.10:sglang/srt/server_args.py:2189-2199: no_buffer turns overlap off.
+    # sglang-0.5.7:sglang/srt/server_args.py:1429-1434: no_buffer turns overlap off.
     no_buffer_asserts_overlap=False,
-    # sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:179-238.
+    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:289-304: the
+    # additional ratio is 2 unless extra_buffer runs with speculation, so no_buffer is 3 + 2.
+    no_buffer_tracking_slots=2,
+    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:150-162.
+    radix_off_default_slots=512,
+    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:145-199.
     charges_padding_slot=False,
     joint_speculative_solve=False,
     empty_pool_refused=False,
-    # sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:840-859.
-    running_flag_capped_by_estimate=True,
-    kv_log_names_dtype=False,  # sglang-0.5.12:sglang/srt/mem_cache/memory_pool.py:744
+    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:276-305 (the
+    # estimate only without the flag, both held to K // ratio) and sglang-0.5.7:sglang/srt/
+    # model_executor/model_runner.py:523-532 (half the final tokens only without the flag).
+    running_flag_held_to="slots",
+    estimate_from_profiled_tokens=True,
+    kv_log_names_dtype=False,  # sglang-0.5.7:sglang/srt/mem_cache/memory_pool.py:562
+    # sglang-0.5.7:sglang/srt/model_executor/model_runner.py:950-956.
+    weight_log_names_elapsed=False,
+    weight_log_names_dtype=True,
 )
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.8", "no_buffer_tracking_slots", 0,
+        "no_buffer holds the base 3 slots a request (the extra buffer's 2 only with extra_buffer)",
+        "sglang-0.5.8:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:268-281",
+    ),
+    RuleChange(
+        "0.5.8", "radix_archs", _RADIX_0_5_7 - {"Qwen3NextForCausalLM"},
+        "Qwen3-Next's no_buffer handling sits in the GLM-4-MoE branch: it keeps the overlap "
+        "scheduler (ratio 3 all the same)",
+        "sglang-0.5.8:sglang/srt/server_args.py:1487-1518, :1519-1566",
+    ),
+    RuleChange(
+        "0.5.9", "ssm_dtype_from_config", True,
+        "mamba2_state_dtype(config) reads the config's mamba_ssm_dtype; --mamba-ssm-dtype "
+        "defaults to None and overrides it only when given",
+        "sglang-0.5.9:sglang/srt/configs/mamba_utils.py:47-107; "
+        "sglang-0.5.9:sglang/srt/server_args.py:522, :2675-2676",
+    ),
+    RuleChange(
+        "0.5.9", "mamba_ssm_dtypes", ("float32", "bfloat16", "float16"),
+        "--mamba-ssm-dtype float16 accepted",
+        "sglang-0.5.9:sglang/srt/server_args.py:214",
+    ),
+    RuleChange(
+        "0.5.9", "radix_archs", _RADIX_0_5_10,
+        "_handle_mamba_radix_cache: Qwen3-Next again, Qwen3.5, Qwen3.5-MoE, Bailing-V2.5 and "
+        "LFM2 handle the mamba radix cache",
+        "sglang-0.5.9:sglang/srt/server_args.py:1524-1528, :1579-1605, :1654-1665",
+    ),
+    RuleChange(
+        "0.5.9", "radix_off_archs",
+        frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+        "Bailing-V2.5 runs with the radix cache off (support_mamba_cache=False)",
+        "sglang-0.5.9:sglang/srt/server_args.py:1524-1528",
+    ),
+    RuleChange(
+        "0.5.9", "radix_off_default_slots", None,
+        "the 512-slot default is gone: with the radix cache off and no --max-running-requests "
+        "the ratio split sizes the pool",
+        "sglang-0.5.9:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:173-210",
+    ),
+    RuleChange(
+        "0.5.9", "weight_log_names_elapsed", True,
+        "'Load weight end. elapsed=... s, '",
+        "sglang-0.5.9:sglang/srt/model_executor/model_runner.py:1041-1047",
+    ),
+    RuleChange(
+        "0.5.10", "running_flag_held_to", "estimate",
+        "--max-running-requests held to SGLang's estimate (_resolve_max_num_reqs)",
+        "sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:840-859",
+    ),
+    RuleChange(
+        "0.5.10", "estimate_from_profiled_tokens", False,
+        "the estimate reads the tokens after --max-total-tokens and the page alignment",
+        "sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:808-838, "
+        ":871-889",
+    ),
+    RuleChange(
+        "0.5.10", "weight_log_names_dtype", False,
+        "'Load weight end' names the quantization, not the dtype",
+        "sglang-0.5.10:sglang/srt/model_executor/model_runner.py:1246-1253",
+    ),
     RuleChange(
         "0.5.12", "radix_archs",
         _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
@@ -266,7 +376,7 @@ CHANGES: Final = (
         "sglang-0.5.14:sglang/srt/server_args.py:4355-4362",
     ),
     RuleChange(
-        "0.5.14", "running_flag_capped_by_estimate", False,
+        "0.5.14", "running_flag_held_to", "half_tokens",
         "--max-running-requests held to half the KV tokens, not to SGLang's estimate",
         "sglang-0.5.14:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:981-1000",
     ),
@@ -435,7 +545,7 @@ CHANGES: Final = (
 # extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
 # default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
 # GPU's attention and page defaults in 0.5.23 only.
-MODELLED: Final = "0.5.10"
+MODELLED: Final = "0.5.7"
 COVERAGE: Final = {
     "speculative": "0.5.14",
     "extra_buffer_by_name": "0.5.14",

@@ -358,6 +358,13 @@ class _Launch:
         check_count("speculative_num_draft_tokens", self.speculative_num_draft_tokens, 0)
         if self.mamba_ssm_dtype is not None:
             check_choice("mamba_ssm_dtype", self.mamba_ssm_dtype, MAMBA_SSM_DTYPES)
+            if self.mamba_ssm_dtype not in self.rules.mamba_ssm_dtypes:
+                raise fail(
+                    "mamba_ssm_dtype",
+                    f"{self.mamba_ssm_dtype} is not a choice of {self.release.release}'s "
+                    f"--mamba-ssm-dtype ({', '.join(self.rules.mamba_ssm_dtypes)}; float16 "
+                    "from 0.5.9, sglang-0.5.9:sglang/srt/server_args.py:214)",
+                )
         check_optional_count("context_length", self.context_length, 1)
         check_optional_count("max_total_tokens", self.max_total_tokens, 1)
         check_choice("gpu_arch", self.gpu_arch, tuple(GPU_ARCHS))
@@ -459,7 +466,7 @@ def sglang_reservation(
     cell = _draft_cell(model, launch, _compute_cell_size(model, architecture, launch))
     page = _page_size(launch, architecture)
     tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
-    requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
+    requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, (cell, tokens), context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
     steps = (context, fraction, budget, strategy, ratio, cache, cell, page, tokens, requests)
     log = _log_lines(model, launch, architecture, _fields(*steps, scratch))
@@ -954,19 +961,20 @@ def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> _MambaRatio:
     request may hold; 1 with the radix cache off."""
     if strategy.mamba_radix_cache_strategy == "none":
         return _MambaRatio(1)
-    return _MambaRatio(_BASE_RATIO + _tracking_slots(strategy))
+    return _MambaRatio(_BASE_RATIO + _tracking_slots(launch, strategy))
 
 
-def _tracking_slots(strategy: _Strategy) -> int:
+def _tracking_slots(launch: _Launch, strategy: _Strategy) -> int:
     """``get_mamba_tracking_slots`` (allocation_sizing.py:11-19): an extra buffer's ping-pong
     slots, two with the overlap scheduler and one without; one for a lazy extra buffer, which
-    defers the second; none for ``no_buffer``."""
+    defers the second; none for ``no_buffer`` (two in 0.5.7, which adds them to every
+    radix-cache launch: ``SglangRules.no_buffer_tracking_slots``)."""
     name = strategy.mamba_radix_cache_strategy
     if name == "extra_buffer_lazy":
         return 1
     if name == "extra_buffer":
         return 2 if strategy.overlap_schedule else 1
-    return 0
+    return launch.rules.no_buffer_tracking_slots
 
 
 def _handle_eagle_family(launch: _Launch) -> int | None:
@@ -992,7 +1000,9 @@ def _handle_max_mamba_cache(
     """``_handle_max_mamba_cache`` (kv_cache_configurator.py:3229-3409): the state slots ``K``
     (``--max-mamba-cache-size``; with the radix cache off, the running requests; else ``r / (1 +
     r)`` of the memory after the weights, less the speculative scratch of the capped running
-    requests and, from 0.5.17, one padding slot), the pool of ``K + 1`` slots (``MambaPool``,
+    requests and, from 0.5.17, one padding slot; before 0.5.9, 512 with the radix cache off and
+    no running requests asked for: ``SglangRules.radix_off_default_slots``), the pool of ``K +
+    1`` slots (``MambaPool``,
     memory_pool.py:722-753), and what is left for the KV pool (:3042-3058): the ``K + 1`` slots
     from 0.5.17, ``K`` before (``SglangRules.charges_padding_slot``)."""
     per_req, draft = model.state.per_sequence_bytes, launch.speculative_num_draft_tokens
@@ -1000,13 +1010,18 @@ def _handle_max_mamba_cache(
     rest = None if budget is None else budget / _GIB
     padding = 1 if launch.rules.charges_padding_slot else 0
     served = None  # the running requests the scratch is kept for, where the slots are they
+    radix_off = strategy.mamba_radix_cache_strategy == "none"
+    fixed = launch.rules.radix_off_default_slots
     if slots_given is not None:
         slots, rule = slots_given, "--max-mamba-cache-size"
-    elif strategy.mamba_radix_cache_strategy == "none" and running is not None:
+    elif radix_off and running is not None:
         slots, rule = max(1, running), "--disable-radix-cache with max_running_requests"
         if not launch.disable_radix_cache:
             rule = f"{launch.release.release} turns the radix cache off: max_running_requests"
         served = slots
+    elif radix_off and fixed is not None:  # before 0.5.9 (model_runner_kv_cache_mixin.py)
+        slots = fixed
+        rule = f"radix cache off without max_running_requests: {launch.release.release}'s {fixed}"
     elif rest is None:
         raise fail(
             "available_memory",
@@ -1138,18 +1153,28 @@ def _calculate_pool_sizes(
     launch: _Launch, cache: _MambaCache, cell: _CellSize, context: _ContextLength, page: _PageSize
 ) -> _PoolSizes:
     """The KV pool's tokens (``DefaultPoolConfigurator.calculate_pool_sizes``,
-    pool_configurator.py:623-652): what is left over the bytes per token, in whole pages; with no
-    attention layer, the context (:243-248); at most ``--max-total-tokens``
-    (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117)."""
+    pool_configurator.py:623-652): what is left over the bytes per token, at most
+    ``--max-total-tokens`` (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117), in
+    whole pages (pool_configurator.py:646, :652: a capped count is aligned again; every release
+    from 0.5.7 aligns after the cap); with no attention layer, the context (:243-248)."""
     limit = launch.max_total_tokens
     if cache.kv_cache_bytes is None:
         return _PoolSizes(None, limit)
-    if cell.kv_bytes_per_token:
-        tokens = cache.kv_cache_bytes // cell.kv_bytes_per_token
-        tokens = tokens // page.page_size * page.page_size  # pool_configurator.py:646
-    else:
+    if not cell.kv_bytes_per_token:
         tokens = limit or context.context_length
-    return _PoolSizes(tokens if limit is None else min(tokens, limit), limit)
+        return _PoolSizes(tokens, limit)
+    tokens = _profiled_tokens(cache, cell) or 0
+    if limit is not None:
+        tokens = min(tokens, limit)
+    return _PoolSizes(tokens // page.page_size * page.page_size, limit)
+
+
+def _profiled_tokens(cache: _MambaCache, cell: _CellSize) -> int | None:
+    """The tokens the KV budget holds, before ``--max-total-tokens`` and the page alignment
+    (``profile_max_num_token``'s answer)."""
+    if cache.kv_cache_bytes is None or not cell.kv_bytes_per_token:
+        return None
+    return cache.kv_cache_bytes // cell.kv_bytes_per_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -1163,17 +1188,25 @@ def _resolve_max_num_reqs(
     ratio: int,
     running: int | None,
     cache: _MambaCache,
-    tokens: _PoolSizes,
+    cells: tuple[_CellSize, _PoolSizes],
     context: _ContextLength,
 ) -> _RunningRequests:
     """``resolve_max_num_reqs`` (kv_cache_configurator.py:3119-3172): the requests asked for,
     else SGLang's estimate from the KV pool's tokens (``int(tokens / context_len * 512)``,
-    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens (before
-    0.5.14, requests asked for are held to the estimate instead:
-    ``SglangRules.running_flag_capped_by_estimate``); SGLang refuses to start when that serves
-    no request (:3160-3168)."""
-    kv_tokens, slots = tokens.kv_tokens, cache.slots
-    estimate, estimated = _estimate(kv_tokens, context)
+    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens; SGLang
+    refuses to start when that serves no request (:3160-3168). Requests asked for are held to
+    the estimate instead of half the tokens in 0.5.10-0.5.13, and to neither before
+    (``SglangRules.running_flag_held_to``); before 0.5.10 the estimate reads the profiled tokens,
+    before ``--max-total-tokens`` and the page alignment (``estimate_from_profiled_tokens``:
+    sglang-0.5.9:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:339-389,
+    sglang-0.5.9:sglang/srt/model_executor/model_runner.py:592-600)."""
+    cell, tokens = cells
+    kv_tokens, slots, held = tokens.kv_tokens, cache.slots, launch.rules.running_flag_held_to
+    profiled = _profiled_tokens(cache, cell)
+    if launch.rules.estimate_from_profiled_tokens and profiled is not None:
+        estimate, estimated = _estimate(profiled, context, "profiled ")
+    else:
+        estimate, estimated = _estimate(kv_tokens, context)
     if running is not None:
         wanted = running
         rule = (
@@ -1181,14 +1214,13 @@ def _resolve_max_num_reqs(
             if launch.max_running_requests is not None
             else "48 for speculative decoding"
         )
-        if launch.rules.running_flag_capped_by_estimate:  # before 0.5.14
+        if held == "estimate":  # 0.5.10-0.5.13
             wanted, rule = min(wanted, estimate), f"{rule}, {estimated}"
     else:
         wanted, rule = estimate, estimated
     capped = min(wanted, slots // ratio)
     rule = f"min({rule}, slots {slots} // ratio {ratio}"
-    by_estimate = running is not None and launch.rules.running_flag_capped_by_estimate
-    if kv_tokens is not None and not by_estimate:
+    if kv_tokens is not None and (running is None or held == "half_tokens"):
         capped = min(capped, kv_tokens // 2)
         rule += f", {kv_tokens} KV tokens // 2"
     if capped <= 0:
@@ -1198,9 +1230,9 @@ def _resolve_max_num_reqs(
     return _RunningRequests(capped, rule + ")")
 
 
-def _estimate(kv_tokens: int | None, context: _ContextLength) -> tuple[int, str]:
-    """SGLang's estimate of the running requests from the KV pool's tokens, and how it was
-    found; without them, its ceiling (an upper bound)."""
+def _estimate(kv_tokens: int | None, context: _ContextLength, which: str = "") -> tuple[int, str]:
+    """SGLang's estimate of the running requests from the KV pool's tokens (``which``: the
+    profiled ones), and how it was found; without them, its ceiling (an upper bound)."""
     if kv_tokens is None:
         return _ESTIMATE_CEILING, (
             f"SGLang's estimate from the KV pool, at most {_ESTIMATE_CEILING} (without "
@@ -1209,7 +1241,7 @@ def _estimate(kv_tokens: int | None, context: _ContextLength) -> tuple[int, str]
         )
     estimate = int(kv_tokens / context.context_length * _ESTIMATE_REQUESTS_PER_CONTEXT)
     return max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR), (
-        f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context.context_length} "
+        f"SGLang's estimate clamp({kv_tokens} {which}KV tokens / context {context.context_length} "
         f"x {_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
     )
 
@@ -1290,15 +1322,11 @@ def _log_lines(
     predicted numbers: "Load weight end" (model_executor/model_runner.py:1372-1379), "Mamba
     Cache is allocated" (mem_cache/memory_pool.py:983-1009), "KV Cache is allocated"
     (:2080-2099) and the scheduler's summary (managers/scheduler.py:1267-1276); GB there is
-    2**30 B; the KV line names its dtype from 0.5.13 (``SglangRules.kv_log_names_dtype``). What
-    the package cannot predict is ``?``."""
-    lines = []
-    weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
-    if weights is not None and pre is not None:
-        lines.append(
-            f"Load weight end. elapsed=? s, type={architecture}, avail mem="
-            f"{(pre - weights) / _GIB:.2f} GB, mem usage={weights / _GIB:.2f} GB."
-        )
+    2**30 B; the KV line names its dtype from 0.5.13 (``SglangRules.kv_log_names_dtype``), the
+    weights line the time it took from 0.5.9 and the model's dtype before 0.5.10
+    (``weight_log_names_elapsed``, ``weight_log_names_dtype``). What the package cannot predict
+    is ``?``."""
+    lines = [*_weights_line(model, launch, architecture, steps)]
     slots = steps["slots"]
     conv = ssm = 0
     for group in model.state.groups:
@@ -1335,6 +1363,40 @@ def _log_lines(
         )
     sequences = tokens // steps["context_length"] if tokens is not None else None
     return _Log(sequences, tuple(lines))
+
+
+def _weights_line(
+    model: HybridModel, launch: _Launch, architecture: str, steps: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """ "Load weight end", where the weights and the free memory before them are known."""
+    rules = launch.rules
+    weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
+    if weights is None or pre is None:
+        return ()
+    elapsed = "elapsed=? s, " if rules.weight_log_names_elapsed else ""
+    dtype = f"dtype={_model_dtype(model, launch)}, " if rules.weight_log_names_dtype else ""
+    return (
+        f"Load weight end. {elapsed}type={architecture}, {dtype}avail mem="
+        f"{(pre - weights) / _GIB:.2f} GB, mem usage={weights / _GIB:.2f} GB.",
+    )
+
+
+def _model_dtype(model: HybridModel, launch: _Launch) -> str:
+    """``ModelConfig.dtype`` as the weights line prints it (``_get_and_verify_dtype``,
+    sglang-0.5.9:sglang/srt/configs/model_config.py:1119-1165): ``--dtype``, else the text
+    config's ``dtype`` / ``torch_dtype`` (bfloat16 and float16 kept, float32 cast to float16);
+    ``?`` where the file states none (transformers' config object answers then)."""
+    if launch.dtype != "auto":
+        return f"torch.{'float16' if launch.dtype == 'half' else launch.dtype}"
+    for key in ("dtype", "torch_dtype"):
+        raw = model.text.get(key)
+        if raw in ("bfloat16", "float16"):
+            return f"torch.{raw}"
+        if raw == "float32":
+            return "torch.float16"
+        if raw is not None:
+            return "?"
+    return "?"
 
 
 def _assumptions(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
