@@ -367,6 +367,22 @@ def test_before_0_5_9_the_ssm_dtype_is_the_flag_s() -> None:
     assert e.value.field == "mamba_ssm_dtype"
 
 
+def test_before_0_5_10_a_nemotron_layer_list_is_not_modelled() -> None:
+    # sglang-0.5.9:sglang/srt/configs/nemotron_h.py:154-229 reads hybrid_override_pattern only
+    # (default a 52-layer pattern); sglang-0.5.10:...:189-203, :297-332 reads layers_block_type.
+    nemotron = config("nemotron-nano-9b-v2.json")
+    kinds = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    nemotron["layers_block_type"] = [kinds[c] for c in nemotron.pop("hybrid_override_pattern")]
+    # 56 layers: 27 Mamba-2, 4 attention.
+    assert (
+        sglang_reservation(nemotron, version="0.5.10", available_memory=40 * GIB).state_layers == 27
+    )
+    with pytest.raises(
+        ModelConfigError, match="NemotronHConfig reads only hybrid_override_pattern"
+    ):
+        sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB)
+
+
 def test_before_0_5_10_the_running_flag_is_held_to_the_slots_alone() -> None:
     # 400 GiB at r = 9 (K 15008, 2,621,824 KV tokens, as below): sglang-0.5.9:.../
     # model_runner_kv_cache_mixin.py:365-367 min(4500, 15008 // 3) and sglang-0.5.9:.../

@@ -53,7 +53,9 @@ class SglangRules:
 
     The state: ``ssm_dtype_from_config``, whether ``mamba2_state_dtype`` reads the config's
     ``mamba_ssm_dtype`` where the family passes its config (before: the ``--mamba-ssm-dtype``
-    default float32); ``mamba_ssm_dtypes``, the values ``--mamba-ssm-dtype`` accepts.
+    default float32); ``mamba_ssm_dtypes``, the values ``--mamba-ssm-dtype`` accepts;
+    ``nemotron_reads_layers_block_type``, whether SGLang's ``NemotronHConfig`` reads a
+    ``layers_block_type`` list (before, only ``hybrid_override_pattern``, defaulting to its own).
 
     The default memory fraction (``handle_gpu_memory_settings``): ``memory_tiers``, by GPU
     memory (MiB) the default chunked prefill and decode CUDA-graph ``max_bs`` below and from
@@ -95,6 +97,7 @@ class SglangRules:
 
     ssm_dtype_from_config: bool
     mamba_ssm_dtypes: tuple[str, ...]
+    nemotron_reads_layers_block_type: bool
     memory_tiers: tuple[tuple[int, int, int, int], ...]
     decode_graph_capped_by_running: bool
     multimodal_prefill_graph_archs: frozenset[str]
@@ -212,6 +215,9 @@ BASELINE: Final = SglangRules(
     # :2256).
     ssm_dtype_from_config=False,
     mamba_ssm_dtypes=("float32", "bfloat16"),
+    # sglang-0.5.7:sglang/srt/configs/nemotron_h.py (__init__): hybrid_override_pattern only,
+    # with a 52-layer default.
+    nemotron_reads_layers_block_type=False,
     # sglang-0.5.7:sglang/srt/server_args.py (_handle_gpu_memory_settings): the 0.5.10 tiers.
     memory_tiers=_TIERS_0_5_10,
     decode_graph_capped_by_running=False,
@@ -304,6 +310,11 @@ CHANGES: Final = (
         "the estimate reads the tokens after --max-total-tokens and the page alignment",
         "sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:808-838, "
         ":871-889",
+    ),
+    RuleChange(
+        "0.5.10", "nemotron_reads_layers_block_type", True,
+        "NemotronHConfig reads layers_block_type (hybrid_override_pattern becomes its alias)",
+        "sglang-0.5.10:sglang/srt/configs/nemotron_h.py:189-203, :297-332",
     ),
     RuleChange(
         "0.5.10", "weight_log_names_dtype", False,

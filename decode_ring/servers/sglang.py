@@ -454,7 +454,7 @@ def sglang_reservation(
         ssm_dtype=mamba_ssm_dtype,
         version=release.release.version,
     )
-    architecture = _architecture(model.config.mapping)
+    architecture = _architecture(model.config.mapping, model, launch)
     context = _derive_context_length(model.text, launch.context_length)
     fraction = _handle_gpu_memory_settings(model, launch, architecture)
     budget = _profile_available_bytes(model, launch, fraction)
@@ -761,16 +761,35 @@ def _page_size(launch: _Launch, architecture: str) -> _PageSize:
 # --- the steps ------------------------------------------------------------------------------
 
 
-def _architecture(root: Mapping[str, Any]) -> str:
-    """The model class SGLang builds: ``architectures[0]`` (overrides.py:458)."""
+# The architectures SGLang builds on its NemotronHConfig before 0.5.10 (sglang-0.5.9:sglang/srt/
+# configs/nemotron_h.py; configs/nano_nemotron_vl.py:63, its llm_config).
+_NEMOTRON_H_CONFIG_ARCHS: Final = frozenset({"NemotronHForCausalLM", "NemotronH_Nano_VL_V2"})
+
+
+def _architecture(root: Mapping[str, Any], model: HybridModel, launch: _Launch) -> str:
+    """The model class SGLang builds: ``architectures[0]`` (overrides.py:458). Before 0.5.10 a
+    NemotronH config that gives its layers as ``layers_block_type`` alone is refused as not
+    modelled: SGLang's ``NemotronHConfig`` then reads its own default
+    ``hybrid_override_pattern`` (sglang-0.5.9:sglang/srt/configs/nemotron_h.py:154-229;
+    ``SglangRules.nemotron_reads_layers_block_type``), not the list the package reads."""
     names = root.get("architectures")
-    if isinstance(names, list) and names and isinstance(names[0], str):
-        return names[0]
-    raise ModelConfigError(
-        "field 'architectures': missing; SGLang picks the model class, and with it the cache "
-        "strategy, from architectures[0]",
-        field="architectures",
-    )
+    if not (isinstance(names, list) and names and isinstance(names[0], str)):
+        raise ModelConfigError(
+            "field 'architectures': missing; SGLang picks the model class, and with it the "
+            "cache strategy, from architectures[0]",
+            field="architectures",
+        )
+    text = model.text
+    listed = "layers_block_type" in text and "hybrid_override_pattern" not in text
+    nemotron = names[0] in _NEMOTRON_H_CONFIG_ARCHS
+    if nemotron and listed and not launch.rules.nemotron_reads_layers_block_type:
+        raise ModelConfigError(
+            f"field 'layers_block_type': {launch.release.release}'s NemotronHConfig reads only "
+            "hybrid_override_pattern (its 52-layer default where the config has none; "
+            "layers_block_type from 0.5.10): not modelled",
+            field="layers_block_type",
+        )
+    return names[0]
 
 
 @dataclass(frozen=True, slots=True)
