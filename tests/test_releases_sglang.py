@@ -69,8 +69,8 @@ def qwen_9b(version: str, **options: Any) -> Any:
 
 
 def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() -> None:
-    assert MODELLED == "0.5.7" and rules("0.5.10") == rules("0.5.10.post1")
-    assert rules("0.5.7") == BASELINE.__class__(
+    assert MODELLED == "0.5.6" and rules("0.5.10") == rules("0.5.10.post1")
+    assert rules("0.5.6") == BASELINE.__class__(
         **{f.name: getattr(BASELINE, f.name) for f in fields(BASELINE)} | {"covered": frozenset()}
     )
     since = [parse_version(change.since).release for change in CHANGES]
@@ -78,11 +78,25 @@ def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() ->
     # A postN release changes nothing modelled here: each one's rules are its release's.
     for post in ("0.5.8.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1"):
         assert rules(post) == rules(post.rsplit(".post", 1)[0])
+    assert rules("0.5.6.post2") == rules("0.5.6.post1") != rules("0.5.6")
 
 
 @pytest.mark.parametrize(
     ("release", "rule", "before", "after"),
     [
+        # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451 turns the radix cache
+        # off for the mamba2 configs; 0.5.6.post1 does not.
+        ("0.5.6.post1", "radix_off_archs", {"KimiLinearForCausalLM", "FalconH1ForCausalLM",
+                                            "NemotronHForCausalLM", "NemotronH_Nano_VL_V2"},
+         {"KimiLinearForCausalLM"}),
+        # sglang-0.5.7:sglang/srt/server_args.py:193, :473 (no such flag in 0.5.6.post2).
+        ("0.5.7", "strategy_flag", False, True),
+        # sglang-0.5.6.post2:sglang/srt/model_executor/model_runner.py:1456-1481 (the flag only
+        # with the radix cache off); sglang-0.5.7:.../model_runner_kv_cache_mixin.py:150-162.
+        ("0.5.7", "slots_flag_with_radix", False, True),
+        # sglang-0.5.6.post2:.../model_runner.py:1684-1688 (3 or 1);
+        # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:289-304 (3 + 2).
+        ("0.5.7", "no_buffer_tracking_slots", 0, 2),
         # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:289-304: additional ratio 2 unless
         # extra_buffer with speculation; sglang-0.5.8:...:268-281: 0 for no_buffer.
         ("0.5.8", "no_buffer_tracking_slots", 2, 0),
@@ -458,18 +472,94 @@ def test_granite_micro_log_of_0_5_9() -> None:
     assert (answer.mamba_radix_cache_strategy, answer.max_running_requests) == ("no_buffer", 12)
 
 
+# --- 0.5.6 to 0.5.6.post2 ----------------------------------------------------------------------
+
+NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
+FALCON_H1 = CONFIGS / "falcon-h1-7b-instruct.json"
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        # NemotronH tp 1: 27 Mamba-2 layers of conv (10240 + 2 x 8 x 128, 3) bf16 + SSM (128, 80,
+        # 128) fp32, p = 143,548,416 B; 4 attention layers of 8 KV heads x 256 x 2 B = 16,384 B
+        # a token, context 131,072. 100 GiB, 0.5.6: K = 512 (radix cache off), 2,067,712
+        # tokens, cap min(4096, 512 // 1) = 512; 0.5.6.post1: K = int(100 x 0.9 / 1.9 x 2**30
+        # // p) = 354, 3,452,029 tokens, cap 354 // 3 = 118.
+        (NEMOTRON, (512, 2067712, 512, 1), (354, 3452029, 118, 3)),
+        # FalconH1-7B tp 1: 44 layers of conv (3072 + 2 x 256, 3) bf16 + SSM (24, 128, 256) fp32,
+        # p = 139,358,208 B; every layer attention, 2 KV heads x 256 x 44 x 2 B = 45,056 B a
+        # token, context 262,144: 0.5.6 K = 512, 799,511 tokens; 0.5.6.post1 K = 364, 1,257,275
+        # tokens, cap 364 // 3 = 121.
+        (FALCON_H1, (512, 799511, 512, 1), (364, 1257275, 121, 3)),
+    ],
+)
+def test_0_5_6_turns_the_radix_cache_off_for_the_mamba2_configs(
+    path: Any, old: tuple[int, ...], new: tuple[int, ...]
+) -> None:
+    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451 (mamba2_config, :1507-1513)
+    # and :1460-1469 (K = max_running_requests or 512 with the radix cache off); 0.5.6.post1
+    # keeps the radix cache (model_runner.py:1443-1490, the ratio split; :1681-1684, ratio 3).
+    answers = [sglang_reservation(path, version=v, available_memory=100 * GIB)
+               for v in ("0.5.6", "0.5.6.post1")]  # fmt: skip
+    fields_ = [(a.slots, a.kv_tokens, a.max_running_requests, a.ratio) for a in answers]
+    assert fields_ == [old, new]
+    assert answers[0].mamba_radix_cache_strategy == "none"
+
+
+def test_0_5_6_post1_leaves_nemotron_the_overlap_scheduler() -> None:
+    # sglang-0.5.6.post1:sglang/srt/server_args.py:1301-1313 turns the overlap scheduler off for
+    # FalconH1 and the Jet models; NemotronH takes the branch before it (:1221-1237, the
+    # quantization only) until 0.5.7 (sglang-0.5.7:sglang/srt/server_args.py:1309-1375).
+    overlap = {
+        (path.name, v): sglang_reservation(
+            path, version=v, available_memory=100 * GIB
+        ).overlap_schedule
+        for path in (NEMOTRON, FALCON_H1)
+        for v in ("0.5.6.post2", "0.5.7")
+    }
+    assert overlap == {
+        ("nemotron-nano-9b-v2.json", "0.5.6.post2"): True,
+        ("nemotron-nano-9b-v2.json", "0.5.7"): False,
+        ("falcon-h1-7b-instruct.json", "0.5.6.post2"): False,
+        ("falcon-h1-7b-instruct.json", "0.5.7"): False,
+    }
+
+
+def test_before_0_5_7_the_slots_flag_is_overwritten_with_the_radix_cache_on() -> None:
+    # sglang-0.5.6.post2:sglang/srt/model_executor/model_runner.py:1456-1481: with the radix
+    # cache on, K = int(40 x 0.9 / 1.9 x 2**30 // p) = 263 whatever --max-mamba-cache-size says
+    # (Qwen3-Next tp 1 as above, cap 263 // 3 = 87); off, the flag's 100.
+    # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:150-162: the flag's 100 (100 // 5 = 20).
+    def qwen(version: str, off: bool) -> tuple[int, int]:
+        answer = sglang_reservation(QWEN3_NEXT, version=version, available_memory=40 * GIB,
+                                    max_mamba_cache_size=100, disable_radix_cache=off)  # fmt: skip
+        return answer.slots, answer.max_running_requests
+
+    assert (qwen("0.5.6.post2", False), qwen("0.5.6.post2", True)) == ((263, 87), (100, 100))
+    assert qwen("0.5.7", False) == (100, 20)
+
+
+def test_before_0_5_7_there_is_no_strategy_flag() -> None:
+    with pytest.raises(ServerArgumentError, match="has no --mamba-scheduler-strategy") as error:
+        sglang_reservation(
+            QWEN3_NEXT, version="0.5.6.post2", mamba_radix_cache_strategy="no_buffer"
+        )
+    assert error.value.field == "mamba_radix_cache_strategy"
+
+
 # --- refusals -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["0.5.6.post2", "0.5.2", "0.5.3.post1", "0.5.6.post9"])
-def test_releases_before_0_5_7_are_refused_naming_the_modelled_ones(version: str) -> None:
+@pytest.mark.parametrize("version", ["0.5.5.post3", "0.5.2", "0.5.3.post1", "0.5.5.post9"])
+def test_releases_before_0_5_6_are_refused_naming_the_modelled_ones(version: str) -> None:
     with pytest.raises(UnmodelledReleaseError) as error:
         qwen_9b(version)
-    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.7") :]
-    assert "models SGLang's rules from 0.5.7 to 0.5.23" in str(error.value)
+    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.6") :]
+    assert "models SGLang's rules from 0.5.6 to 0.5.23" in str(error.value)
 
 
-def test_a_build_before_0_5_7_takes_its_rules() -> None:
+def test_a_build_before_a_release_takes_its_rules() -> None:
     answer = sglang_reservation(QWEN3_NEXT, version="0.5.7rc1", available_memory=40 * GIB)
     assert (answer.server_version, answer.ratio) == ("0.5.7", 5)
 
@@ -502,8 +592,8 @@ def test_the_command_line_names_the_release(capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and answer["server_version"] == "0.5.10.post1"
     status, out, _ = run(capsys, *line[:2], "0.5.9", *line[3:])
     assert status == 0 and out.startswith("SGLang 0.5.9 reserves for qwen3_5 ")
-    status, out, err = run(capsys, *line[:2], "0.5.6.post2", *line[3:])
-    assert status == 2 and "0.5.6.post2" in err and "from 0.5.7 to 0.5.23" in err
+    status, out, err = run(capsys, *line[:2], "0.5.5.post3", *line[3:])
+    assert status == 2 and "0.5.5.post3" in err and "from 0.5.6 to 0.5.23" in err
 
 
 def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> None:
@@ -520,7 +610,7 @@ def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> N
     assert comparison.differences["ratio"] == (3, 5)
     assert comparison.differences["slots"] == (186, 185)
     with pytest.raises(UnmodelledReleaseError) as error:
-        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.6",
+        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.5",
                          options={"tp_size": 2}, server="sglang")  # fmt: skip
     assert error.value.argument == "compare"
     status, answer = run_json(

@@ -1,22 +1,22 @@
 """SGLang's sizing rules release by release: each change stated once, as a rule that holds from
 one release onward, in the step of ``servers.sglang`` it changes.
 
-``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.7's, the oldest release
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.6's, the oldest release
 modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
 changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
 changes up to a release; ``rule_changes`` lists those between two. The architectures each
 release serves are data, ``sglang-architectures.json`` (generated from the releases' model
 modules by ``tools/served-architectures-sglang``).
 
-Read from every wheel 0.5.7 to 0.5.23; a ``.postN`` release is a release of its own, and none
-in that range changes a rule here (0.5.8.post1's sizing code is 0.5.8's). 0.5.7 is the first
-release whose sizing lives in ``model_runner_kv_cache_mixin.py`` with ``--mamba-scheduler-strategy``
-and honours ``--max-mamba-cache-size`` with the radix cache on. Releases before 0.5.7 are not
-modelled (``MODELLED``): 0.5.3.post2-0.5.6.post2 overwrite ``--max-mamba-cache-size`` by the
-ratio split whenever the radix cache is on, divide the pool by ``1 + D`` under speculation, turn
-the radix cache off for FalconH1/NemotronH in ``ModelRunner`` (until 0.5.6.post1) and size a KV
-token as ``2 x head_dim``; 0.5.2-0.5.3.post1 have no ratio at all. Each of those would be a rule
-of its own, checked against its release.
+Read from every wheel 0.5.6 to 0.5.23; a ``.postN`` release is a release of its own (0.5.6.post1
+changes the radix-cache handling; 0.5.6.post2's and 0.5.8.post1's sizing code is 0.5.6.post1's and
+0.5.8's). 0.5.6 sizes the pool in ``model_runner.py`` (``handle_max_mamba_cache``) and sizes a KV
+token as ``2 x head_dim``, the same bytes as the later ``head_dim + v_head_dim`` for every
+architecture it serves (none has an MHA ``v_head_dim`` of its own). Releases before 0.5.6 are not
+modelled (``MODELLED``): their architectures (0.5.4.post2's Kimi-Linear state, 0.5.5.post1's
+Jet-Nemotron), the ``--mamba-full-memory-ratio`` default (0.2 in 0.5.3.post2) and the conv state
+before its list form (0.5.6) would each be a rule of its own, checked against its release;
+0.5.2-0.5.3.post1 have no ratio at all.
 
 Where the package models a launch only from some release on (``COVERAGE``: speculative
 decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
@@ -77,7 +77,12 @@ class SglangRules:
     request holds beyond the base 3 (0.5.7 adds the extra buffer's 2 to every radix-cache
     launch).
 
-    The pool (``handle_max_mamba_cache``): ``radix_off_default_slots``, the slots with the radix
+    The strategy flag: ``strategy_flag``, whether ``--mamba-scheduler-strategy`` exists (before,
+    the radix cache on is the ``no_buffer`` behaviour, and only ``auto`` is a value).
+
+    The pool (``handle_max_mamba_cache``): ``slots_flag_with_radix``, whether
+    ``--max-mamba-cache-size`` sizes the pool with the radix cache on (before, the ratio split
+    overwrites it); ``radix_off_default_slots``, the slots with the radix
     cache off and neither ``--max-mamba-cache-size`` nor ``--max-running-requests`` given
     (``None``: the ratio split sizes them); ``charges_padding_slot``, whether the padding slot is
     taken from the budget before it is divided into slots (and from the KV budget with the
@@ -108,6 +113,8 @@ class SglangRules:
     extra_buffer_archs: frozenset[str]
     no_buffer_asserts_overlap: bool
     no_buffer_tracking_slots: int
+    strategy_flag: bool
+    slots_flag_with_radix: bool
     radix_off_default_slots: int | None
     charges_padding_slot: bool
     joint_speculative_solve: bool
@@ -161,6 +168,20 @@ _PREFILL_GRAPH_ARCHS_0_5_19: Final = frozenset(
         "KimiK25ForConditionalGeneration",
     }
 )
+# The architectures whose radix cache SGLang 0.5.6 handles: ModelRunner turns it off for the
+# mamba2 configs (sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451, :1507-1513:
+# FalconH1, NemotronH and the NemotronH VL wrapper), server_args for Kimi-Linear and turns the
+# overlap scheduler off for Qwen3-Next (sglang-0.5.6:sglang/srt/server_args.py:1192-1196,
+# :1237-1243).
+_RADIX_0_5_6: Final = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "Qwen3NextForCausalLM",
+        "FalconH1ForCausalLM",
+        "NemotronHForCausalLM",
+        "NemotronH_Nano_VL_V2",
+    }
+)
 # The architectures whose branch of _handle_model_specific_adjustments handles the mamba radix
 # cache: turns it off, or turns the overlap scheduler off for no_buffer (sglang-0.5.7:sglang/srt/
 # server_args.py:1304-1308 Kimi-Linear, :1309-1375 NemotronH, :1376-1434 Qwen3-Next, :1436-1459
@@ -209,51 +230,94 @@ _EXTRA_BUFFER_0_5_14: Final = frozenset(
 )
 
 BASELINE: Final = SglangRules(
-    # sglang-0.5.7:sglang/srt/configs/mamba_utils.py:47-53: the SSM dtype is the environment's
+    # sglang-0.5.6:sglang/srt/configs/mamba_utils.py:47-53: the SSM dtype is the environment's
     # SGLANG_MAMBA_SSM_DTYPE, which server_args always sets from --mamba-ssm-dtype (default
-    # float32, choices float32 / bfloat16: sglang-0.5.7:sglang/srt/server_args.py:191, :471,
-    # :2256).
+    # float32, choices float32 / bfloat16: sglang-0.5.6:sglang/srt/server_args.py:169, :433).
     ssm_dtype_from_config=False,
     mamba_ssm_dtypes=("float32", "bfloat16"),
-    # sglang-0.5.7:sglang/srt/configs/nemotron_h.py (__init__): hybrid_override_pattern only,
+    # sglang-0.5.6:sglang/srt/configs/nemotron_h.py (__init__): hybrid_override_pattern only,
     # with a 52-layer default.
     nemotron_reads_layers_block_type=False,
-    # sglang-0.5.7:sglang/srt/server_args.py (_handle_gpu_memory_settings): the 0.5.10 tiers.
+    # sglang-0.5.6:sglang/srt/server_args.py (_handle_gpu_memory_settings): the 0.5.10 tiers.
     memory_tiers=_TIERS_0_5_10,
     decode_graph_capped_by_running=False,
     multimodal_prefill_graph_archs=_PREFILL_GRAPH_ARCHS_0_5_19,
     multimodal_reserve_mib=0,
-    # sglang-0.5.7:sglang/srt/server_args.py (__post_init__, "Mamba scheduler strategy"): auto
-    # is no_buffer.
+    # The radix cache on is MambaRadixCache, what 0.5.7 names no_buffer.
     auto_strategy="no_buffer",
-    radix_archs=_RADIX_0_5_7,
-    # sglang-0.5.7:sglang/srt/server_args.py:1304-1308: disable_radix_cache = True.
-    radix_off_archs=frozenset({"KimiLinearForCausalLM"}),
+    radix_archs=_RADIX_0_5_6,
+    radix_off_archs=frozenset(
+        {
+            "KimiLinearForCausalLM",
+            "FalconH1ForCausalLM",
+            "NemotronHForCausalLM",
+            "NemotronH_Nano_VL_V2",
+        }
+    ),
     extra_buffer_archs=frozenset(),
-    # sglang-0.5.7:sglang/srt/server_args.py:1429-1434: no_buffer turns overlap off.
+    # sglang-0.5.6:sglang/srt/server_args.py:1237-1243: the radix cache turns overlap off.
     no_buffer_asserts_overlap=False,
-    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:289-304: the
-    # additional ratio is 2 unless extra_buffer runs with speculation, so no_buffer is 3 + 2.
-    no_buffer_tracking_slots=2,
-    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:150-162.
+    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1687-1694: ratio 3 with the radix
+    # cache on, 1 off.
+    no_buffer_tracking_slots=0,
+    strategy_flag=False,
+    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1450-1497: K = the flag, else
+    # max_running_requests, else 512 with the radix cache off; the ratio split (overwriting the
+    # flag) with it on; the KV budget rest - K p.
+    slots_flag_with_radix=False,
     radix_off_default_slots=512,
-    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:145-199.
     charges_padding_slot=False,
     joint_speculative_solve=False,
     empty_pool_refused=False,
-    # sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:276-305 (the
-    # estimate only without the flag, both held to K // ratio) and sglang-0.5.7:sglang/srt/
-    # model_executor/model_runner.py:523-532 (half the final tokens only without the flag).
+    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1670-1726 (the estimate only
+    # without the flag, both held to K // ratio, before --max-total-tokens and the pages) and
+    # sglang-0.5.6:sglang/srt/managers/tp_worker.py (half the final tokens only without the
+    # flag).
     running_flag_held_to="slots",
     estimate_from_profiled_tokens=True,
-    kv_log_names_dtype=False,  # sglang-0.5.7:sglang/srt/mem_cache/memory_pool.py:562
-    # sglang-0.5.7:sglang/srt/model_executor/model_runner.py:950-956.
+    kv_log_names_dtype=False,  # sglang-0.5.6:sglang/srt/mem_cache/memory_pool.py:479
+    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:855-861.
     weight_log_names_elapsed=False,
     weight_log_names_dtype=True,
 )
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.6.post1", "radix_archs",
+        frozenset({"KimiLinearForCausalLM", "Qwen3NextForCausalLM", "FalconH1ForCausalLM",
+                   "JetNemotronForCausalLM", "JetVLMForConditionalGeneration"}),
+        "ModelRunner no longer turns the radix cache off for FalconH1 and NemotronH; FalconH1 "
+        "and the Jet models turn the overlap scheduler off for it (NemotronH's own earlier "
+        "branch leaves it on)",
+        "sglang-0.5.6.post1:sglang/srt/server_args.py:1216-1220, :1261-1300, :1301-1313",
+    ),
+    RuleChange(
+        "0.5.6.post1", "radix_off_archs", frozenset({"KimiLinearForCausalLM"}),
+        "FalconH1 and NemotronH keep the radix cache (ratio 3, the ratio split)",
+        "sglang-0.5.6.post1:sglang/srt/model_executor/model_runner.py (no mamba2_config branch "
+        "in __init__; sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451)",
+    ),
+    RuleChange(
+        "0.5.7", "strategy_flag", True,
+        "--mamba-scheduler-strategy (auto, no_buffer, extra_buffer; auto is no_buffer)",
+        "sglang-0.5.7:sglang/srt/server_args.py:193, :473",
+    ),
+    RuleChange(
+        "0.5.7", "slots_flag_with_radix", True,
+        "--max-mamba-cache-size sizes the pool with the radix cache on too",
+        "sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:150-162",
+    ),
+    RuleChange(
+        "0.5.7", "no_buffer_tracking_slots", 2,
+        "every radix-cache launch adds the extra buffer's 2 slots: no_buffer counts 5",
+        "sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:289-304",
+    ),
+    RuleChange(
+        "0.5.7", "radix_archs", _RADIX_0_5_7,
+        "NemotronH's branch turns the overlap scheduler off for the radix cache",
+        "sglang-0.5.7:sglang/srt/server_args.py:1309-1375",
+    ),
     RuleChange(
         "0.5.8", "no_buffer_tracking_slots", 0,
         "no_buffer holds the base 3 slots a request (the extra buffer's 2 only with extra_buffer)",
@@ -556,7 +620,7 @@ CHANGES: Final = (
 # extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
 # default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
 # GPU's attention and page defaults in 0.5.23 only.
-MODELLED: Final = "0.5.7"
+MODELLED: Final = "0.5.6"
 COVERAGE: Final = {
     "speculative": "0.5.14",
     "extra_buffer_by_name": "0.5.14",

@@ -358,17 +358,29 @@ class _Launch:
         check_count("speculative_num_draft_tokens", self.speculative_num_draft_tokens, 0)
         if self.mamba_ssm_dtype is not None:
             check_choice("mamba_ssm_dtype", self.mamba_ssm_dtype, MAMBA_SSM_DTYPES)
-            if self.mamba_ssm_dtype not in self.rules.mamba_ssm_dtypes:
-                raise fail(
-                    "mamba_ssm_dtype",
-                    f"{self.mamba_ssm_dtype} is not a choice of {self.release.release}'s "
-                    f"--mamba-ssm-dtype ({', '.join(self.rules.mamba_ssm_dtypes)}; float16 "
-                    "from 0.5.9, sglang-0.5.9:sglang/srt/server_args.py:214)",
-                )
         check_optional_count("context_length", self.context_length, 1)
         check_optional_count("max_total_tokens", self.max_total_tokens, 1)
         check_choice("gpu_arch", self.gpu_arch, tuple(GPU_ARCHS))
+        self._check_release()
         self._check_covered()
+
+    def _check_release(self) -> None:
+        """Refuse a value the release's own flags do not take."""
+        release, rules = self.release.release, self.rules
+        if self.mamba_radix_cache_strategy != "auto" and not rules.strategy_flag:
+            raise fail(
+                "mamba_radix_cache_strategy",
+                f"{release} has no --mamba-scheduler-strategy (from 0.5.7, "
+                "sglang-0.5.7:sglang/srt/server_args.py:193); its radix cache is no_buffer's",
+            )
+        dtype = self.mamba_ssm_dtype
+        if dtype is not None and dtype not in rules.mamba_ssm_dtypes:
+            raise fail(
+                "mamba_ssm_dtype",
+                f"{dtype} is not a choice of {release}'s --mamba-ssm-dtype "
+                f"({', '.join(rules.mamba_ssm_dtypes)}; float16 from 0.5.9, "
+                "sglang-0.5.9:sglang/srt/server_args.py:214)",
+            )
 
     def _check_covered(self) -> None:
         """Refuse what the package does not model for this release (``COVERAGE``)."""
@@ -1020,8 +1032,9 @@ def _handle_max_mamba_cache(
     (``--max-mamba-cache-size``; with the radix cache off, the running requests; else ``r / (1 +
     r)`` of the memory after the weights, less the speculative scratch of the capped running
     requests and, from 0.5.17, one padding slot; before 0.5.9, 512 with the radix cache off and
-    no running requests asked for: ``SglangRules.radix_off_default_slots``), the pool of ``K +
-    1`` slots (``MambaPool``,
+    no running requests asked for: ``SglangRules.radix_off_default_slots``; before 0.5.7 the
+    ratio split overwrites ``--max-mamba-cache-size`` with the radix cache on:
+    ``slots_flag_with_radix``), the pool of ``K + 1`` slots (``MambaPool``,
     memory_pool.py:722-753), and what is left for the KV pool (:3042-3058): the ``K + 1`` slots
     from 0.5.17, ``K`` before (``SglangRules.charges_padding_slot``)."""
     per_req, draft = model.state.per_sequence_bytes, launch.speculative_num_draft_tokens
@@ -1030,17 +1043,13 @@ def _handle_max_mamba_cache(
     padding = 1 if launch.rules.charges_padding_slot else 0
     served = None  # the running requests the scratch is kept for, where the slots are they
     radix_off = strategy.mamba_radix_cache_strategy == "none"
-    fixed = launch.rules.radix_off_default_slots
-    if slots_given is not None:
-        slots, rule = slots_given, "--max-mamba-cache-size"
-    elif radix_off and running is not None:
-        slots, rule = max(1, running), "--disable-radix-cache with max_running_requests"
-        if not launch.disable_radix_cache:
-            rule = f"{launch.release.release} turns the radix cache off: max_running_requests"
-        served = slots
-    elif radix_off and fixed is not None:  # before 0.5.9 (model_runner_kv_cache_mixin.py)
-        slots = fixed
-        rule = f"radix cache off without max_running_requests: {launch.release.release}'s {fixed}"
+    ignored = ""
+    if slots_given is not None and not (radix_off or launch.rules.slots_flag_with_radix):
+        ignored = f"; {launch.release.release} overwrites --max-mamba-cache-size {slots_given}"
+        slots_given = None
+    fixed = _fixed_slots(launch, slots_given, running if radix_off else None, radix_off)
+    if fixed is not None:
+        slots, rule, served = fixed
     elif rest is None:
         raise fail(
             "available_memory",
@@ -1049,6 +1058,7 @@ def _handle_max_mamba_cache(
         )
     else:
         slots, rule = _ratio_slots(launch, rest, per_req, ratio, padding)
+        rule += ignored
     if draft and rest is not None:
         capped = served or min(max(1, running or 1), slots // ratio)
         rest -= per_req * (capped + padding) * draft / _GIB
@@ -1059,6 +1069,26 @@ def _handle_max_mamba_cache(
     pool = (slots + 1) * per_req
     charged = (slots + padding) * per_req
     return _MambaCache(slots, rule, pool, _kv_cache_bytes(budget, rest, charged))
+
+
+def _fixed_slots(
+    launch: _Launch, slots_given: int | None, running: int | None, radix_off: bool
+) -> tuple[int, str, int | None] | None:
+    """The slots a flag fixes, the rule, and the running requests the speculative scratch is
+    kept for where they are the slots: ``--max-mamba-cache-size``; with the radix cache off,
+    the running requests asked for, else (before 0.5.9) ``radix_off_default_slots``; ``None``
+    where the ratio split sizes them."""
+    release, fixed = launch.release.release, launch.rules.radix_off_default_slots
+    if slots_given is not None:
+        return slots_given, "--max-mamba-cache-size", None
+    if running is not None:
+        rule = "--disable-radix-cache with max_running_requests"
+        if not launch.disable_radix_cache:
+            rule = f"{release} turns the radix cache off: max_running_requests"
+        return max(1, running), rule, max(1, running)
+    if radix_off and fixed is not None:
+        return fixed, f"radix cache off without max_running_requests: {release}'s {fixed}", None
+    return None
 
 
 def _ratio_slots(
