@@ -69,8 +69,8 @@ def qwen_9b(version: str, **options: Any) -> Any:
 
 
 def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() -> None:
-    assert MODELLED == "0.5.6" and rules("0.5.10") == rules("0.5.10.post1")
-    assert rules("0.5.6") == BASELINE.__class__(
+    assert MODELLED == "0.5.3.post3" and rules("0.5.10") == rules("0.5.10.post1")
+    assert rules("0.5.3.post3") == BASELINE.__class__(
         **{f.name: getattr(BASELINE, f.name) for f in fields(BASELINE)} | {"covered": frozenset()}
     )
     since = [parse_version(change.since).release for change in CHANGES]
@@ -84,6 +84,30 @@ def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() ->
 @pytest.mark.parametrize(
     ("release", "rule", "before", "after"),
     [
+        # sglang-0.5.4:sglang/srt/server_args.py (_handle_gpu_memory_settings): 20-35 GiB max_bs
+        # 16 below tp 4; sglang-0.5.4.post1:sglang/srt/server_args.py:679: 24.
+        ("0.5.4.post1", "memory_tiers",
+         ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), (60 * 1024, 4096, 32, 160),
+          (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512)),
+         ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
+          (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512))),
+        # sglang-0.5.4.post2:sglang/srt/server_args.py:1031-1035: Kimi-Linear's radix cache off.
+        ("0.5.4.post2", "radix_off_archs", {"FalconH1ForCausalLM", "NemotronHForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM"}),
+        # sglang-0.5.5.post2:sglang/srt/server_args.py:1073-1079: Qwen3-Next's overlap off.
+        ("0.5.5.post2", "radix_archs",
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM",
+          "Qwen3NextForCausalLM"}),
+        # sglang-0.5.5.post3:sglang/srt/models/nemotron_h.py:304-308 (attention, MLP, Mamba);
+        # sglang-0.5.6:sglang/srt/models/nemotron_h.py:502-507 (+ MoE).
+        ("0.5.6", "nemotron_moe_layers", False, True),
+        # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1507-1513: the VL wrapper's
+        # llm_config is a mamba2 config (:448-451, radix cache off).
+        ("0.5.6", "radix_off_archs",
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM",
+          "NemotronH_Nano_VL_V2"}),
         # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451 turns the radix cache
         # off for the mamba2 configs; 0.5.6.post1 does not.
         ("0.5.6.post1", "radix_off_archs", {"KimiLinearForCausalLM", "FalconH1ForCausalLM",
@@ -548,15 +572,47 @@ def test_before_0_5_7_there_is_no_strategy_flag() -> None:
     assert error.value.field == "mamba_radix_cache_strategy"
 
 
+# --- 0.5.3.post3 to 0.5.5.post3 ----------------------------------------------------------------
+
+
+def test_qwen3_next_keeps_the_overlap_scheduler_until_0_5_5_post2() -> None:
+    # Qwen3-Next tp 1 (p = 77,266,944 B, 24,576 B a token) at 100 GiB:
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1375-1422 K = int(100 x 0.9 /
+    # 1.9 x 2**30 // p) = 658, 2,300,314 tokens; :1597-1605 ratio 3 (radix cache on), cap
+    # min(4096, 658 // 3) = 219. No server_args branch turns the overlap scheduler off for it
+    # until sglang-0.5.5.post2:sglang/srt/server_args.py:1073-1079.
+    answers = {
+        v: sglang_reservation(QWEN3_NEXT, version=v, available_memory=100 * GIB)
+        for v in ("0.5.3.post3", "0.5.5.post1", "0.5.5.post2")
+    }
+    for answer in answers.values():
+        assert (answer.slots, answer.kv_tokens, answer.ratio) == (658, 2300314, 3)
+        assert answer.max_running_requests == 219
+    assert [a.overlap_schedule for a in answers.values()] == [True, True, False]
+
+
+def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
+    # sglang-0.5.5.post3:sglang/srt/models/nemotron_h.py:304-308, :338: an "E" layer is a
+    # KeyError building the model; sglang-0.5.6:...:502-507 builds it. At 0.5.6 the radix cache
+    # is still off (512 slots); the 27 Mamba-2 layers are unchanged.
+    nemotron = config("nemotron-nano-9b-v2.json")
+    pattern = nemotron["hybrid_override_pattern"]
+    nemotron["hybrid_override_pattern"] = pattern.replace("-", "E", 1)
+    answer = sglang_reservation(nemotron, version="0.5.6", available_memory=100 * GIB)
+    assert (answer.slots, answer.state_layers) == (512, 27)
+    with pytest.raises(ModelConfigError, match="has no MoE"):
+        sglang_reservation(nemotron, version="0.5.5.post3", available_memory=100 * GIB)
+
+
 # --- refusals -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["0.5.5.post3", "0.5.2", "0.5.3.post1", "0.5.5.post9"])
-def test_releases_before_0_5_6_are_refused_naming_the_modelled_ones(version: str) -> None:
+@pytest.mark.parametrize("version", ["0.5.3.post2", "0.5.2", "0.5.3.post1", "0.5.3"])
+def test_releases_before_0_5_3_post3_are_refused_naming_the_modelled_ones(version: str) -> None:
     with pytest.raises(UnmodelledReleaseError) as error:
         qwen_9b(version)
-    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.6") :]
-    assert "models SGLang's rules from 0.5.6 to 0.5.23" in str(error.value)
+    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.3.post3") :]
+    assert "models SGLang's rules from 0.5.3.post3 to 0.5.23" in str(error.value)
 
 
 def test_a_build_before_a_release_takes_its_rules() -> None:
@@ -592,8 +648,8 @@ def test_the_command_line_names_the_release(capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and answer["server_version"] == "0.5.10.post1"
     status, out, _ = run(capsys, *line[:2], "0.5.9", *line[3:])
     assert status == 0 and out.startswith("SGLang 0.5.9 reserves for qwen3_5 ")
-    status, out, err = run(capsys, *line[:2], "0.5.5.post3", *line[3:])
-    assert status == 2 and "0.5.5.post3" in err and "from 0.5.6 to 0.5.23" in err
+    status, out, err = run(capsys, *line[:2], "0.5.3.post2", *line[3:])
+    assert status == 2 and "0.5.3.post2" in err and "from 0.5.3.post3 to 0.5.23" in err
 
 
 def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> None:
@@ -610,7 +666,7 @@ def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> N
     assert comparison.differences["ratio"] == (3, 5)
     assert comparison.differences["slots"] == (186, 185)
     with pytest.raises(UnmodelledReleaseError) as error:
-        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.5",
+        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.3.post1",
                          options={"tp_size": 2}, server="sglang")  # fmt: skip
     assert error.value.argument == "compare"
     status, answer = run_json(

@@ -1,22 +1,23 @@
 """SGLang's sizing rules release by release: each change stated once, as a rule that holds from
 one release onward, in the step of ``servers.sglang`` it changes.
 
-``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.6's, the oldest release
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.3.post3's, the oldest release
 modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
 changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
 changes up to a release; ``rule_changes`` lists those between two. The architectures each
 release serves are data, ``sglang-architectures.json`` (generated from the releases' model
 modules by ``tools/served-architectures-sglang``).
 
-Read from every wheel 0.5.6 to 0.5.23; a ``.postN`` release is a release of its own (0.5.6.post1
-changes the radix-cache handling; 0.5.6.post2's and 0.5.8.post1's sizing code is 0.5.6.post1's and
-0.5.8's). 0.5.6 sizes the pool in ``model_runner.py`` (``handle_max_mamba_cache``) and sizes a KV
-token as ``2 x head_dim``, the same bytes as the later ``head_dim + v_head_dim`` for every
-architecture it serves (none has an MHA ``v_head_dim`` of its own). Releases before 0.5.6 are not
-modelled (``MODELLED``): their architectures (0.5.4.post2's Kimi-Linear state, 0.5.5.post1's
-Jet-Nemotron), the ``--mamba-full-memory-ratio`` default (0.2 in 0.5.3.post2) and the conv state
-before its list form (0.5.6) would each be a rule of its own, checked against its release;
-0.5.2-0.5.3.post1 have no ratio at all.
+Read from every wheel 0.5.3.post3 to 0.5.23; a ``.postN`` release is a release of its own (some,
+such as 0.5.4.post1, 0.5.4.post2, 0.5.5.post2 and 0.5.6.post1, change a rule; 0.5.6.post2's and
+0.5.8.post1's sizing code is 0.5.6.post1's and 0.5.8's). Until 0.5.6.post2 the pool is sized in
+``model_runner.py`` (``handle_max_mamba_cache``) and a KV token as ``2 x head_dim``, the same
+bytes as the later ``head_dim + v_head_dim`` for every architecture those releases serve (none
+has an MHA ``v_head_dim`` of its own); the conv state's list form (0.5.6) keeps its bytes.
+Releases before 0.5.3.post3 are not modelled (``MODELLED``): 0.5.3.post2 defaults
+``--mamba-full-memory-ratio`` to 0.2, which a launch cannot tell from the 0.9 the package takes
+when the flag is not given, and 0.5.2-0.5.3.post1 have no ratio at all (the pool is the running
+cap or 512 with the radix cache always off).
 
 Where the package models a launch only from some release on (``COVERAGE``: speculative
 decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
@@ -55,7 +56,8 @@ class SglangRules:
     ``mamba_ssm_dtype`` where the family passes its config (before: the ``--mamba-ssm-dtype``
     default float32); ``mamba_ssm_dtypes``, the values ``--mamba-ssm-dtype`` accepts;
     ``nemotron_reads_layers_block_type``, whether SGLang's ``NemotronHConfig`` reads a
-    ``layers_block_type`` list (before, only ``hybrid_override_pattern``, defaulting to its own).
+    ``layers_block_type`` list (before, only ``hybrid_override_pattern``, defaulting to its own);
+    ``nemotron_moe_layers``, whether SGLang's NemotronH builds MoE (``E``) layers.
 
     The default memory fraction (``handle_gpu_memory_settings``): ``memory_tiers``, by GPU
     memory (MiB) the default chunked prefill and decode CUDA-graph ``max_bs`` below and from
@@ -103,6 +105,7 @@ class SglangRules:
     ssm_dtype_from_config: bool
     mamba_ssm_dtypes: tuple[str, ...]
     nemotron_reads_layers_block_type: bool
+    nemotron_moe_layers: bool
     memory_tiers: tuple[tuple[int, int, int, int], ...]
     decode_graph_capped_by_running: bool
     multimodal_prefill_graph_archs: frozenset[str]
@@ -168,20 +171,17 @@ _PREFILL_GRAPH_ARCHS_0_5_19: Final = frozenset(
         "KimiK25ForConditionalGeneration",
     }
 )
-# The architectures whose radix cache SGLang 0.5.6 handles: ModelRunner turns it off for the
-# mamba2 configs (sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451, :1507-1513:
-# FalconH1, NemotronH and the NemotronH VL wrapper), server_args for Kimi-Linear and turns the
-# overlap scheduler off for Qwen3-Next (sglang-0.5.6:sglang/srt/server_args.py:1192-1196,
-# :1237-1243).
-_RADIX_0_5_6: Final = frozenset(
-    {
-        "KimiLinearForCausalLM",
-        "Qwen3NextForCausalLM",
-        "FalconH1ForCausalLM",
-        "NemotronHForCausalLM",
-        "NemotronH_Nano_VL_V2",
-    }
-)
+# The architectures whose radix cache SGLang 0.5.3.post3 handles: ModelRunner turns it off for
+# the mamba2 configs, FalconH1 and NemotronH (sglang-0.5.3.post3:sglang/srt/model_executor/
+# model_runner.py:399-402, :1432-1436); later, server_args for Kimi-Linear (0.5.4.post2), the
+# overlap scheduler for Qwen3-Next (0.5.5.post2) and the NemotronH VL wrapper's llm_config
+# (0.5.6).
+_RADIX_0_5_3_POST3: Final = frozenset({"FalconH1ForCausalLM", "NemotronHForCausalLM"})
+_RADIX_0_5_6: Final = _RADIX_0_5_3_POST3 | {
+    "KimiLinearForCausalLM",
+    "Qwen3NextForCausalLM",
+    "NemotronH_Nano_VL_V2",
+}
 # The architectures whose branch of _handle_model_specific_adjustments handles the mamba radix
 # cache: turns it off, or turns the overlap scheduler off for no_buffer (sglang-0.5.7:sglang/srt/
 # server_args.py:1304-1308 Kimi-Linear, :1309-1375 NemotronH, :1376-1434 Qwen3-Next, :1436-1459
@@ -230,38 +230,34 @@ _EXTRA_BUFFER_0_5_14: Final = frozenset(
 )
 
 BASELINE: Final = SglangRules(
-    # sglang-0.5.6:sglang/srt/configs/mamba_utils.py:47-53: the SSM dtype is the environment's
-    # SGLANG_MAMBA_SSM_DTYPE, which server_args always sets from --mamba-ssm-dtype (default
-    # float32, choices float32 / bfloat16: sglang-0.5.6:sglang/srt/server_args.py:169, :433).
+    # sglang-0.5.3.post3:sglang/srt/configs/mamba_utils.py:97-103: the SSM dtype is the
+    # environment's SGLANG_MAMBA_SSM_DTYPE, which server_args always sets from --mamba-ssm-dtype
+    # (default float32, choices float32 / bfloat16: sglang-0.5.3.post3:sglang/srt/
+    # server_args.py:373, :1368, :2495-2500).
     ssm_dtype_from_config=False,
     mamba_ssm_dtypes=("float32", "bfloat16"),
-    # sglang-0.5.6:sglang/srt/configs/nemotron_h.py (__init__): hybrid_override_pattern only,
-    # with a 52-layer default.
+    # sglang-0.5.3.post3:sglang/srt/configs/nemotron_h.py (__init__): hybrid_override_pattern
+    # only, with a 52-layer default.
     nemotron_reads_layers_block_type=False,
-    # sglang-0.5.6:sglang/srt/server_args.py (_handle_gpu_memory_settings): the 0.5.10 tiers.
-    memory_tiers=_TIERS_0_5_10,
+    # sglang-0.5.3.post3:sglang/srt/models/nemotron_h.py: ALL_DECODER_LAYER_TYPES has no MoE.
+    nemotron_moe_layers=False,
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:599-680 (_handle_gpu_memory_settings): max_bs
+    # 16 below 35 GiB, else the 0.5.10 tiers.
+    memory_tiers=((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), *_TIERS_0_5_10[2:]),
     decode_graph_capped_by_running=False,
     multimodal_prefill_graph_archs=_PREFILL_GRAPH_ARCHS_0_5_19,
     multimodal_reserve_mib=0,
     # The radix cache on is MambaRadixCache, what 0.5.7 names no_buffer.
     auto_strategy="no_buffer",
-    radix_archs=_RADIX_0_5_6,
-    radix_off_archs=frozenset(
-        {
-            "KimiLinearForCausalLM",
-            "FalconH1ForCausalLM",
-            "NemotronHForCausalLM",
-            "NemotronH_Nano_VL_V2",
-        }
-    ),
+    radix_archs=_RADIX_0_5_3_POST3,
+    radix_off_archs=_RADIX_0_5_3_POST3,
     extra_buffer_archs=frozenset(),
-    # sglang-0.5.6:sglang/srt/server_args.py:1237-1243: the radix cache turns overlap off.
     no_buffer_asserts_overlap=False,
-    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1687-1694: ratio 3 with the radix
-    # cache on, 1 off.
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1597-1605: ratio 3 with the
+    # radix cache on, 1 off.
     no_buffer_tracking_slots=0,
     strategy_flag=False,
-    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1450-1497: K = the flag, else
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1375-1422: K = the flag, else
     # max_running_requests, else 512 with the radix cache off; the ratio split (overwriting the
     # flag) with it on; the KV budget rest - K p.
     slots_flag_with_radix=False,
@@ -269,20 +265,57 @@ BASELINE: Final = SglangRules(
     charges_padding_slot=False,
     joint_speculative_solve=False,
     empty_pool_refused=False,
-    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1670-1726 (the estimate only
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1545-1640 (the estimate only
     # without the flag, both held to K // ratio, before --max-total-tokens and the pages) and
-    # sglang-0.5.6:sglang/srt/managers/tp_worker.py (half the final tokens only without the
-    # flag).
+    # sglang-0.5.3.post3:sglang/srt/managers/tp_worker.py:139-148 (half the final tokens only
+    # without the flag).
     running_flag_held_to="slots",
     estimate_from_profiled_tokens=True,
-    kv_log_names_dtype=False,  # sglang-0.5.6:sglang/srt/mem_cache/memory_pool.py:479
-    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:855-861.
+    kv_log_names_dtype=False,  # sglang-0.5.3.post3:sglang/srt/mem_cache/memory_pool.py:451
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:898-904.
     weight_log_names_elapsed=False,
     weight_log_names_dtype=True,
 )
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.4.post1", "memory_tiers", _TIERS_0_5_10,
+        "20-35 GiB GPUs: decode max_bs 24 (was 16) below tp 4",
+        "sglang-0.5.4.post1:sglang/srt/server_args.py:679",
+    ),
+    RuleChange(
+        "0.5.4.post2", "radix_archs", _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM"},
+        "Kimi-Linear served with the radix cache off",
+        "sglang-0.5.4.post2:sglang/srt/server_args.py:1031-1035",
+    ),
+    RuleChange(
+        "0.5.4.post2", "radix_off_archs", _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM"},
+        "Kimi-Linear's radix cache off",
+        "sglang-0.5.4.post2:sglang/srt/server_args.py:1031-1035",
+    ),
+    RuleChange(
+        "0.5.5.post2", "radix_archs",
+        _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM", "Qwen3NextForCausalLM"},
+        "Qwen3-Next's mamba radix cache turns the overlap scheduler off",
+        "sglang-0.5.5.post2:sglang/srt/server_args.py:1073-1079",
+    ),
+    RuleChange(
+        "0.5.6", "radix_archs", _RADIX_0_5_6,
+        "the NemotronH VL wrapper's llm_config is a mamba2 config: radix cache off",
+        "sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451, :1507-1513",
+    ),
+    RuleChange(
+        "0.5.6", "radix_off_archs",
+        _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM", "NemotronH_Nano_VL_V2"},
+        "the NemotronH VL wrapper's radix cache off",
+        "sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451, :1507-1513",
+    ),
+    RuleChange(
+        "0.5.6", "nemotron_moe_layers", True,
+        "NemotronH builds MoE ('E') layers",
+        "sglang-0.5.6:sglang/srt/models/nemotron_h.py:502-507",
+    ),
     RuleChange(
         "0.5.6.post1", "radix_archs",
         frozenset({"KimiLinearForCausalLM", "Qwen3NextForCausalLM", "FalconH1ForCausalLM",
@@ -620,7 +653,7 @@ CHANGES: Final = (
 # extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
 # default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
 # GPU's attention and page defaults in 0.5.23 only.
-MODELLED: Final = "0.5.6"
+MODELLED: Final = "0.5.3.post3"
 COVERAGE: Final = {
     "speculative": "0.5.14",
     "extra_buffer_by_name": "0.5.14",

@@ -791,17 +791,33 @@ def _architecture(root: Mapping[str, Any], model: HybridModel, launch: _Launch) 
             "cache strategy, from architectures[0]",
             field="architectures",
         )
-    text = model.text
+    if names[0] in _NEMOTRON_H_CONFIG_ARCHS:
+        _nemotron_layers(model.text, launch)
+    return names[0]
+
+
+def _nemotron_layers(text: Mapping[str, Any], launch: _Launch) -> None:
+    """Refuse the NemotronH layers a release does not read as the package does: a
+    ``layers_block_type`` alone before 0.5.10 (its ``NemotronHConfig`` then reads its own
+    default pattern: not modelled), MoE (``E``) layers before 0.5.6 (its model has no such
+    layer and SGLang fails to build it)."""
+    rules, release = launch.rules, launch.release.release
     listed = "layers_block_type" in text and "hybrid_override_pattern" not in text
-    nemotron = names[0] in _NEMOTRON_H_CONFIG_ARCHS
-    if nemotron and listed and not launch.rules.nemotron_reads_layers_block_type:
+    if listed and not rules.nemotron_reads_layers_block_type:
         raise ModelConfigError(
-            f"field 'layers_block_type': {launch.release.release}'s NemotronHConfig reads only "
+            f"field 'layers_block_type': {release}'s NemotronHConfig reads only "
             "hybrid_override_pattern (its 52-layer default where the config has none; "
             "layers_block_type from 0.5.10): not modelled",
             field="layers_block_type",
         )
-    return names[0]
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and "E" in pattern and not rules.nemotron_moe_layers:
+        raise ModelConfigError(
+            f"field 'hybrid_override_pattern': {release}'s NemotronH has no MoE ('E') layer "
+            "(ALL_DECODER_LAYER_TYPES, sglang/srt/models/nemotron_h.py; from 0.5.6): SGLang "
+            "fails to build the model",
+            field="hybrid_override_pattern",
+        )
 
 
 @dataclass(frozen=True, slots=True)
