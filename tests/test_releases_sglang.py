@@ -591,6 +591,18 @@ def test_qwen3_next_keeps_the_overlap_scheduler_until_0_5_5_post2() -> None:
     assert [a.overlap_schedule for a in answers.values()] == [True, True, False]
 
 
+def test_before_0_5_4_the_kv_cache_is_not_bf16_by_name() -> None:
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:1628; sglang-0.5.4:...:1789 adds bf16,
+    # bfloat16 (the auto dtype's 2 B: 24,576 B a token for Qwen3-Next at tp 1).
+    answer = sglang_reservation(
+        QWEN3_NEXT, version="0.5.4", available_memory=100 * GIB, kv_cache_dtype="bf16"
+    )
+    assert answer.kv_bytes_per_token == 24576
+    with pytest.raises(ServerArgumentError, match="bf16 is not a choice") as error:
+        sglang_reservation(QWEN3_NEXT, version="0.5.3.post3", kv_cache_dtype="bf16")
+    assert error.value.field == "kv_cache_dtype"
+
+
 def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
     # sglang-0.5.5.post3:sglang/srt/models/nemotron_h.py:304-308, :338: an "E" layer is a
     # KeyError building the model; sglang-0.5.6:...:502-507 builds it. At 0.5.6 the radix cache

@@ -59,6 +59,9 @@ class SglangRules:
     ``layers_block_type`` list (before, only ``hybrid_override_pattern``, defaulting to its own);
     ``nemotron_moe_layers``, whether SGLang's NemotronH builds MoE (``E``) layers.
 
+    The KV pool: ``kv_cache_dtypes``, the ``--kv-cache-dtype`` values it accepts (of those the
+    package models).
+
     The default memory fraction (``handle_gpu_memory_settings``): ``memory_tiers``, by GPU
     memory (MiB) the default chunked prefill and decode CUDA-graph ``max_bs`` below and from
     tp 4; ``decode_graph_capped_by_running``, whether a default ``max_bs`` is held to
@@ -106,6 +109,7 @@ class SglangRules:
     mamba_ssm_dtypes: tuple[str, ...]
     nemotron_reads_layers_block_type: bool
     nemotron_moe_layers: bool
+    kv_cache_dtypes: tuple[str, ...]
     memory_tiers: tuple[tuple[int, int, int, int], ...]
     decode_graph_capped_by_running: bool
     multimodal_prefill_graph_archs: frozenset[str]
@@ -241,6 +245,8 @@ BASELINE: Final = SglangRules(
     nemotron_reads_layers_block_type=False,
     # sglang-0.5.3.post3:sglang/srt/models/nemotron_h.py: ALL_DECODER_LAYER_TYPES has no MoE.
     nemotron_moe_layers=False,
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:1628 (choices auto, fp8_e5m2, fp8_e4m3).
+    kv_cache_dtypes=("auto", "fp8_e5m2", "fp8_e4m3"),
     # sglang-0.5.3.post3:sglang/srt/server_args.py:599-680 (_handle_gpu_memory_settings): max_bs
     # 16 below 35 GiB, else the 0.5.10 tiers.
     memory_tiers=((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), *_TIERS_0_5_10[2:]),
@@ -279,6 +285,11 @@ BASELINE: Final = SglangRules(
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.4", "kv_cache_dtypes", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"),
+        "--kv-cache-dtype bf16 / bfloat16 accepted",
+        "sglang-0.5.4:sglang/srt/server_args.py:1789",
+    ),
     RuleChange(
         "0.5.4.post1", "memory_tiers", _TIERS_0_5_10,
         "20-35 GiB GPUs: decode max_bs 24 (was 16) below tp 4",

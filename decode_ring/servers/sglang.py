@@ -373,6 +373,13 @@ class _Launch:
                 f"{release} has no --mamba-scheduler-strategy (from 0.5.7, "
                 "sglang-0.5.7:sglang/srt/server_args.py:193); its radix cache is no_buffer's",
             )
+        if self.kv_cache_dtype not in rules.kv_cache_dtypes:
+            raise fail(
+                "kv_cache_dtype",
+                f"{self.kv_cache_dtype} is not a choice of {release}'s --kv-cache-dtype "
+                f"({', '.join(rules.kv_cache_dtypes)}; bf16 / bfloat16 from 0.5.4, "
+                "sglang-0.5.4:sglang/srt/server_args.py:1789)",
+            )
         dtype = self.mamba_ssm_dtype
         if dtype is not None and dtype not in rules.mamba_ssm_dtypes:
             raise fail(
