@@ -69,20 +69,90 @@ def qwen_9b(version: str, **options: Any) -> Any:
 
 
 def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() -> None:
-    assert MODELLED == "0.5.10" and rules("0.5.10") == rules("0.5.10.post1")
-    assert rules("0.5.10") == BASELINE.__class__(
+    assert MODELLED == "0.5.3.post3" and rules("0.5.10") == rules("0.5.10.post1")
+    assert rules("0.5.3.post3") == BASELINE.__class__(
         **{f.name: getattr(BASELINE, f.name) for f in fields(BASELINE)} | {"covered": frozenset()}
     )
     since = [parse_version(change.since).release for change in CHANGES]
     assert since == sorted(since)
     # A postN release changes nothing modelled here: each one's rules are its release's.
-    for post in ("0.5.12.post1", "0.5.13.post1", "0.5.15.post1"):
+    for post in ("0.5.8.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1"):
         assert rules(post) == rules(post.rsplit(".post", 1)[0])
+    assert rules("0.5.6.post2") == rules("0.5.6.post1") != rules("0.5.6")
 
 
 @pytest.mark.parametrize(
     ("release", "rule", "before", "after"),
     [
+        # sglang-0.5.4:sglang/srt/server_args.py (_handle_gpu_memory_settings): 20-35 GiB max_bs
+        # 16 below tp 4; sglang-0.5.4.post1:sglang/srt/server_args.py:679: 24.
+        ("0.5.4.post1", "memory_tiers",
+         ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), (60 * 1024, 4096, 32, 160),
+          (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512)),
+         ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
+          (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512))),
+        # sglang-0.5.4.post2:sglang/srt/server_args.py:1031-1035: Kimi-Linear's radix cache off.
+        ("0.5.4.post2", "radix_off_archs", {"FalconH1ForCausalLM", "NemotronHForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM"}),
+        # sglang-0.5.5.post2:sglang/srt/server_args.py:1073-1079: Qwen3-Next's overlap off.
+        ("0.5.5.post2", "radix_archs",
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM",
+          "Qwen3NextForCausalLM"}),
+        # sglang-0.5.5.post3:sglang/srt/models/nemotron_h.py:304-308 (attention, MLP, Mamba);
+        # sglang-0.5.6:sglang/srt/models/nemotron_h.py:502-507 (+ MoE).
+        ("0.5.6", "nemotron_moe_layers", False, True),
+        # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:1507-1513: the VL wrapper's
+        # llm_config is a mamba2 config (:448-451, radix cache off).
+        ("0.5.6", "radix_off_archs",
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "KimiLinearForCausalLM",
+          "NemotronH_Nano_VL_V2"}),
+        # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451 turns the radix cache
+        # off for the mamba2 configs; 0.5.6.post1 does not.
+        ("0.5.6.post1", "radix_off_archs", {"KimiLinearForCausalLM", "FalconH1ForCausalLM",
+                                            "NemotronHForCausalLM", "NemotronH_Nano_VL_V2"},
+         {"KimiLinearForCausalLM"}),
+        # sglang-0.5.7:sglang/srt/server_args.py:193, :473 (no such flag in 0.5.6.post2).
+        ("0.5.7", "strategy_flag", False, True),
+        # sglang-0.5.6.post2:sglang/srt/model_executor/model_runner.py:1456-1481 (the flag only
+        # with the radix cache off); sglang-0.5.7:.../model_runner_kv_cache_mixin.py:150-162.
+        ("0.5.7", "slots_flag_with_radix", False, True),
+        # sglang-0.5.6.post2:.../model_runner.py:1684-1688 (3 or 1);
+        # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:289-304 (3 + 2).
+        ("0.5.7", "no_buffer_tracking_slots", 0, 2),
+        # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:289-304: additional ratio 2 unless
+        # extra_buffer with speculation; sglang-0.5.8:...:268-281: 0 for no_buffer.
+        ("0.5.8", "no_buffer_tracking_slots", 2, 0),
+        # sglang-0.5.8:sglang/srt/server_args.py:1487-1518: Qwen3-Next's branch leaves the
+        # overlap scheduler alone (its no_buffer block sits under Glm4MoeForCausalLM, :1541-1566).
+        ("0.5.8", "radix_archs", {"KimiLinearForCausalLM", "NemotronHForCausalLM",
+                                  "Qwen3NextForCausalLM", "FalconH1ForCausalLM",
+                                  "JetNemotronForCausalLM", "JetVLMForConditionalGeneration"},
+         {"KimiLinearForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
+          "JetNemotronForCausalLM", "JetVLMForConditionalGeneration"}),
+        # sglang-0.5.8:sglang/srt/configs/mamba_utils.py:47-53 (the environment's dtype, always
+        # set from --mamba-ssm-dtype); sglang-0.5.9:...:47-107 mamba2_state_dtype(config).
+        ("0.5.9", "ssm_dtype_from_config", False, True),
+        # sglang-0.5.8:sglang/srt/server_args.py:202; sglang-0.5.9:sglang/srt/server_args.py:214.
+        ("0.5.9", "mamba_ssm_dtypes", ("float32", "bfloat16"), ("float32", "bfloat16", "float16")),
+        # sglang-0.5.8:.../model_runner_kv_cache_mixin.py:172-178 (512 without
+        # max_running_requests); sglang-0.5.9:...:173-210 (the ratio split).
+        ("0.5.9", "radix_off_default_slots", 512, None),
+        # sglang-0.5.9:sglang/srt/server_args.py:1524-1528: Bailing-V2.5 support_mamba_cache=False.
+        ("0.5.9", "radix_off_archs", {"KimiLinearForCausalLM"},
+         {"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+        # sglang-0.5.8:.../model_runner.py:950 "Load weight end. type="; sglang-0.5.9:...:1042
+        # "elapsed=".
+        ("0.5.9", "weight_log_names_elapsed", False, True),
+        # sglang-0.5.9:.../model_runner.py:593-600 (min(flag // dp, req_to_token_pool.size));
+        # sglang-0.5.10:.../model_runner_kv_cache_mixin.py:848-849 (min(flag // dp, estimated)).
+        ("0.5.10", "running_flag_held_to", "slots", "estimate"),
+        # sglang-0.5.9:.../model_runner_kv_cache_mixin.py:342-353 (the profiled tokens);
+        # sglang-0.5.10:...:884-887 (_resolve_max_num_reqs(token_capacity)).
+        ("0.5.10", "estimate_from_profiled_tokens", True, False),
+        # sglang-0.5.9:.../model_runner.py:1044 "dtype="; sglang-0.5.10:...:1250 the quantization.
+        ("0.5.10", "weight_log_names_dtype", True, False),
         # sglang-0.5.13:sglang/srt/server_args.py:2464-2469: Bailing-V2.5 support_mamba_cache=True.
         ("0.5.13", "radix_off_archs", {"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"},
          {"KimiLinearForCausalLM"}),
@@ -93,7 +163,7 @@ def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() ->
         # sglang-0.5.14:sglang/srt/server_args.py:4385-4393: auto -> extra_buffer.
         ("0.5.14", "auto_strategy", "no_buffer", "extra_buffer"),
         # sglang-0.5.14:.../model_runner_kv_cache_mixin.py:988-991: min(flag, tokens // 2).
-        ("0.5.14", "running_flag_capped_by_estimate", True, False),
+        ("0.5.14", "running_flag_held_to", "estimate", "half_tokens"),
         # sglang-0.5.17:sglang/srt/mem_cache/kv_cache_configurator.py:1954: (budget - p) // p.
         ("0.5.17", "charges_padding_slot", False, True),
         # sglang-0.5.18:sglang/srt/mem_cache/kv_cache_configurator.py:1785 (100 MB VLM cache).
@@ -255,15 +325,311 @@ def test_the_default_fraction_and_the_24_gib_tier() -> None:
     assert chunked == {"0.5.19": 2048, "0.5.20": 4096}
 
 
+# --- 0.5.7 to 0.5.9 ----------------------------------------------------------------------------
+
+QWEN3_NEXT = CONFIGS / "qwen3-next-80b-a3b-instruct.json"
+KIMI = CONFIGS / "kimi-linear-48b-a3b-instruct.json"
+
+
+def test_0_5_7_counts_a_no_buffer_request_as_five_slots() -> None:
+    # Qwen3-Next tp 1: 36 GDN layers of conv (8192, 3) bf16 + SSM (32, 128, 128) fp32, p =
+    # 36 x 2,146,304 = 77,266,944 B; 12 attention layers of 2 KV heads x (256 + 256) x 2 B =
+    # 24,576 B a token. 40 GiB: K = int(40 x 0.9 / 1.9 x 2**30 // p) = 263, tokens
+    # int((40 - 263 p / 2**30) x 2**30) // 24,576 = 920,754, estimate clamp(1798) = 2048.
+    # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:289-304: ratio 3 + 2, so 263 // 5 = 52;
+    # sglang-0.5.8:...:268-281: 3, so 263 // 3 = 87.
+    old, new = (
+        sglang_reservation(QWEN3_NEXT, version=v, available_memory=40 * GIB)
+        for v in ("0.5.7", "0.5.8")
+    )
+    assert (old.slots, old.kv_tokens) == (new.slots, new.kv_tokens) == (263, 920754)
+    assert (old.ratio, old.max_running_requests) == (5, 52)
+    assert (new.ratio, new.max_running_requests) == (3, 87)
+
+
+def test_0_5_8_leaves_qwen3_next_the_overlap_scheduler() -> None:
+    # sglang-0.5.7:sglang/srt/server_args.py:1429-1434 and sglang-0.5.9:...:1579-1605 (through
+    # _handle_mamba_radix_cache, :1746-1752) turn it off for no_buffer; 0.5.8's Qwen3-Next
+    # branch (:1487-1518) does not: the block sits under Glm4MoeForCausalLM (:1541-1566).
+    overlap = {
+        v: sglang_reservation(QWEN3_NEXT, version=v, available_memory=40 * GIB).overlap_schedule
+        for v in ("0.5.7", "0.5.8", "0.5.8.post1", "0.5.9")
+    }
+    assert overlap == {"0.5.7": False, "0.5.8": True, "0.5.8.post1": True, "0.5.9": False}
+
+
+def test_before_0_5_9_the_radix_cache_off_means_512_slots() -> None:
+    # Kimi-Linear tp 1 (radix cache off, ratio 1): 20 KDA layers of conv 3 x (3, 4096) bf16 +
+    # SSM (32, 128, 128) fp32, p = 20 x 2,170,880 = 43,417,600 B; 7 MLA layers of (512 + 64) x
+    # 2 B = 8,064 B a token; context model_max_length 1,048,576.
+    # sglang-0.5.8:.../model_runner_kv_cache_mixin.py:168-181: K = 512, tokens
+    # int((40 - 512 p / 2**30) x 2**30) // 8064 = 2,569,427, cap min(2048, 512 // 1) = 512.
+    # sglang-0.5.9:...:173-210: K = int(40 x 0.9 / 1.9 x 2**30 // p) = 468, 2,806,328 tokens.
+    old, new = (
+        sglang_reservation(KIMI, version=v, available_memory=40 * GIB) for v in ("0.5.8", "0.5.9")
+    )
+    assert (old.ratio, old.slots, old.kv_tokens, old.max_running_requests) == (1, 512, 2569427, 512)
+    assert (new.ratio, new.slots, new.kv_tokens, new.max_running_requests) == (1, 468, 2806328, 468)
+    # --max-running-requests sizes the pool with the radix cache off in both (:174-175, :178-185).
+    asked = {
+        v: sglang_reservation(
+            KIMI, version=v, available_memory=40 * GIB, max_running_requests=100
+        ).slots
+        for v in ("0.5.8", "0.5.9")
+    }
+    assert asked == {"0.5.8": 100, "0.5.9": 100}
+    # --disable-radix-cache alone: 512 for Qwen3-Next in 0.5.8 too (ratio 1).
+    off = sglang_reservation(QWEN3_NEXT, version="0.5.8", available_memory=40 * GIB,
+                             disable_radix_cache=True)  # fmt: skip
+    assert (off.slots, off.ratio) == (512, 1)
+
+
+def test_before_0_5_9_the_ssm_dtype_is_the_flag_s() -> None:
+    # sglang-0.5.8:sglang/srt/configs/mamba_utils.py:47-53 reads only SGLANG_MAMBA_SSM_DTYPE,
+    # which --mamba-ssm-dtype (default float32) always sets; sglang-0.5.9:...:73-92 reads a
+    # NemotronH config's mamba_ssm_dtype. SSM (128 heads, 64, 128) per layer at tp 1.
+    nemotron = config("nemotron-nano-9b-v2.json") | {"mamba_ssm_dtype": "bfloat16"}
+    dtypes = {
+        v: sglang_reservation(nemotron, version=v, available_memory=40 * GIB).ssm_dtype
+        for v in ("0.5.8.post1", "0.5.9")
+    }
+    assert dtypes == {"0.5.8.post1": "float32", "0.5.9": "bfloat16"}
+    # float16 is a choice from 0.5.9 (sglang-0.5.8:sglang/srt/server_args.py:202, 0.5.9: :214).
+    half = sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB,
+                              mamba_ssm_dtype="float16")  # fmt: skip
+    assert half.ssm_dtype == "float16"
+    with pytest.raises(
+        ServerArgumentError, match=r"float16 is not a choice of SGLang 0\.5\.8"
+    ) as e:
+        sglang_reservation(nemotron, version="0.5.8", mamba_ssm_dtype="float16")
+    assert e.value.field == "mamba_ssm_dtype"
+
+
+def test_before_0_5_10_a_nemotron_layer_list_is_not_modelled() -> None:
+    # sglang-0.5.9:sglang/srt/configs/nemotron_h.py:154-229 reads hybrid_override_pattern only
+    # (default a 52-layer pattern); sglang-0.5.10:...:189-203, :297-332 reads layers_block_type.
+    nemotron = config("nemotron-nano-9b-v2.json")
+    kinds = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    nemotron["layers_block_type"] = [kinds[c] for c in nemotron.pop("hybrid_override_pattern")]
+    # 56 layers: 27 Mamba-2, 4 attention.
+    assert (
+        sglang_reservation(nemotron, version="0.5.10", available_memory=40 * GIB).state_layers == 27
+    )
+    with pytest.raises(
+        ModelConfigError, match="NemotronHConfig reads only hybrid_override_pattern"
+    ):
+        sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB)
+
+
+def test_before_0_5_10_the_running_flag_is_held_to_the_slots_alone() -> None:
+    # 400 GiB at r = 9 (K 15008, 2,621,824 KV tokens, as below): sglang-0.5.9:.../
+    # model_runner_kv_cache_mixin.py:365-367 min(4500, 15008 // 3) and sglang-0.5.9:.../
+    # model_runner.py:593-600 min(4500, req_to_token_pool.size) = 4500 -- neither the estimate's
+    # 4096 (0.5.10) nor half the tokens.
+    options = {"available_memory": 400 * GIB, "mamba_full_memory_ratio": 9.0}
+    old = qwen_9b("0.5.9", max_running_requests=4500, **options)
+    assert (old.slots, old.kv_tokens, old.max_running_requests) == (15008, 2621824, 4500)
+    assert qwen_9b("0.5.10", max_running_requests=4500, **options).max_running_requests == 4096
+
+
+def test_before_0_5_10_the_estimate_reads_the_profiled_tokens() -> None:
+    # --max-total-tokens 1,048,576 at context 262,144: sglang-0.5.9:.../
+    # model_runner_kv_cache_mixin.py:342-353 estimates from the profiled 2,621,824 tokens,
+    # clamp(int(2621824 / 262144 x 512) = 5120) = 4096, before the cap (:377-390);
+    # sglang-0.5.10:...:840-845 from the capped 1,048,576: int(2048) = 2048.
+    options = {"available_memory": 400 * GIB, "mamba_full_memory_ratio": 9.0,
+               "max_total_tokens": 1048576}  # fmt: skip
+    old, new = (qwen_9b(v, **options) for v in ("0.5.9", "0.5.10"))
+    assert old.kv_tokens == new.kv_tokens == 1048576
+    assert (old.max_running_requests, new.max_running_requests) == (4096, 2048)
+
+
+def test_the_tokens_are_capped_before_they_are_aligned_to_pages() -> None:
+    # sglang-0.5.9:.../model_runner_kv_cache_mixin.py:377-390: min(profiled, 1000) // 16 * 16;
+    # the same order in sglang-0.5.10:...:808-828 and sglang-0.5.23 (kv_cache_configurator.py:
+    # 3212-3230 re-aligns a capped count, pool_configurator.py:652).
+    for version in ("0.5.9", "0.5.23"):
+        answer = qwen_9b(version, page_size=16, max_total_tokens=1000)
+        assert answer.kv_tokens == 992
+
+
+def test_the_weights_line_names_the_dtype_before_0_5_10() -> None:
+    # sglang-0.5.8:.../model_runner.py:950-955, sglang-0.5.9:...:1041-1047,
+    # sglang-0.5.10:...:1247-1253; the config's torch_dtype bfloat16 (_get_and_verify_dtype).
+    options: dict[str, Any] = {"gpu": "h100-sxm", "mem_fraction_static": 0.85,
+                               "weights_bytes": 20 * GIB}  # fmt: skip
+    heads = {
+        v: sglang_reservation(QWEN3_NEXT, version=v, **options).log_lines[0].split(" avail")[0]
+        for v in ("0.5.8", "0.5.9", "0.5.10")
+    }
+    assert heads == {
+        "0.5.8": "Load weight end. type=Qwen3NextForCausalLM, dtype=torch.bfloat16,",
+        "0.5.9": "Load weight end. elapsed=? s, type=Qwen3NextForCausalLM, dtype=torch.bfloat16,",
+        "0.5.10": "Load weight end. elapsed=? s, type=Qwen3NextForCausalLM,",
+    }
+
+
+def granite_micro() -> dict[str, Any]:
+    """granite-4.0-h-micro as LOGS.md section 2 reads it: the tiny fixture's 40 layers (36
+    Mamba-2, 4 attention) with hidden 2048, 64 SSM heads of 64 (d_inner 4096), 32 attention
+    heads of 64 and 8 KV heads."""
+    return config("granite-4.0-h-tiny.json") | {
+        "hidden_size": 2048,
+        "mamba_n_heads": 64,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+    }
+
+
+def test_granite_micro_log_of_0_5_9() -> None:
+    # LOGS.md section 2 (a 0.5.9 build: "Load weight end. elapsed=..., dtype=..."): p = 36 x
+    # ((4096 + 2 x 128) x 3 x 2 + 64 x 64 x 128 x 4) = 76,437,504 B, 8 x (64 + 64) x 4 x 2 =
+    # 8,192 B a token; K = 38 and 399,740 tokens hold for rest in [38 p + 399,740 x 8,192,
+    # + 8,192) B; the running cap min(2048, 38 // 3, 399740 // 2) = 12 (the log is cut there).
+    answer = sglang_reservation(granite_micro(), version="0.5.9", available_memory=6_179_295_232)
+    assert answer.per_request_bytes == 76_437_504 and answer.kv_bytes_per_token == 8192
+    assert answer.log_lines[:2] == (
+        "Mamba Cache is allocated. max_mamba_cache_size: 38, conv_state size: 0.03GB, "
+        "ssm_state size: 2.74GB ",
+        "KV Cache is allocated. #tokens: 399740, K size: 1.52 GB, V size: 1.52 GB",
+    )
+    assert (answer.mamba_radix_cache_strategy, answer.max_running_requests) == ("no_buffer", 12)
+
+
+# --- 0.5.6 to 0.5.6.post2 ----------------------------------------------------------------------
+
+NEMOTRON = CONFIGS / "nemotron-nano-9b-v2.json"
+FALCON_H1 = CONFIGS / "falcon-h1-7b-instruct.json"
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        # NemotronH tp 1: 27 Mamba-2 layers of conv (10240 + 2 x 8 x 128, 3) bf16 + SSM (128, 80,
+        # 128) fp32, p = 143,548,416 B; 4 attention layers of 8 KV heads x 256 x 2 B = 16,384 B
+        # a token, context 131,072. 100 GiB, 0.5.6: K = 512 (radix cache off), 2,067,712
+        # tokens, cap min(4096, 512 // 1) = 512; 0.5.6.post1: K = int(100 x 0.9 / 1.9 x 2**30
+        # // p) = 354, 3,452,029 tokens, cap 354 // 3 = 118.
+        (NEMOTRON, (512, 2067712, 512, 1), (354, 3452029, 118, 3)),
+        # FalconH1-7B tp 1: 44 layers of conv (3072 + 2 x 256, 3) bf16 + SSM (24, 128, 256) fp32,
+        # p = 139,358,208 B; every layer attention, 2 KV heads x 256 x 44 x 2 B = 45,056 B a
+        # token, context 262,144: 0.5.6 K = 512, 799,511 tokens; 0.5.6.post1 K = 364, 1,257,275
+        # tokens, cap 364 // 3 = 121.
+        (FALCON_H1, (512, 799511, 512, 1), (364, 1257275, 121, 3)),
+    ],
+)
+def test_0_5_6_turns_the_radix_cache_off_for_the_mamba2_configs(
+    path: Any, old: tuple[int, ...], new: tuple[int, ...]
+) -> None:
+    # sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451 (mamba2_config, :1507-1513)
+    # and :1460-1469 (K = max_running_requests or 512 with the radix cache off); 0.5.6.post1
+    # keeps the radix cache (model_runner.py:1443-1490, the ratio split; :1681-1684, ratio 3).
+    answers = [sglang_reservation(path, version=v, available_memory=100 * GIB)
+               for v in ("0.5.6", "0.5.6.post1")]  # fmt: skip
+    fields_ = [(a.slots, a.kv_tokens, a.max_running_requests, a.ratio) for a in answers]
+    assert fields_ == [old, new]
+    assert answers[0].mamba_radix_cache_strategy == "none"
+
+
+def test_0_5_6_post1_leaves_nemotron_the_overlap_scheduler() -> None:
+    # sglang-0.5.6.post1:sglang/srt/server_args.py:1301-1313 turns the overlap scheduler off for
+    # FalconH1 and the Jet models; NemotronH takes the branch before it (:1221-1237, the
+    # quantization only) until 0.5.7 (sglang-0.5.7:sglang/srt/server_args.py:1309-1375).
+    overlap = {
+        (path.name, v): sglang_reservation(
+            path, version=v, available_memory=100 * GIB
+        ).overlap_schedule
+        for path in (NEMOTRON, FALCON_H1)
+        for v in ("0.5.6.post2", "0.5.7")
+    }
+    assert overlap == {
+        ("nemotron-nano-9b-v2.json", "0.5.6.post2"): True,
+        ("nemotron-nano-9b-v2.json", "0.5.7"): False,
+        ("falcon-h1-7b-instruct.json", "0.5.6.post2"): False,
+        ("falcon-h1-7b-instruct.json", "0.5.7"): False,
+    }
+
+
+def test_before_0_5_7_the_slots_flag_is_overwritten_with_the_radix_cache_on() -> None:
+    # sglang-0.5.6.post2:sglang/srt/model_executor/model_runner.py:1456-1481: with the radix
+    # cache on, K = int(40 x 0.9 / 1.9 x 2**30 // p) = 263 whatever --max-mamba-cache-size says
+    # (Qwen3-Next tp 1 as above, cap 263 // 3 = 87); off, the flag's 100.
+    # sglang-0.5.7:.../model_runner_kv_cache_mixin.py:150-162: the flag's 100 (100 // 5 = 20).
+    def qwen(version: str, off: bool) -> tuple[int, int]:
+        answer = sglang_reservation(QWEN3_NEXT, version=version, available_memory=40 * GIB,
+                                    max_mamba_cache_size=100, disable_radix_cache=off)  # fmt: skip
+        return answer.slots, answer.max_running_requests
+
+    assert (qwen("0.5.6.post2", False), qwen("0.5.6.post2", True)) == ((263, 87), (100, 100))
+    assert qwen("0.5.7", False) == (100, 20)
+
+
+def test_before_0_5_7_there_is_no_strategy_flag() -> None:
+    with pytest.raises(ServerArgumentError, match="has no --mamba-scheduler-strategy") as error:
+        sglang_reservation(
+            QWEN3_NEXT, version="0.5.6.post2", mamba_radix_cache_strategy="no_buffer"
+        )
+    assert error.value.field == "mamba_radix_cache_strategy"
+
+
+# --- 0.5.3.post3 to 0.5.5.post3 ----------------------------------------------------------------
+
+
+def test_qwen3_next_keeps_the_overlap_scheduler_until_0_5_5_post2() -> None:
+    # Qwen3-Next tp 1 (p = 77,266,944 B, 24,576 B a token) at 100 GiB:
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1375-1422 K = int(100 x 0.9 /
+    # 1.9 x 2**30 // p) = 658, 2,300,314 tokens; :1597-1605 ratio 3 (radix cache on), cap
+    # min(4096, 658 // 3) = 219. No server_args branch turns the overlap scheduler off for it
+    # until sglang-0.5.5.post2:sglang/srt/server_args.py:1073-1079.
+    answers = {
+        v: sglang_reservation(QWEN3_NEXT, version=v, available_memory=100 * GIB)
+        for v in ("0.5.3.post3", "0.5.5.post1", "0.5.5.post2")
+    }
+    for answer in answers.values():
+        assert (answer.slots, answer.kv_tokens, answer.ratio) == (658, 2300314, 3)
+        assert answer.max_running_requests == 219
+    assert [a.overlap_schedule for a in answers.values()] == [True, True, False]
+
+
+def test_before_0_5_4_the_kv_cache_is_not_bf16_by_name() -> None:
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:1628; sglang-0.5.4:...:1789 adds bf16,
+    # bfloat16 (the auto dtype's 2 B: 24,576 B a token for Qwen3-Next at tp 1).
+    answer = sglang_reservation(
+        QWEN3_NEXT, version="0.5.4", available_memory=100 * GIB, kv_cache_dtype="bf16"
+    )
+    assert answer.kv_bytes_per_token == 24576
+    with pytest.raises(ServerArgumentError, match="bf16 is not a choice") as error:
+        sglang_reservation(QWEN3_NEXT, version="0.5.3.post3", kv_cache_dtype="bf16")
+    assert error.value.field == "kv_cache_dtype"
+
+
+def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
+    # sglang-0.5.5.post3:sglang/srt/models/nemotron_h.py:304-308, :338: an "E" layer is a
+    # KeyError building the model; sglang-0.5.6:...:502-507 builds it. At 0.5.6 the radix cache
+    # is still off (512 slots); the 27 Mamba-2 layers are unchanged.
+    nemotron = config("nemotron-nano-9b-v2.json")
+    pattern = nemotron["hybrid_override_pattern"]
+    nemotron["hybrid_override_pattern"] = pattern.replace("-", "E", 1)
+    answer = sglang_reservation(nemotron, version="0.5.6", available_memory=100 * GIB)
+    assert (answer.slots, answer.state_layers) == (512, 27)
+    with pytest.raises(ModelConfigError, match="has no MoE"):
+        sglang_reservation(nemotron, version="0.5.5.post3", available_memory=100 * GIB)
+
+
 # --- refusals -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["0.5.9", "0.5.2", "0.5.3.post1", "0.5.8rc1"])
-def test_releases_before_0_5_10_are_refused_naming_the_modelled_ones(version: str) -> None:
+@pytest.mark.parametrize("version", ["0.5.3.post2", "0.5.2", "0.5.3.post1", "0.5.3"])
+def test_releases_before_0_5_3_post3_are_refused_naming_the_modelled_ones(version: str) -> None:
     with pytest.raises(UnmodelledReleaseError) as error:
         qwen_9b(version)
-    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.10") :]
-    assert "models SGLang's rules from 0.5.10 to 0.5.23" in str(error.value)
+    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.3.post3") :]
+    assert "models SGLang's rules from 0.5.3.post3 to 0.5.23" in str(error.value)
+
+
+def test_a_build_before_a_release_takes_its_rules() -> None:
+    answer = sglang_reservation(QWEN3_NEXT, version="0.5.7rc1", available_memory=40 * GIB)
+    assert (answer.server_version, answer.ratio) == ("0.5.7", 5)
 
 
 @pytest.mark.parametrize(
@@ -292,8 +658,10 @@ def test_the_command_line_names_the_release(capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and out.startswith("SGLang 0.5.10.post1 reserves for qwen3_5 ")
     status, answer = run_json(capsys, *line)
     assert status == 0 and answer["server_version"] == "0.5.10.post1"
-    status, out, err = run(capsys, *line[:2], "0.5.9", *line[3:])
-    assert status == 2 and "0.5.9" in err and "from 0.5.10 to 0.5.23" in err
+    status, out, _ = run(capsys, *line[:2], "0.5.9", *line[3:])
+    assert status == 0 and out.startswith("SGLang 0.5.9 reserves for qwen3_5 ")
+    status, out, err = run(capsys, *line[:2], "0.5.3.post2", *line[3:])
+    assert status == 2 and "0.5.3.post2" in err and "from 0.5.3.post3 to 0.5.23" in err
 
 
 def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> None:
@@ -310,7 +678,7 @@ def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> N
     assert comparison.differences["ratio"] == (3, 5)
     assert comparison.differences["slots"] == (186, 185)
     with pytest.raises(UnmodelledReleaseError) as error:
-        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.9",
+        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.3.post1",
                          options={"tp_size": 2}, server="sglang")  # fmt: skip
     assert error.value.argument == "compare"
     status, answer = run_json(

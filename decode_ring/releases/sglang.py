@@ -1,19 +1,23 @@
 """SGLang's sizing rules release by release: each change stated once, as a rule that holds from
 one release onward, in the step of ``servers.sglang`` it changes.
 
-``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.10's, the oldest release
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.3.post3's, the oldest release
 modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
 changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
 changes up to a release; ``rule_changes`` lists those between two. The architectures each
 release serves are data, ``sglang-architectures.json`` (generated from the releases' model
 modules by ``tools/served-architectures-sglang``).
 
-Read from every wheel 0.5.10 to 0.5.23; a ``.postN`` release is a release of its own, and none
-in that range changes a rule here. Releases before 0.5.10 are not modelled (``MODELLED``): their
-sizing lives in older code (0.5.9: a speculative no_buffer launch silently turns the radix cache
-off and the running cap is taken before the token cap; 0.5.3.post2-0.5.8.post1: a 512-slot
-default and per-release ratio rules; 0.5.2-0.5.3.post1: no ratio at all), each of which would
-be a rule of its own, checked against its release.
+Read from every wheel 0.5.3.post3 to 0.5.23; a ``.postN`` release is a release of its own (some,
+such as 0.5.4.post1, 0.5.4.post2, 0.5.5.post2 and 0.5.6.post1, change a rule; 0.5.6.post2's and
+0.5.8.post1's sizing code is 0.5.6.post1's and 0.5.8's). Until 0.5.6.post2 the pool is sized in
+``model_runner.py`` (``handle_max_mamba_cache``) and a KV token as ``2 x head_dim``, the same
+bytes as the later ``head_dim + v_head_dim`` for every architecture those releases serve (none
+has an MHA ``v_head_dim`` of its own); the conv state's list form (0.5.6) keeps its bytes.
+Releases before 0.5.3.post3 are not modelled (``MODELLED``): 0.5.3.post2 defaults
+``--mamba-full-memory-ratio`` to 0.2, which a launch cannot tell from the 0.9 the package takes
+when the flag is not given, and 0.5.2-0.5.3.post1 have no ratio at all (the pool is the running
+cap or 512 with the radix cache always off).
 
 Where the package models a launch only from some release on (``COVERAGE``: speculative
 decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
@@ -50,7 +54,13 @@ class SglangRules:
 
     The state: ``ssm_dtype_from_config``, whether ``mamba2_state_dtype`` reads the config's
     ``mamba_ssm_dtype`` where the family passes its config (before: the ``--mamba-ssm-dtype``
-    default float32).
+    default float32); ``mamba_ssm_dtypes``, the values ``--mamba-ssm-dtype`` accepts;
+    ``nemotron_reads_layers_block_type``, whether SGLang's ``NemotronHConfig`` reads a
+    ``layers_block_type`` list (before, only ``hybrid_override_pattern``, defaulting to its own);
+    ``nemotron_moe_layers``, whether SGLang's NemotronH builds MoE (``E``) layers.
+
+    The KV pool: ``kv_cache_dtypes``, the ``--kv-cache-dtype`` values it accepts (of those the
+    package models).
 
     The default memory fraction (``handle_gpu_memory_settings``): ``memory_tiers``, by GPU
     memory (MiB) the default chunked prefill and decode CUDA-graph ``max_bs`` below and from
@@ -68,20 +78,38 @@ class SglangRules:
     ``radix_off_archs``, those whose call turns the radix cache off (ratio 1);
     ``extra_buffer_archs``, those that support the extra buffer; ``no_buffer_asserts_overlap``,
     whether ``no_buffer`` asked for by name needs ``--disable-overlap-schedule`` (before, it
-    turns the overlap scheduler off).
+    turns the overlap scheduler off); ``no_buffer_tracking_slots``, the slots a ``no_buffer``
+    request holds beyond the base 3 (0.5.7 adds the extra buffer's 2 to every radix-cache
+    launch).
 
-    The pool (``handle_max_mamba_cache``): ``charges_padding_slot``, whether the padding slot is
+    The strategy flag: ``strategy_flag``, whether ``--mamba-scheduler-strategy`` exists (before,
+    the radix cache on is the ``no_buffer`` behaviour, and only ``auto`` is a value).
+
+    The pool (``handle_max_mamba_cache``): ``slots_flag_with_radix``, whether
+    ``--max-mamba-cache-size`` sizes the pool with the radix cache on (before, the ratio split
+    overwrites it); ``radix_off_default_slots``, the slots with the radix
+    cache off and neither ``--max-mamba-cache-size`` nor ``--max-running-requests`` given
+    (``None``: the ratio split sizes them); ``charges_padding_slot``, whether the padding slot is
     taken from the budget before it is divided into slots (and from the KV budget with the
     others); ``joint_speculative_solve``, whether the ratio-sized pool and its speculative
     scratch are solved together; ``empty_pool_refused``, whether SGLang refuses a pool of no
     slot or a cap of no request at startup.
 
-    The running cap (``_resolve_max_num_reqs``): ``running_flag_capped_by_estimate``, whether
-    ``--max-running-requests`` is held to SGLang's estimate (else to half the KV tokens).
+    The running cap (``_resolve_max_num_reqs``): ``running_flag_held_to``, what
+    ``--max-running-requests`` is held to besides the slots over the ratio: ``slots`` (nothing
+    else), ``estimate`` (SGLang's estimate) or ``half_tokens`` (half the KV tokens);
+    ``estimate_from_profiled_tokens``, whether SGLang's estimate reads the profiled tokens, before
+    ``--max-total-tokens`` and the page alignment (else the pool's final tokens).
 
-    Logs: ``kv_log_names_dtype``, whether "KV Cache is allocated" names the dtype."""
+    Logs: ``kv_log_names_dtype``, whether "KV Cache is allocated" names the dtype;
+    ``weight_log_names_elapsed`` and ``weight_log_names_dtype``, whether "Load weight end" names
+    the time it took and the model's dtype."""
 
     ssm_dtype_from_config: bool
+    mamba_ssm_dtypes: tuple[str, ...]
+    nemotron_reads_layers_block_type: bool
+    nemotron_moe_layers: bool
+    kv_cache_dtypes: tuple[str, ...]
     memory_tiers: tuple[tuple[int, int, int, int], ...]
     decode_graph_capped_by_running: bool
     multimodal_prefill_graph_archs: frozenset[str]
@@ -91,11 +119,18 @@ class SglangRules:
     radix_off_archs: frozenset[str]
     extra_buffer_archs: frozenset[str]
     no_buffer_asserts_overlap: bool
+    no_buffer_tracking_slots: int
+    strategy_flag: bool
+    slots_flag_with_radix: bool
+    radix_off_default_slots: int | None
     charges_padding_slot: bool
     joint_speculative_solve: bool
     empty_pool_refused: bool
-    running_flag_capped_by_estimate: bool
+    running_flag_held_to: str
+    estimate_from_profiled_tokens: bool
     kv_log_names_dtype: bool
+    weight_log_names_elapsed: bool
+    weight_log_names_dtype: bool
     # The package's coverage of this release (COVERAGE), not one of SGLang's rules.
     covered: frozenset[str] = frozenset()
 
@@ -140,8 +175,33 @@ _PREFILL_GRAPH_ARCHS_0_5_19: Final = frozenset(
         "KimiK25ForConditionalGeneration",
     }
 )
-# The architectures whose branch of _handle_model_specific_adjustments calls
-# _handle_mamba_radix_cache (sglang-0.5.10:sglang/srt/server_args.py:1914-2060).
+# The architectures whose radix cache SGLang 0.5.3.post3 handles: ModelRunner turns it off for
+# the mamba2 configs, FalconH1 and NemotronH (sglang-0.5.3.post3:sglang/srt/model_executor/
+# model_runner.py:399-402, :1432-1436); later, server_args for Kimi-Linear (0.5.4.post2), the
+# overlap scheduler for Qwen3-Next (0.5.5.post2) and the NemotronH VL wrapper's llm_config
+# (0.5.6).
+_RADIX_0_5_3_POST3: Final = frozenset({"FalconH1ForCausalLM", "NemotronHForCausalLM"})
+_RADIX_0_5_6: Final = _RADIX_0_5_3_POST3 | {
+    "KimiLinearForCausalLM",
+    "Qwen3NextForCausalLM",
+    "NemotronH_Nano_VL_V2",
+}
+# The architectures whose branch of _handle_model_specific_adjustments handles the mamba radix
+# cache: turns it off, or turns the overlap scheduler off for no_buffer (sglang-0.5.7:sglang/srt/
+# server_args.py:1304-1308 Kimi-Linear, :1309-1375 NemotronH, :1376-1434 Qwen3-Next, :1436-1459
+# FalconH1 and the Jet models).
+_RADIX_0_5_7: Final = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "NemotronHForCausalLM",
+        "Qwen3NextForCausalLM",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+    }
+)
+# From 0.5.9 the branches call _handle_mamba_radix_cache (sglang-0.5.9:sglang/srt/server_args.py:
+# 1524-1665; the same list in sglang-0.5.10:sglang/srt/server_args.py:1914-2060).
 _RADIX_0_5_10: Final = frozenset(
     {
         "KimiLinearForCausalLM",
@@ -174,32 +234,201 @@ _EXTRA_BUFFER_0_5_14: Final = frozenset(
 )
 
 BASELINE: Final = SglangRules(
-    # sglang-0.5.9:sglang/srt/configs/mamba_utils.py:47-107 (mamba2_state_dtype(config)), kept
-    # through 0.5.23.
-    ssm_dtype_from_config=True,
-    memory_tiers=_TIERS_0_5_10,
+    # sglang-0.5.3.post3:sglang/srt/configs/mamba_utils.py:97-103: the SSM dtype is the
+    # environment's SGLANG_MAMBA_SSM_DTYPE, which server_args always sets from --mamba-ssm-dtype
+    # (default float32, choices float32 / bfloat16: sglang-0.5.3.post3:sglang/srt/
+    # server_args.py:373, :1368, :2495-2500).
+    ssm_dtype_from_config=False,
+    mamba_ssm_dtypes=("float32", "bfloat16"),
+    # sglang-0.5.3.post3:sglang/srt/configs/nemotron_h.py (__init__): hybrid_override_pattern
+    # only, with a 52-layer default.
+    nemotron_reads_layers_block_type=False,
+    # sglang-0.5.3.post3:sglang/srt/models/nemotron_h.py: ALL_DECODER_LAYER_TYPES has no MoE.
+    nemotron_moe_layers=False,
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:1628 (choices auto, fp8_e5m2, fp8_e4m3).
+    kv_cache_dtypes=("auto", "fp8_e5m2", "fp8_e4m3"),
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:599-680 (_handle_gpu_memory_settings): max_bs
+    # 16 below 35 GiB, else the 0.5.10 tiers.
+    memory_tiers=((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), *_TIERS_0_5_10[2:]),
     decode_graph_capped_by_running=False,
     multimodal_prefill_graph_archs=_PREFILL_GRAPH_ARCHS_0_5_19,
     multimodal_reserve_mib=0,
-    # sglang-0.5.10:sglang/srt/server_args.py:964-967: auto is no_buffer.
+    # The radix cache on is MambaRadixCache, what 0.5.7 names no_buffer.
     auto_strategy="no_buffer",
-    radix_archs=_RADIX_0_5_10,
-    # sglang-0.5.10:sglang/srt/server_args.py:1914-1918: support_mamba_cache=False.
-    radix_off_archs=frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+    radix_archs=_RADIX_0_5_3_POST3,
+    radix_off_archs=_RADIX_0_5_3_POST3,
     extra_buffer_archs=frozenset(),
-    # sglang-0.5.10:sglang/srt/server_args.py:2189-2199: no_buffer turns overlap off.
     no_buffer_asserts_overlap=False,
-    # sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:179-238.
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1597-1605: ratio 3 with the
+    # radix cache on, 1 off.
+    no_buffer_tracking_slots=0,
+    strategy_flag=False,
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1375-1422: K = the flag, else
+    # max_running_requests, else 512 with the radix cache off; the ratio split (overwriting the
+    # flag) with it on; the KV budget rest - K p.
+    slots_flag_with_radix=False,
+    radix_off_default_slots=512,
     charges_padding_slot=False,
     joint_speculative_solve=False,
     empty_pool_refused=False,
-    # sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:840-859.
-    running_flag_capped_by_estimate=True,
-    kv_log_names_dtype=False,  # sglang-0.5.12:sglang/srt/mem_cache/memory_pool.py:744
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1545-1640 (the estimate only
+    # without the flag, both held to K // ratio, before --max-total-tokens and the pages) and
+    # sglang-0.5.3.post3:sglang/srt/managers/tp_worker.py:139-148 (half the final tokens only
+    # without the flag).
+    running_flag_held_to="slots",
+    estimate_from_profiled_tokens=True,
+    kv_log_names_dtype=False,  # sglang-0.5.3.post3:sglang/srt/mem_cache/memory_pool.py:451
+    # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:898-904.
+    weight_log_names_elapsed=False,
+    weight_log_names_dtype=True,
 )
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.4", "kv_cache_dtypes", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"),
+        "--kv-cache-dtype bf16 / bfloat16 accepted",
+        "sglang-0.5.4:sglang/srt/server_args.py:1789",
+    ),
+    RuleChange(
+        "0.5.4.post1", "memory_tiers", _TIERS_0_5_10,
+        "20-35 GiB GPUs: decode max_bs 24 (was 16) below tp 4",
+        "sglang-0.5.4.post1:sglang/srt/server_args.py:679",
+    ),
+    RuleChange(
+        "0.5.4.post2", "radix_archs", _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM"},
+        "Kimi-Linear served with the radix cache off",
+        "sglang-0.5.4.post2:sglang/srt/server_args.py:1031-1035",
+    ),
+    RuleChange(
+        "0.5.4.post2", "radix_off_archs", _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM"},
+        "Kimi-Linear's radix cache off",
+        "sglang-0.5.4.post2:sglang/srt/server_args.py:1031-1035",
+    ),
+    RuleChange(
+        "0.5.5.post2", "radix_archs",
+        _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM", "Qwen3NextForCausalLM"},
+        "Qwen3-Next's mamba radix cache turns the overlap scheduler off",
+        "sglang-0.5.5.post2:sglang/srt/server_args.py:1073-1079",
+    ),
+    RuleChange(
+        "0.5.6", "radix_archs", _RADIX_0_5_6,
+        "the NemotronH VL wrapper's llm_config is a mamba2 config: radix cache off",
+        "sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451, :1507-1513",
+    ),
+    RuleChange(
+        "0.5.6", "radix_off_archs",
+        _RADIX_0_5_3_POST3 | {"KimiLinearForCausalLM", "NemotronH_Nano_VL_V2"},
+        "the NemotronH VL wrapper's radix cache off",
+        "sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451, :1507-1513",
+    ),
+    RuleChange(
+        "0.5.6", "nemotron_moe_layers", True,
+        "NemotronH builds MoE ('E') layers",
+        "sglang-0.5.6:sglang/srt/models/nemotron_h.py:502-507",
+    ),
+    RuleChange(
+        "0.5.6.post1", "radix_archs",
+        frozenset({"KimiLinearForCausalLM", "Qwen3NextForCausalLM", "FalconH1ForCausalLM",
+                   "JetNemotronForCausalLM", "JetVLMForConditionalGeneration"}),
+        "ModelRunner no longer turns the radix cache off for FalconH1 and NemotronH; FalconH1 "
+        "and the Jet models turn the overlap scheduler off for it (NemotronH's own earlier "
+        "branch leaves it on)",
+        "sglang-0.5.6.post1:sglang/srt/server_args.py:1216-1220, :1261-1300, :1301-1313",
+    ),
+    RuleChange(
+        "0.5.6.post1", "radix_off_archs", frozenset({"KimiLinearForCausalLM"}),
+        "FalconH1 and NemotronH keep the radix cache (ratio 3, the ratio split)",
+        "sglang-0.5.6.post1:sglang/srt/model_executor/model_runner.py (no mamba2_config branch "
+        "in __init__; sglang-0.5.6:sglang/srt/model_executor/model_runner.py:448-451)",
+    ),
+    RuleChange(
+        "0.5.7", "strategy_flag", True,
+        "--mamba-scheduler-strategy (auto, no_buffer, extra_buffer; auto is no_buffer)",
+        "sglang-0.5.7:sglang/srt/server_args.py:193, :473",
+    ),
+    RuleChange(
+        "0.5.7", "slots_flag_with_radix", True,
+        "--max-mamba-cache-size sizes the pool with the radix cache on too",
+        "sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:150-162",
+    ),
+    RuleChange(
+        "0.5.7", "no_buffer_tracking_slots", 2,
+        "every radix-cache launch adds the extra buffer's 2 slots: no_buffer counts 5",
+        "sglang-0.5.7:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:289-304",
+    ),
+    RuleChange(
+        "0.5.7", "radix_archs", _RADIX_0_5_7,
+        "NemotronH's branch turns the overlap scheduler off for the radix cache",
+        "sglang-0.5.7:sglang/srt/server_args.py:1309-1375",
+    ),
+    RuleChange(
+        "0.5.8", "no_buffer_tracking_slots", 0,
+        "no_buffer holds the base 3 slots a request (the extra buffer's 2 only with extra_buffer)",
+        "sglang-0.5.8:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:268-281",
+    ),
+    RuleChange(
+        "0.5.8", "radix_archs", _RADIX_0_5_7 - {"Qwen3NextForCausalLM"},
+        "Qwen3-Next's no_buffer handling sits in the GLM-4-MoE branch: it keeps the overlap "
+        "scheduler (ratio 3 all the same)",
+        "sglang-0.5.8:sglang/srt/server_args.py:1487-1518, :1519-1566",
+    ),
+    RuleChange(
+        "0.5.9", "ssm_dtype_from_config", True,
+        "mamba2_state_dtype(config) reads the config's mamba_ssm_dtype; --mamba-ssm-dtype "
+        "defaults to None and overrides it only when given",
+        "sglang-0.5.9:sglang/srt/configs/mamba_utils.py:47-107; "
+        "sglang-0.5.9:sglang/srt/server_args.py:522, :2675-2676",
+    ),
+    RuleChange(
+        "0.5.9", "mamba_ssm_dtypes", ("float32", "bfloat16", "float16"),
+        "--mamba-ssm-dtype float16 accepted",
+        "sglang-0.5.9:sglang/srt/server_args.py:214",
+    ),
+    RuleChange(
+        "0.5.9", "radix_archs", _RADIX_0_5_10,
+        "_handle_mamba_radix_cache: Qwen3-Next again, Qwen3.5, Qwen3.5-MoE, Bailing-V2.5 and "
+        "LFM2 handle the mamba radix cache",
+        "sglang-0.5.9:sglang/srt/server_args.py:1524-1528, :1579-1605, :1654-1665",
+    ),
+    RuleChange(
+        "0.5.9", "radix_off_archs",
+        frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+        "Bailing-V2.5 runs with the radix cache off (support_mamba_cache=False)",
+        "sglang-0.5.9:sglang/srt/server_args.py:1524-1528",
+    ),
+    RuleChange(
+        "0.5.9", "radix_off_default_slots", None,
+        "the 512-slot default is gone: with the radix cache off and no --max-running-requests "
+        "the ratio split sizes the pool",
+        "sglang-0.5.9:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:173-210",
+    ),
+    RuleChange(
+        "0.5.9", "weight_log_names_elapsed", True,
+        "'Load weight end. elapsed=... s, '",
+        "sglang-0.5.9:sglang/srt/model_executor/model_runner.py:1041-1047",
+    ),
+    RuleChange(
+        "0.5.10", "running_flag_held_to", "estimate",
+        "--max-running-requests held to SGLang's estimate (_resolve_max_num_reqs)",
+        "sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:840-859",
+    ),
+    RuleChange(
+        "0.5.10", "estimate_from_profiled_tokens", False,
+        "the estimate reads the tokens after --max-total-tokens and the page alignment",
+        "sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:808-838, "
+        ":871-889",
+    ),
+    RuleChange(
+        "0.5.10", "nemotron_reads_layers_block_type", True,
+        "NemotronHConfig reads layers_block_type (hybrid_override_pattern becomes its alias)",
+        "sglang-0.5.10:sglang/srt/configs/nemotron_h.py:189-203, :297-332",
+    ),
+    RuleChange(
+        "0.5.10", "weight_log_names_dtype", False,
+        "'Load weight end' names the quantization, not the dtype",
+        "sglang-0.5.10:sglang/srt/model_executor/model_runner.py:1246-1253",
+    ),
     RuleChange(
         "0.5.12", "radix_archs",
         _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
@@ -266,7 +495,7 @@ CHANGES: Final = (
         "sglang-0.5.14:sglang/srt/server_args.py:4355-4362",
     ),
     RuleChange(
-        "0.5.14", "running_flag_capped_by_estimate", False,
+        "0.5.14", "running_flag_held_to", "half_tokens",
         "--max-running-requests held to half the KV tokens, not to SGLang's estimate",
         "sglang-0.5.14:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:981-1000",
     ),
@@ -435,7 +664,7 @@ CHANGES: Final = (
 # extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
 # default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
 # GPU's attention and page defaults in 0.5.23 only.
-MODELLED: Final = "0.5.10"
+MODELLED: Final = "0.5.3.post3"
 COVERAGE: Final = {
     "speculative": "0.5.14",
     "extra_buffer_by_name": "0.5.14",

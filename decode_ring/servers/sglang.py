@@ -361,7 +361,33 @@ class _Launch:
         check_optional_count("context_length", self.context_length, 1)
         check_optional_count("max_total_tokens", self.max_total_tokens, 1)
         check_choice("gpu_arch", self.gpu_arch, tuple(GPU_ARCHS))
+        self._check_release()
         self._check_covered()
+
+    def _check_release(self) -> None:
+        """Refuse a value the release's own flags do not take."""
+        release, rules = self.release.release, self.rules
+        if self.mamba_radix_cache_strategy != "auto" and not rules.strategy_flag:
+            raise fail(
+                "mamba_radix_cache_strategy",
+                f"{release} has no --mamba-scheduler-strategy (from 0.5.7, "
+                "sglang-0.5.7:sglang/srt/server_args.py:193); its radix cache is no_buffer's",
+            )
+        if self.kv_cache_dtype not in rules.kv_cache_dtypes:
+            raise fail(
+                "kv_cache_dtype",
+                f"{self.kv_cache_dtype} is not a choice of {release}'s --kv-cache-dtype "
+                f"({', '.join(rules.kv_cache_dtypes)}; bf16 / bfloat16 from 0.5.4, "
+                "sglang-0.5.4:sglang/srt/server_args.py:1789)",
+            )
+        dtype = self.mamba_ssm_dtype
+        if dtype is not None and dtype not in rules.mamba_ssm_dtypes:
+            raise fail(
+                "mamba_ssm_dtype",
+                f"{dtype} is not a choice of {release}'s --mamba-ssm-dtype "
+                f"({', '.join(rules.mamba_ssm_dtypes)}; float16 from 0.5.9, "
+                "sglang-0.5.9:sglang/srt/server_args.py:214)",
+            )
 
     def _check_covered(self) -> None:
         """Refuse what the package does not model for this release (``COVERAGE``)."""
@@ -447,7 +473,7 @@ def sglang_reservation(
         ssm_dtype=mamba_ssm_dtype,
         version=release.release.version,
     )
-    architecture = _architecture(model.config.mapping)
+    architecture = _architecture(model.config.mapping, model, launch)
     context = _derive_context_length(model.text, launch.context_length)
     fraction = _handle_gpu_memory_settings(model, launch, architecture)
     budget = _profile_available_bytes(model, launch, fraction)
@@ -459,7 +485,7 @@ def sglang_reservation(
     cell = _draft_cell(model, launch, _compute_cell_size(model, architecture, launch))
     page = _page_size(launch, architecture)
     tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
-    requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, tokens, context)
+    requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, (cell, tokens), context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
     steps = (context, fraction, budget, strategy, ratio, cache, cell, page, tokens, requests)
     log = _log_lines(model, launch, architecture, _fields(*steps, scratch))
@@ -754,16 +780,51 @@ def _page_size(launch: _Launch, architecture: str) -> _PageSize:
 # --- the steps ------------------------------------------------------------------------------
 
 
-def _architecture(root: Mapping[str, Any]) -> str:
-    """The model class SGLang builds: ``architectures[0]`` (overrides.py:458)."""
+# The architectures SGLang builds on its NemotronHConfig before 0.5.10 (sglang-0.5.9:sglang/srt/
+# configs/nemotron_h.py; configs/nano_nemotron_vl.py:63, its llm_config).
+_NEMOTRON_H_CONFIG_ARCHS: Final = frozenset({"NemotronHForCausalLM", "NemotronH_Nano_VL_V2"})
+
+
+def _architecture(root: Mapping[str, Any], model: HybridModel, launch: _Launch) -> str:
+    """The model class SGLang builds: ``architectures[0]`` (overrides.py:458). Before 0.5.10 a
+    NemotronH config that gives its layers as ``layers_block_type`` alone is refused as not
+    modelled: SGLang's ``NemotronHConfig`` then reads its own default
+    ``hybrid_override_pattern`` (sglang-0.5.9:sglang/srt/configs/nemotron_h.py:154-229;
+    ``SglangRules.nemotron_reads_layers_block_type``), not the list the package reads."""
     names = root.get("architectures")
-    if isinstance(names, list) and names and isinstance(names[0], str):
-        return names[0]
-    raise ModelConfigError(
-        "field 'architectures': missing; SGLang picks the model class, and with it the cache "
-        "strategy, from architectures[0]",
-        field="architectures",
-    )
+    if not (isinstance(names, list) and names and isinstance(names[0], str)):
+        raise ModelConfigError(
+            "field 'architectures': missing; SGLang picks the model class, and with it the "
+            "cache strategy, from architectures[0]",
+            field="architectures",
+        )
+    if names[0] in _NEMOTRON_H_CONFIG_ARCHS:
+        _nemotron_layers(model.text, launch)
+    return names[0]
+
+
+def _nemotron_layers(text: Mapping[str, Any], launch: _Launch) -> None:
+    """Refuse the NemotronH layers a release does not read as the package does: a
+    ``layers_block_type`` alone before 0.5.10 (its ``NemotronHConfig`` then reads its own
+    default pattern: not modelled), MoE (``E``) layers before 0.5.6 (its model has no such
+    layer and SGLang fails to build it)."""
+    rules, release = launch.rules, launch.release.release
+    listed = "layers_block_type" in text and "hybrid_override_pattern" not in text
+    if listed and not rules.nemotron_reads_layers_block_type:
+        raise ModelConfigError(
+            f"field 'layers_block_type': {release}'s NemotronHConfig reads only "
+            "hybrid_override_pattern (its 52-layer default where the config has none; "
+            "layers_block_type from 0.5.10): not modelled",
+            field="layers_block_type",
+        )
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and "E" in pattern and not rules.nemotron_moe_layers:
+        raise ModelConfigError(
+            f"field 'hybrid_override_pattern': {release}'s NemotronH has no MoE ('E') layer "
+            "(ALL_DECODER_LAYER_TYPES, sglang/srt/models/nemotron_h.py; from 0.5.6): SGLang "
+            "fails to build the model",
+            field="hybrid_override_pattern",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -954,19 +1015,20 @@ def _calculate_mamba_ratio(launch: _Launch, strategy: _Strategy) -> _MambaRatio:
     request may hold; 1 with the radix cache off."""
     if strategy.mamba_radix_cache_strategy == "none":
         return _MambaRatio(1)
-    return _MambaRatio(_BASE_RATIO + _tracking_slots(strategy))
+    return _MambaRatio(_BASE_RATIO + _tracking_slots(launch, strategy))
 
 
-def _tracking_slots(strategy: _Strategy) -> int:
+def _tracking_slots(launch: _Launch, strategy: _Strategy) -> int:
     """``get_mamba_tracking_slots`` (allocation_sizing.py:11-19): an extra buffer's ping-pong
     slots, two with the overlap scheduler and one without; one for a lazy extra buffer, which
-    defers the second; none for ``no_buffer``."""
+    defers the second; none for ``no_buffer`` (two in 0.5.7, which adds them to every
+    radix-cache launch: ``SglangRules.no_buffer_tracking_slots``)."""
     name = strategy.mamba_radix_cache_strategy
     if name == "extra_buffer_lazy":
         return 1
     if name == "extra_buffer":
         return 2 if strategy.overlap_schedule else 1
-    return 0
+    return launch.rules.no_buffer_tracking_slots
 
 
 def _handle_eagle_family(launch: _Launch) -> int | None:
@@ -992,7 +1054,10 @@ def _handle_max_mamba_cache(
     """``_handle_max_mamba_cache`` (kv_cache_configurator.py:3229-3409): the state slots ``K``
     (``--max-mamba-cache-size``; with the radix cache off, the running requests; else ``r / (1 +
     r)`` of the memory after the weights, less the speculative scratch of the capped running
-    requests and, from 0.5.17, one padding slot), the pool of ``K + 1`` slots (``MambaPool``,
+    requests and, from 0.5.17, one padding slot; before 0.5.9, 512 with the radix cache off and
+    no running requests asked for: ``SglangRules.radix_off_default_slots``; before 0.5.7 the
+    ratio split overwrites ``--max-mamba-cache-size`` with the radix cache on:
+    ``slots_flag_with_radix``), the pool of ``K + 1`` slots (``MambaPool``,
     memory_pool.py:722-753), and what is left for the KV pool (:3042-3058): the ``K + 1`` slots
     from 0.5.17, ``K`` before (``SglangRules.charges_padding_slot``)."""
     per_req, draft = model.state.per_sequence_bytes, launch.speculative_num_draft_tokens
@@ -1000,13 +1065,14 @@ def _handle_max_mamba_cache(
     rest = None if budget is None else budget / _GIB
     padding = 1 if launch.rules.charges_padding_slot else 0
     served = None  # the running requests the scratch is kept for, where the slots are they
-    if slots_given is not None:
-        slots, rule = slots_given, "--max-mamba-cache-size"
-    elif strategy.mamba_radix_cache_strategy == "none" and running is not None:
-        slots, rule = max(1, running), "--disable-radix-cache with max_running_requests"
-        if not launch.disable_radix_cache:
-            rule = f"{launch.release.release} turns the radix cache off: max_running_requests"
-        served = slots
+    radix_off = strategy.mamba_radix_cache_strategy == "none"
+    ignored = ""
+    if slots_given is not None and not (radix_off or launch.rules.slots_flag_with_radix):
+        ignored = f"; {launch.release.release} overwrites --max-mamba-cache-size {slots_given}"
+        slots_given = None
+    fixed = _fixed_slots(launch, slots_given, running if radix_off else None, radix_off)
+    if fixed is not None:
+        slots, rule, served = fixed
     elif rest is None:
         raise fail(
             "available_memory",
@@ -1015,6 +1081,7 @@ def _handle_max_mamba_cache(
         )
     else:
         slots, rule = _ratio_slots(launch, rest, per_req, ratio, padding)
+        rule += ignored
     if draft and rest is not None:
         capped = served or min(max(1, running or 1), slots // ratio)
         rest -= per_req * (capped + padding) * draft / _GIB
@@ -1025,6 +1092,26 @@ def _handle_max_mamba_cache(
     pool = (slots + 1) * per_req
     charged = (slots + padding) * per_req
     return _MambaCache(slots, rule, pool, _kv_cache_bytes(budget, rest, charged))
+
+
+def _fixed_slots(
+    launch: _Launch, slots_given: int | None, running: int | None, radix_off: bool
+) -> tuple[int, str, int | None] | None:
+    """The slots a flag fixes, the rule, and the running requests the speculative scratch is
+    kept for where they are the slots: ``--max-mamba-cache-size``; with the radix cache off,
+    the running requests asked for, else (before 0.5.9) ``radix_off_default_slots``; ``None``
+    where the ratio split sizes them."""
+    release, fixed = launch.release.release, launch.rules.radix_off_default_slots
+    if slots_given is not None:
+        return slots_given, "--max-mamba-cache-size", None
+    if running is not None:
+        rule = "--disable-radix-cache with max_running_requests"
+        if not launch.disable_radix_cache:
+            rule = f"{release} turns the radix cache off: max_running_requests"
+        return max(1, running), rule, max(1, running)
+    if radix_off and fixed is not None:
+        return fixed, f"radix cache off without max_running_requests: {release}'s {fixed}", None
+    return None
 
 
 def _ratio_slots(
@@ -1138,18 +1225,28 @@ def _calculate_pool_sizes(
     launch: _Launch, cache: _MambaCache, cell: _CellSize, context: _ContextLength, page: _PageSize
 ) -> _PoolSizes:
     """The KV pool's tokens (``DefaultPoolConfigurator.calculate_pool_sizes``,
-    pool_configurator.py:623-652): what is left over the bytes per token, in whole pages; with no
-    attention layer, the context (:243-248); at most ``--max-total-tokens``
-    (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117)."""
+    pool_configurator.py:623-652): what is left over the bytes per token, at most
+    ``--max-total-tokens`` (``_apply_token_constraints``, kv_cache_configurator.py:3090-3117), in
+    whole pages (pool_configurator.py:646, :652: a capped count is aligned again; every release
+    from 0.5.7 aligns after the cap); with no attention layer, the context (:243-248)."""
     limit = launch.max_total_tokens
     if cache.kv_cache_bytes is None:
         return _PoolSizes(None, limit)
-    if cell.kv_bytes_per_token:
-        tokens = cache.kv_cache_bytes // cell.kv_bytes_per_token
-        tokens = tokens // page.page_size * page.page_size  # pool_configurator.py:646
-    else:
+    if not cell.kv_bytes_per_token:
         tokens = limit or context.context_length
-    return _PoolSizes(tokens if limit is None else min(tokens, limit), limit)
+        return _PoolSizes(tokens, limit)
+    tokens = _profiled_tokens(cache, cell) or 0
+    if limit is not None:
+        tokens = min(tokens, limit)
+    return _PoolSizes(tokens // page.page_size * page.page_size, limit)
+
+
+def _profiled_tokens(cache: _MambaCache, cell: _CellSize) -> int | None:
+    """The tokens the KV budget holds, before ``--max-total-tokens`` and the page alignment
+    (``profile_max_num_token``'s answer)."""
+    if cache.kv_cache_bytes is None or not cell.kv_bytes_per_token:
+        return None
+    return cache.kv_cache_bytes // cell.kv_bytes_per_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -1163,17 +1260,25 @@ def _resolve_max_num_reqs(
     ratio: int,
     running: int | None,
     cache: _MambaCache,
-    tokens: _PoolSizes,
+    cells: tuple[_CellSize, _PoolSizes],
     context: _ContextLength,
 ) -> _RunningRequests:
     """``resolve_max_num_reqs`` (kv_cache_configurator.py:3119-3172): the requests asked for,
     else SGLang's estimate from the KV pool's tokens (``int(tokens / context_len * 512)``,
-    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens (before
-    0.5.14, requests asked for are held to the estimate instead:
-    ``SglangRules.running_flag_capped_by_estimate``); SGLang refuses to start when that serves
-    no request (:3160-3168)."""
-    kv_tokens, slots = tokens.kv_tokens, cache.slots
-    estimate, estimated = _estimate(kv_tokens, context)
+    clamped to [2048, 4096]), held to the slots over the ratio and to half the tokens; SGLang
+    refuses to start when that serves no request (:3160-3168). Requests asked for are held to
+    the estimate instead of half the tokens in 0.5.10-0.5.13, and to neither before
+    (``SglangRules.running_flag_held_to``); before 0.5.10 the estimate reads the profiled tokens,
+    before ``--max-total-tokens`` and the page alignment (``estimate_from_profiled_tokens``:
+    sglang-0.5.9:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:339-389,
+    sglang-0.5.9:sglang/srt/model_executor/model_runner.py:592-600)."""
+    cell, tokens = cells
+    kv_tokens, slots, held = tokens.kv_tokens, cache.slots, launch.rules.running_flag_held_to
+    profiled = _profiled_tokens(cache, cell)
+    if launch.rules.estimate_from_profiled_tokens and profiled is not None:
+        estimate, estimated = _estimate(profiled, context, "profiled ")
+    else:
+        estimate, estimated = _estimate(kv_tokens, context)
     if running is not None:
         wanted = running
         rule = (
@@ -1181,14 +1286,13 @@ def _resolve_max_num_reqs(
             if launch.max_running_requests is not None
             else "48 for speculative decoding"
         )
-        if launch.rules.running_flag_capped_by_estimate:  # before 0.5.14
+        if held == "estimate":  # 0.5.10-0.5.13
             wanted, rule = min(wanted, estimate), f"{rule}, {estimated}"
     else:
         wanted, rule = estimate, estimated
     capped = min(wanted, slots // ratio)
     rule = f"min({rule}, slots {slots} // ratio {ratio}"
-    by_estimate = running is not None and launch.rules.running_flag_capped_by_estimate
-    if kv_tokens is not None and not by_estimate:
+    if kv_tokens is not None and (running is None or held == "half_tokens"):
         capped = min(capped, kv_tokens // 2)
         rule += f", {kv_tokens} KV tokens // 2"
     if capped <= 0:
@@ -1198,9 +1302,9 @@ def _resolve_max_num_reqs(
     return _RunningRequests(capped, rule + ")")
 
 
-def _estimate(kv_tokens: int | None, context: _ContextLength) -> tuple[int, str]:
-    """SGLang's estimate of the running requests from the KV pool's tokens, and how it was
-    found; without them, its ceiling (an upper bound)."""
+def _estimate(kv_tokens: int | None, context: _ContextLength, which: str = "") -> tuple[int, str]:
+    """SGLang's estimate of the running requests from the KV pool's tokens (``which``: the
+    profiled ones), and how it was found; without them, its ceiling (an upper bound)."""
     if kv_tokens is None:
         return _ESTIMATE_CEILING, (
             f"SGLang's estimate from the KV pool, at most {_ESTIMATE_CEILING} (without "
@@ -1209,7 +1313,7 @@ def _estimate(kv_tokens: int | None, context: _ContextLength) -> tuple[int, str]
         )
     estimate = int(kv_tokens / context.context_length * _ESTIMATE_REQUESTS_PER_CONTEXT)
     return max(min(estimate, _ESTIMATE_CEILING), _ESTIMATE_FLOOR), (
-        f"SGLang's estimate clamp({kv_tokens} KV tokens / context {context.context_length} "
+        f"SGLang's estimate clamp({kv_tokens} {which}KV tokens / context {context.context_length} "
         f"x {_ESTIMATE_REQUESTS_PER_CONTEXT}, {_ESTIMATE_FLOOR}, {_ESTIMATE_CEILING})"
     )
 
@@ -1290,15 +1394,11 @@ def _log_lines(
     predicted numbers: "Load weight end" (model_executor/model_runner.py:1372-1379), "Mamba
     Cache is allocated" (mem_cache/memory_pool.py:983-1009), "KV Cache is allocated"
     (:2080-2099) and the scheduler's summary (managers/scheduler.py:1267-1276); GB there is
-    2**30 B; the KV line names its dtype from 0.5.13 (``SglangRules.kv_log_names_dtype``). What
-    the package cannot predict is ``?``."""
-    lines = []
-    weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
-    if weights is not None and pre is not None:
-        lines.append(
-            f"Load weight end. elapsed=? s, type={architecture}, avail mem="
-            f"{(pre - weights) / _GIB:.2f} GB, mem usage={weights / _GIB:.2f} GB."
-        )
+    2**30 B; the KV line names its dtype from 0.5.13 (``SglangRules.kv_log_names_dtype``), the
+    weights line the time it took from 0.5.9 and the model's dtype before 0.5.10
+    (``weight_log_names_elapsed``, ``weight_log_names_dtype``). What the package cannot predict
+    is ``?``."""
+    lines = [*_weights_line(model, launch, architecture, steps)]
     slots = steps["slots"]
     conv = ssm = 0
     for group in model.state.groups:
@@ -1335,6 +1435,40 @@ def _log_lines(
         )
     sequences = tokens // steps["context_length"] if tokens is not None else None
     return _Log(sequences, tuple(lines))
+
+
+def _weights_line(
+    model: HybridModel, launch: _Launch, architecture: str, steps: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """ "Load weight end", where the weights and the free memory before them are known."""
+    rules = launch.rules
+    weights, pre = steps["weights_bytes"], steps["pre_model_load_bytes"]
+    if weights is None or pre is None:
+        return ()
+    elapsed = "elapsed=? s, " if rules.weight_log_names_elapsed else ""
+    dtype = f"dtype={_model_dtype(model, launch)}, " if rules.weight_log_names_dtype else ""
+    return (
+        f"Load weight end. {elapsed}type={architecture}, {dtype}avail mem="
+        f"{(pre - weights) / _GIB:.2f} GB, mem usage={weights / _GIB:.2f} GB.",
+    )
+
+
+def _model_dtype(model: HybridModel, launch: _Launch) -> str:
+    """``ModelConfig.dtype`` as the weights line prints it (``_get_and_verify_dtype``,
+    sglang-0.5.9:sglang/srt/configs/model_config.py:1119-1165): ``--dtype``, else the text
+    config's ``dtype`` / ``torch_dtype`` (bfloat16 and float16 kept, float32 cast to float16);
+    ``?`` where the file states none (transformers' config object answers then)."""
+    if launch.dtype != "auto":
+        return f"torch.{'float16' if launch.dtype == 'half' else launch.dtype}"
+    for key in ("dtype", "torch_dtype"):
+        raw = model.text.get(key)
+        if raw in ("bfloat16", "float16"):
+            return f"torch.{raw}"
+        if raw == "float32":
+            return "torch.float16"
+        if raw is not None:
+            return "?"
+    return "?"
 
 
 def _assumptions(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
