@@ -371,7 +371,7 @@ def _read(
     family = REGISTRY[found.name]
     given = Fields(found.fields, root, found.name, path)
     server, architecture = _server(given, family, layout)
-    reading = _class_reading(given, found, server, layout)
+    reading = _class_reading(given, found, server)
     state = _built(reading, found, given, family)
     cfg = Fields(state.values, root, found.name, path, given=found.fields)
     return family, cfg, reading, architecture
@@ -407,7 +407,7 @@ def _server(cfg: Fields, family: Family, layout: str) -> tuple[str, str | None]:
     return server, given if given is not None else served[0]
 
 
-def _class_reading(cfg: Fields, found: _Found, server: str, layout: str) -> ClassReading:
+def _class_reading(cfg: Fields, found: _Found, server: str) -> ClassReading:
     """The class ``server`` reads the family's fields with; refuses a wrapper whose class
     cannot build the text config the file gives (none, or one without a model type)."""
     release = _RELEASES[server]
