@@ -434,6 +434,14 @@ SMALL_LIGHTNING: dict[str, Any] = {
     "num_attention_heads": 2,
     "head_dim": 4,
 }
+# The same as vLLM serves it: lightning attention, picked by the architecture
+# (bailing_moe_linear.py); transformers 5.20's BailingHybridConfig makes head_dim
+# qk_rope_head_dim (issue 27).
+VLLM_LIGHTNING: dict[str, Any] = {
+    **SMALL_LIGHTNING,
+    "qk_rope_head_dim": 4,
+    "architectures": ["BailingMoeV2_5ForCausalLM"],
+}
 
 # Hostile values for the fields of a config, for the models' fuzzers: any JSON, and the edges.
 JSON_LEAVES = (

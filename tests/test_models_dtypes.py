@@ -23,10 +23,10 @@ from decode_ring.models import LAYOUTS, ssm_state
 from .support import (
     FOLLOWS_CONV,
     SMALL_KIMI,
-    SMALL_LIGHTNING,
     SMALL_MAMBA2,
     SMALL_NEMOTRON,
     SMALL_QWEN3_NEXT,
+    VLLM_LIGHTNING,
     config,
     fields_of,
     refused,
@@ -252,17 +252,7 @@ def test_the_vllm_hooks_read_their_field() -> None:
 
 
 def test_linear_attention_dtype_rules() -> None:
-    lightning = {
-        "model_type": "bailing_hybrid",
-        "num_hidden_layers": 2,
-        "layer_group_size": 2,
-        "num_attention_heads": 2,
-        "head_dim": 4,
-        # transformers 5.20's BailingHybridConfig makes head_dim qk_rope_head_dim (issue 27).
-        "qk_rope_head_dim": 4,
-        # vLLM picks lightning by the architecture (bailing_moe_linear.py).
-        "architectures": ["BailingMoeV2_5ForCausalLM"],
-    }
+    lightning = dict(VLLM_LIGHTNING)
     state = ssm_state(lightning)
     (tensor,) = state.groups[0].tensors
     assert (tensor.dtype, tensor.dtype_rule) == (
@@ -304,11 +294,7 @@ def test_vllm_before_0_20_1_refuses_a_float32_linear_attention_state(tmp_path: P
     # vLLM 0.17.0 to 0.20.0 serve BailingMoeV2_5ForCausalLM and raise "fp32 state for minimax is
     # not yet supported" from linear_attention_state_dtype for a float32 --mamba-cache-dtype;
     # 0.20.1 accepts it (vllm-0.20.1:vllm/model_executor/layers/mamba/mamba_utils.py:53-60).
-    lightning = {
-        **SMALL_LIGHTNING,
-        "qk_rope_head_dim": 4,
-        "architectures": ["BailingMoeV2_5ForCausalLM"],
-    }
+    lightning = dict(VLLM_LIGHTNING)
     (tensor,) = ssm_state(lightning, version="0.17.0").groups[0].tensors
     assert tensor.dtype == "bfloat16"
     (tensor,) = ssm_state(lightning, version="0.17.0", conv_dtype="fp16").groups[0].tensors

@@ -24,6 +24,7 @@ from decode_ring.releases.versions import parse_version
 from decode_ring.releases.vllm import BASELINE, CHANGES, VllmRules, rule_changes, vllm_rules
 from decode_ring.servers import ServerArgumentError, compare_releases, vllm_reservation
 
+from .support import VLLM_LIGHTNING
 from .support import run as run_cli
 
 CONFIGS = Path(__file__).parent / "configs"
@@ -577,17 +578,8 @@ def test_a_removed_family_in_a_wrapper_is_not_modelled_where_it_was_still_served
 
 def test_an_architecture_refused_by_release_names_the_releases_that_serve_it() -> None:
     # vLLM's registry names BailingMoeV2_5ForCausalLM from 0.17.0 (vllm-architectures.json).
-    lightning = {
-        "model_type": "bailing_hybrid",
-        "num_hidden_layers": 2,
-        "layer_group_size": 2,
-        "num_attention_heads": 2,
-        "head_dim": 4,
-        "qk_rope_head_dim": 4,
-        "architectures": ["BailingMoeV2_5ForCausalLM"],
-    }
     with pytest.raises(ModelConfigError) as caught:
-        ssm_state(lightning, version="0.16.0")
+        ssm_state(VLLM_LIGHTNING, version="0.16.0")
     assert str(caught.value) == (
         "bailing_hybrid config: field 'architectures': vLLM 0.16.0 does not serve "
         "'BailingMoeV2_5ForCausalLM' (its registry names it from 0.17.0 to 0.33.0)"

@@ -732,28 +732,14 @@ def test_sglang_no_buffer_on_sm100_trtllm_architectures_is_not_modelled() -> Non
 def test_sglang_command_line_disables_the_overlap_schedule(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    answer = sglang_json(
-        capsys,
-        "--config",
-        str(GRANITE),
-        "--available-memory",
-        "40GiB",
-        "--mamba-radix-cache-strategy",
-        "no_buffer",
-        "--disable-overlap-schedule",
+    no_buffer = (
+        *("--config", str(GRANITE), "--available-memory", "40GiB"),
+        *("--mamba-radix-cache-strategy", "no_buffer"),
     )
+    answer = sglang_json(capsys, *no_buffer, "--disable-overlap-schedule")
     assert (answer["mamba_radix_cache_strategy"], answer["ratio"]) == ("no_buffer", 3)
     assert answer["max_running_requests"] == 117
-    refused = usage_error(
-        capsys,
-        "sglang",
-        "--config",
-        str(GRANITE),
-        "--available-memory",
-        "40GiB",
-        "--mamba-radix-cache-strategy",
-        "no_buffer",
-    )
+    refused = usage_error(capsys, "sglang", *no_buffer)
     assert refused.startswith(
         "argument --mamba-radix-cache-strategy: no_buffer needs --disable-overlap-schedule"
     )
