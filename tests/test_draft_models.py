@@ -168,6 +168,24 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
     assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token
 
 
+def test_sglang_scales_the_cell_by_an_eagle_drafts_layers() -> None:
+    # A two-layer Llama draft: max(num_hidden_layers, num_attention_layers) = 2 draft layers
+    # (spec_aux_hidden_state.py:158-163), cell x 2 / 12 more a token (pool_configurator.py:259-313).
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    plain = sglang_reservation(QWEN3_NEXT, **flags)
+    two_layers = {**DFLASH, "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2}
+    drafted = sglang_reservation(QWEN3_NEXT, draft_config=two_layers, **flags)
+    extra = plain.kv_bytes_per_token * 2 // 12
+    assert drafted.kv_bytes_per_token == plain.kv_bytes_per_token + extra
+    assert drafted.kv_bytes_per_token_rule == (
+        f"{plain.kv_bytes_per_token_rule} + the draft's 2 layers ({extra} B)"
+    )
+
+
 @pytest.mark.parametrize(
     ("overrides", "causal"),
     [
