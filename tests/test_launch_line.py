@@ -561,6 +561,21 @@ def test_an_older_flag_is_parsed_as_its_own_release_parses_it(
     assert missing == "argument '--guided-decoding-disable-fallback': expected one argument"
 
 
+def test_an_unmodelled_flag_at_the_servers_own_default_changes_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vllm-0.33.0:vllm/config/parallel.py:147: data_parallel_size defaults to 1, the parser's
+    # default (flags/vllm-0.33.0.json); the class table has no effective default of its own.
+    line = ("serve", QWEN3_NEXT, "--kv-cache-memory-bytes", "20G")
+    one = answer(capsys, "vllm", *line, "--data-parallel-size", "1")
+    assert one["launch"]["no_effect"] == ["--data-parallel-size"]
+    assert refusal(capsys, "vllm", *line, "--data-parallel-size", "2") == (
+        "vLLM 0.33.0 flags that change memory in a way decode-ring vllm does not model: "
+        "--data-parallel-size (replicated engines; with MoE+EP changes expert sharding and adds "
+        "all2all buffers); drop it, or pass --allow-unmodelled to answer without it"
+    )
+
+
 def test_older_flags_keep_their_own_places_in_the_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -688,6 +703,9 @@ def test_each_older_release_reads_the_flags_it_has_and_only_those() -> None:
             }
             dropped = set(listed["older"])
             assert (set(parser.spellings) - set(grammar(release).spellings)) == (has & dropped)
+            # The parser's flags name every spelling it reads, the older release's too.
+            names = {name for entry in parser.entries for name in (entry.flag, *entry.aliases)}
+            assert names == set(parser.spellings)
 
 
 def test_plans_launch_line_is_read_as_its_release_reads_it(
