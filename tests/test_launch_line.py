@@ -647,6 +647,18 @@ def test_a_negated_older_flag_reads_as_its_flag_or_as_a_switch_of_its_own(
         "20G",
     )
     assert negation["launch"]["no_effect"] == ["--no-disable-log-requests"]
+    # A switch takes no value, as argparse refuses one given with "=" (nargs 0).
+    assert refusal(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.13.0",
+        "serve",
+        QWEN3_NEXT,
+        "--no-disable-log-requests=1",
+        "--kv-cache-memory-bytes",
+        "20G",
+    ) == ("argument '--no-disable-log-requests': ignored explicit argument '1'")
 
 
 def test_an_older_flag_the_tables_do_not_class_is_refused_naming_both_releases(
