@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from decode_ring.cli import main
+from decode_ring.models import TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -166,6 +167,45 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
     )  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token
+
+
+def test_sglang_splits_an_eagle_draft_at_the_targets_tp() -> None:
+    # The draft worker runs at the target's tp; SGLang's LlamaAttention asserts its heads divide
+    # by it (sglang-0.5.23:sglang/srt/models/llama.py:183): 6 heads at tp 4 do not.
+    six_heads = {
+        **DFLASH,
+        "architectures": ["LlamaForCausalLM"],
+        "num_hidden_layers": 2,
+        "num_attention_heads": 6,
+        "num_key_value_heads": 6,
+    }
+    with pytest.raises(TensorParallelSplitError) as raised:
+        sglang_reservation(
+            QWEN3_NEXT,
+            draft_config=six_heads,
+            tp_size=4,
+            available_memory=60 * GIB,
+            speculative_num_draft_tokens=4,
+        )
+    assert raised.value.field == "num_attention_heads"
+
+
+def test_sglang_scales_the_cell_by_an_eagle_drafts_layers() -> None:
+    # A two-layer Llama draft: max(num_hidden_layers, num_attention_layers) = 2 draft layers
+    # (spec_aux_hidden_state.py:158-163), cell x 2 / 12 more a token (pool_configurator.py:259-313).
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    plain = sglang_reservation(QWEN3_NEXT, **flags)
+    two_layers = {**DFLASH, "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2}
+    drafted = sglang_reservation(QWEN3_NEXT, draft_config=two_layers, **flags)
+    extra = plain.kv_bytes_per_token * 2 // 12
+    assert drafted.kv_bytes_per_token == plain.kv_bytes_per_token + extra
+    assert drafted.kv_bytes_per_token_rule == (
+        f"{plain.kv_bytes_per_token_rule} + the draft's 2 layers ({extra} B)"
+    )
 
 
 @pytest.mark.parametrize(

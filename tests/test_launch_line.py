@@ -561,6 +561,144 @@ def test_an_older_flag_is_parsed_as_its_own_release_parses_it(
     assert missing == "argument '--guided-decoding-disable-fallback': expected one argument"
 
 
+def test_an_unmodelled_flag_at_the_servers_own_default_changes_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vllm-0.33.0:vllm/config/parallel.py:147: data_parallel_size defaults to 1, the parser's
+    # default (flags/vllm-0.33.0.json); the class table has no effective default of its own.
+    line = ("serve", QWEN3_NEXT, "--kv-cache-memory-bytes", "20G")
+    one = answer(capsys, "vllm", *line, "--data-parallel-size", "1")
+    assert one["launch"]["no_effect"] == ["--data-parallel-size"]
+    assert refusal(capsys, "vllm", *line, "--data-parallel-size", "2") == (
+        "vLLM 0.33.0 flags that change memory in a way decode-ring vllm does not model: "
+        "--data-parallel-size (replicated engines; with MoE+EP changes expert sharding and adds "
+        "all2all buffers); drop it, or pass --allow-unmodelled to answer without it"
+    )
+
+
+def test_older_flags_keep_their_own_places_in_the_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vLLM 0.13.0 has --swap-space (to 0.17.1) and --max-num-partial-prefills (to 0.26.0), both
+    # dropped by 0.33.0 (flags/vllm-releases.json "older"): two flags, each listed, neither
+    # given twice.
+    line = ("serve", QWEN3_NEXT, "--kv-cache-memory-bytes", "20G")
+    both = answer(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.13.0",
+        *line,
+        "--swap-space",
+        "4",
+        "--max-num-partial-prefills",
+        "2",
+    )
+    assert (both["launch"]["no_effect"], both["launch"]["repeated"]) == (
+        ["--swap-space", "--max-num-partial-prefills"],
+        [],
+    )
+    # vLLM 0.11.0's --cuda-graph-sizes takes one or more values (nargs "+"), as its parser does.
+    sizes = answer(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.11.0",
+        "--allow-unmodelled",
+        *line,
+        "--cuda-graph-sizes",
+        "1",
+        "2",
+        "4",
+    )
+    assert sizes["launch"]["ignored_unmodelled"] == ["--cuda-graph-sizes"]
+
+
+def test_a_negated_older_flag_reads_as_its_flag_or_as_a_switch_of_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = ("serve", QWEN3_NEXT, "--kv-cache-memory-bytes", "20G")
+    # vLLM 0.11.0's --enable-lora-bias is negatable (vllm-0.11.0:vllm/engine/arg_utils.py:399, a
+    # bool field, given BooleanOptionalAction at :208):
+    # --no-enable-lora-bias gives its default, False, so it changes nothing; the flag itself is
+    # classed unmodelled (flag_classes/vllm-older.json).
+    off = answer(capsys, "vllm", "--vllm-version", "0.11.0", *line, "--no-enable-lora-bias")
+    assert off["launch"]["no_effect"] == ["--enable-lora-bias"]
+    assert refusal(capsys, "vllm", "--vllm-version", "0.11.0", *line, "--enable-lora-bias") == (
+        "vLLM 0.11.0 flags that change memory in a way decode-ring vllm does not model: "
+        "--enable-lora-bias (LoRA weight slots); drop it, or pass --allow-unmodelled to answer "
+        "without it"
+    )
+    kv_scales = answer(
+        capsys, "vllm", "--vllm-version", "0.13.0", *line, "--no-calculate-kv-scales"
+    )
+    assert kv_scales["launch"]["no_effect"] == ["--calculate-kv-scales"]
+    # 0.33.0 keeps --disable-log-requests (an alias of --enable-log-requests) but not its
+    # negation, which vLLM 0.13.0 has: a switch of its own, taking no value.
+    negation = answer(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.13.0",
+        "serve",
+        QWEN3_NEXT,
+        "--no-disable-log-requests",
+        "--kv-cache-memory-bytes",
+        "20G",
+    )
+    assert negation["launch"]["no_effect"] == ["--no-disable-log-requests"]
+    # A switch takes no value, as argparse refuses one given with "=" (nargs 0).
+    assert refusal(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.13.0",
+        "serve",
+        QWEN3_NEXT,
+        "--no-disable-log-requests=1",
+        "--kv-cache-memory-bytes",
+        "20G",
+    ) == ("argument '--no-disable-log-requests': ignored explicit argument '1'")
+
+
+def test_an_older_flag_the_tables_do_not_class_is_refused_naming_both_releases(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # SGLang 0.5.2 to 0.5.17 register --torchao-config; sglang-older.json does not class it.
+    line = ("--available-memory", "40GiB", "--model-path", QWEN3_NEXT)
+    assert refusal(
+        capsys, "sglang", "--sglang-version", "0.5.13", *line, "--torchao-config", "int8dq"
+    ) == (
+        "SGLang 0.5.13 flags that change memory in a way decode-ring sglang does not model: "
+        "--torchao-config (a SGLang 0.5.13 flag that SGLang 0.5.23 dropped, not classed by the "
+        "package); drop it, or pass --allow-unmodelled to answer without it"
+    )
+
+
+def test_an_older_spelling_and_the_new_flag_store_one_value(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # SGLang 0.5.19's --mamba-scheduler-strategy stores mamba_radix_cache_strategy
+    # (server_args.py:3920-3927): given beside --mamba-radix-cache-strategy, the last one wins.
+    both = answer(
+        capsys,
+        "sglang",
+        "--sglang-version",
+        "0.5.19",
+        "--available-memory",
+        "40GiB",
+        "--model-path",
+        QWEN3_NEXT,
+        "--disable-overlap-schedule",
+        "--mamba-radix-cache-strategy",
+        "no_buffer",
+        "--mamba-scheduler-strategy",
+        "extra_buffer",
+    )
+    assert both["mamba_radix_cache_strategy"] == "extra_buffer"
+    assert both["launch"]["repeated"] == ["--mamba-scheduler-strategy"]
+
+
 def test_each_older_release_reads_the_flags_it_has_and_only_those() -> None:
     for server, release in (("vllm", VLLM), ("sglang", SGLANG)):
         listed = RELEASE_LISTS[server]
@@ -577,6 +715,9 @@ def test_each_older_release_reads_the_flags_it_has_and_only_those() -> None:
             }
             dropped = set(listed["older"])
             assert (set(parser.spellings) - set(grammar(release).spellings)) == (has & dropped)
+            # The parser's flags name every spelling it reads, the older release's too.
+            names = {name for entry in parser.entries for name in (entry.flag, *entry.aliases)}
+            assert names == set(parser.spellings)
 
 
 def test_plans_launch_line_is_read_as_its_release_reads_it(

@@ -746,6 +746,39 @@ def test_the_mla_block_aligns_to_the_backends_kernel_block(
     assert r.state_page_bytes_padded == block * 576 * 2
 
 
+@pytest.mark.parametrize(
+    ("version", "arch", "block_size", "block"),
+    [
+        # Qwen3-Next at tp 4: a state page of 3 x (2 x 16 x 128 + 32 x 128) / 4 bfloat16 conv
+        # (12,288 B) and (32 / 4, 128, 128) bfloat16 (262,144 B), 274,432 B; an attention token
+        # page of 1 KV head x 256 x 2 x 2 B = 1,024 B (its 2 heads replicated across 4 ranks).
+        # Before 0.11.1 a kernel block of 16: 16 x ceil(274432 / 16384) = 272, on either GPU.
+        ("0.10.2", "sm100", None, 272),
+        # 0.11.1 to 0.17.x: a head of 256 on SM10x under FlashInfer aligns to 32
+        # (vllm-0.11.1:vllm/model_executor/models/config.py:357-368): 32 x ceil(274432 / 32768).
+        ("0.11.1", "sm100", None, 288),
+        ("0.13.0", "sm100", None, 288),
+        ("0.13.0", "sm90", None, 272),
+        # 0.18.0 drops that floor (16 again on SM10x).
+        ("0.18.0", "sm100", None, 272),
+        # Before 0.20.0 --block-size 32 is kept only if larger than the aligned block
+        # (vllm-0.19.1:vllm/model_executor/models/config.py:218, :273-280): 272.
+        ("0.19.1", "sm90", 32, 272),
+        # From 0.20.0 it is the granularity, max(16, 32) (vllm-0.20.0:vllm/platforms/
+        # interface.py:575-582): 32 x ceil(274432 / 32768) = 288.
+        ("0.20.0", "sm90", 32, 288),
+    ],
+)
+def test_the_hybrid_block_of_a_256_wide_head_by_release_and_gpu(
+    version: str, arch: str, block_size: int | None, block: int
+) -> None:
+    r = vllm_reservation(
+        QWEN3_NEXT, version=version, gpu_arch=arch, tensor_parallel_size=4, block_size=block_size
+    )
+    assert r.state_page_bytes == 3 * (2 * 16 * 128 + 32 * 128) // 4 * 2 + 8 * 128 * 128 * 2
+    assert (r.block_size, r.state_page_bytes_padded) == (block, block * 1024)
+
+
 def test_kdas_conv_state_is_three_tensors_before_0_23() -> None:
     # vllm-0.22.1:vllm/model_executor/layers/mamba/mamba_utils.py:237-267 (kda_state_shape):
     # q, k and v conv states of (K - 1, H x d / tp) each, then (H / tp, d, d); 0.23.0 joins the

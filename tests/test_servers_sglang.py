@@ -382,6 +382,54 @@ def test_sglang_adds_the_nextn_draft_its_config_class_defaults() -> None:
     assert plain.kv_bytes_per_token == 11_363
 
 
+def test_sglang_a_target_without_nextn_layers_adds_no_draft_kv() -> None:
+    # Nemotron-H's config gives no num_nextn_predict_layers and no draft path is given:
+    # _resolve_eagle_aux_hidden_state returns before any draft layer (spec_aux_hidden_state.py:
+    # 172-178), so the cell and its rule are the target's alone.
+    plain = sglang_reservation(NEMOTRON, available_memory=60 * GiB)
+    drafted = sglang_reservation(
+        NEMOTRON, available_memory=60 * GiB, speculative_num_draft_tokens=2
+    )
+    assert (drafted.kv_bytes_per_token, drafted.kv_bytes_per_token_rule) == (
+        plain.kv_bytes_per_token,
+        "8 KV heads x (128 + 128) x 4 layers x 2 B",
+    )
+
+
+def test_sglang_assumptions_are_these_lines() -> None:
+    common = "no ReplaySSM, no fused draft state, no multimodal reserve"
+    cuda = "CUDA, one attention data-parallel rank, one pipeline stage"
+
+    def assumptions(config: Path, **flags: Any) -> tuple[str, ...]:
+        return tuple(sglang_reservation(config, available_memory=60 * GiB, **flags).assumptions)
+
+    assert assumptions(GRANITE) == (f"{cuda}, page size 1", common)
+    assert assumptions(GRANITE, page_size=16) == (cuda, common)
+    assert assumptions(GRANITE, disable_overlap_schedule=True) == (
+        f"{cuda}, page size 1",
+        common,
+        "no overlap scheduler (--disable-overlap-schedule)",
+    )
+    assert assumptions(GRANITE, version="0.5.13") == (
+        f"{cuda}, page size 1",
+        common,
+        "no_buffer runs without the overlap scheduler, as SGLang pairs them",
+    )
+    # GLM-5-Next's NEXTN layer is counted (above); Nemotron-H has none to count.
+    speculation = "speculation is EAGLE/NEXTN with topk 1"
+    conv = "; conv windows deduplicated (CUDA, linear chain)"
+    assert assumptions(GLM5_NEXT, speculative_num_draft_tokens=2) == (
+        f"{cuda}, page size 1",
+        common,
+        speculation + conv,
+    )
+    assert assumptions(NEMOTRON, speculative_num_draft_tokens=2) == (
+        f"{cuda}, page size 1",
+        common,
+        speculation + " and adds no draft-model KV" + conv,
+    )
+
+
 def glm5_next_with(**fields: object) -> dict[str, Any]:
     """The written GLM-5.3-Flash config, its text config's indexer_types dropped, ``fields`` at
     the root, where SGLang's Glm5NextConfig keeps what it is given (configs/glm5_next.py:
@@ -727,6 +775,128 @@ def test_sglang_no_buffer_on_sm100_trtllm_architectures_is_not_modelled() -> Non
             gpu_arch="sm100",
         )
     assert "is not modelled: no_buffer refuses that backend" in str(raised.value)
+
+
+def test_sglang_no_buffer_refusals_on_sm100_and_for_pages_are_these_lines() -> None:
+    # Qwen3.5's SM100 default is trtllm_mha with 64-token pages (model_overrides/qwen3_5.py:26-48),
+    # which validate_mamba_no_buffer refuses (mamba_hook.py:161-162), auto or by name.
+    qwen = CONFIGS / "qwen3.5-27b.json"
+    sm100 = (
+        "argument mamba_radix_cache_strategy: no_buffer for Qwen3_5ForConditionalGeneration on "
+        "SM100, where SGLang gives it trtllm_mha and 64-token pages, is not modelled: no_buffer "
+        "refuses that backend (sglang/srt/arg_groups/mamba_hook.py:161-162)"
+    )
+    for strategy in ("auto", "no_buffer"):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(
+                qwen,
+                available_memory=40 * GiB,
+                disable_overlap_schedule=True,
+                mamba_radix_cache_strategy=strategy,
+                gpu_arch="sm100",
+            )
+        assert (raised.value.field, str(raised.value)) == ("mamba_radix_cache_strategy", sm100)
+    # Two-token pages are refused as 16 are (mamba_hook.py:155: page_size in (1, None)); the
+    # line names the rule's first part only.
+    with pytest.raises(ServerArgumentError) as two:
+        sglang_reservation(JET, available_memory=20 * GiB, page_size=2)
+    assert (two.value.field, str(two.value)) == (
+        "page_size",
+        "argument page_size: 2: no_buffer supports only page_size=1, which SGLang 0.5.23 asserts "
+        "(sglang/srt/arg_groups/mamba_hook.py:155-157); the strategy is no_buffer (auto: "
+        "architecture has no extra_buffer)",
+    )
+
+
+def test_sglang_strategy_rules_name_what_chose_the_strategy() -> None:
+    # sglang-0.5.23 overrides.py:476-487: auto is extra_buffer with the overlap scheduler or
+    # pages over one token (:479, page_size > 1, so 2 counts), and an extra buffer without the
+    # overlap scheduler keeps one tracking slot (allocation_sizing.py:11-19): 3 + 1.
+    def strategy(config: Path, **flags: Any) -> tuple[str, bool, int, str]:
+        r = sglang_reservation(config, **flags)
+        return (r.mamba_radix_cache_strategy, r.overlap_schedule, r.ratio, r.strategy_rule)
+
+    off: dict[str, Any] = {"available_memory": 40 * GiB, "disable_overlap_schedule": True}
+    assert strategy(GRANITE, **off, page_size=2) == (
+        "extra_buffer",
+        False,
+        4,
+        "auto: --page-size 2, architecture supports it",
+    )
+    assert strategy(GRANITE, **off, mamba_radix_cache_strategy="no_buffer") == (
+        "no_buffer",
+        False,
+        3,
+        "flag, with --disable-overlap-schedule",
+    )
+    assert strategy(GRANITE, **off, mamba_radix_cache_strategy="extra_buffer") == (
+        "extra_buffer",
+        False,
+        4,
+        "flag",
+    )
+    # Before 0.5.14 no_buffer by name turns the overlap scheduler off itself
+    # (sglang-0.5.13 server_args.py:2728-2734).
+    old: dict[str, Any] = {"version": "0.5.13", "available_memory": 40 * GiB}
+    assert strategy(GRANITE, **old, mamba_radix_cache_strategy="no_buffer") == (
+        "no_buffer",
+        False,
+        3,
+        "flag; SGLang 0.5.13 turns the overlap scheduler off",
+    )
+    assert strategy(
+        GRANITE, **old, mamba_radix_cache_strategy="no_buffer", disable_overlap_schedule=True
+    ) == ("no_buffer", False, 3, "flag; overlap scheduler off (--disable-overlap-schedule)")
+    # An architecture outside the mamba radix cache ignores no_buffer by name (overrides.py:
+    # 470-471 returns before any strategy), and keeps the overlap scheduler.
+    assert strategy(MAMBA, available_memory=40 * GiB) == (
+        "auto",
+        True,
+        3,
+        "MambaForCausalLM is not a mamba-radix-cache architecture",
+    )
+    assert strategy(MAMBA, available_memory=40 * GiB, mamba_radix_cache_strategy="no_buffer") == (
+        "auto",
+        True,
+        3,
+        "MambaForCausalLM is not a mamba-radix-cache architecture; "
+        "--mamba-radix-cache-strategy no_buffer ignored",
+    )
+    # sglang-0.5.13 server_args.py:2459-2462 (support_mamba_cache=False for Kimi-Linear) turns
+    # the radix cache off, and with it nothing of the scheduler (:2684-2689 returns first).
+    for flag in (False, True):
+        kimi = strategy(
+            KIMI_LINEAR, version="0.5.13", available_memory=60 * GiB, disable_overlap_schedule=flag
+        )
+        assert kimi == ("none", not flag, 1, "SGLang 0.5.13 turns the radix cache off for it")
+
+
+def test_sglang_strategy_refusals_are_these_lines() -> None:
+    def refusal(config: Path, **flags: Any) -> tuple[str | None, str]:
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(config, available_memory=40 * GiB, **flags)
+        return raised.value.field, str(raised.value)
+
+    assert refusal(GRANITE, mamba_radix_cache_strategy="no_buffer") == (
+        "mamba_radix_cache_strategy",
+        "argument mamba_radix_cache_strategy: no_buffer needs --disable-overlap-schedule: SGLang "
+        "0.5.23 asserts the overlap scheduler off (sglang/srt/arg_groups/mamba_hook.py:156-160); "
+        "auto resolves no_buffer, and turns it off, where extra_buffer is not supported",
+    )
+    lazy = {"mamba_radix_cache_strategy": "extra_buffer_lazy"}
+    assert refusal(GRANITE, disable_overlap_schedule=True, **lazy) == (
+        "mamba_radix_cache_strategy",
+        "argument mamba_radix_cache_strategy: extra_buffer_lazy needs the overlap scheduler: "
+        "SGLang 0.5.23 asserts it (--disable-overlap-schedule is incompatible; "
+        "sglang/srt/mem_cache/kv_cache_configurator.py:3071-3076)",
+    )
+    # Both extra-buffer strategies need the mamba radix cache (model_hook.py:1059-1066).
+    assert refusal(MAMBA, **lazy) == (
+        "mamba_radix_cache_strategy",
+        "argument mamba_radix_cache_strategy: extra_buffer_lazy needs mamba state, got "
+        "MambaForCausalLM: SGLang 0.5.23 refuses it where the mamba radix cache is off "
+        "(sglang/srt/arg_groups/model_hook.py:1059-1066)",
+    )
 
 
 def test_sglang_command_line_disables_the_overlap_schedule(

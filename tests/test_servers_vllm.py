@@ -403,6 +403,15 @@ def test_vllm_user_block_size_is_raised_not_lowered() -> None:
     assert (rounded.block_size, rounded.state_page_bytes_padded) == (16_016, 65_601_536)
 
 
+def test_vllm_a_larger_block_size_is_the_granularity_in_align_mode() -> None:
+    # vllm-0.33.0:vllm/platforms/interface.py:1066-1102: the granularity is max(16, 48) = 48,
+    # kept in align mode (lcm with a Mamba-2 layer's checkpoint alignment, None, read as 1); the
+    # block is 48 x ceil(5,316,608 / (48 x 4,096)) = 48 x 28 = 1,344 tokens, not 1,312.
+    r = vllm_reservation(NEMOTRON, block_size=48)
+    assert r.mamba_cache_mode == "align"
+    assert (r.block_size, r.state_page_bytes_padded) == (1344, 1344 * 4096)
+
+
 def test_vllm_glm5_next_prefills_with_flashkda_and_plans_its_checkpoint_block() -> None:
     # _resolve_kda_prefill_backend (vllm/models/glm5next/common/kda.py:137-159): SM90, head 128,
     # bfloat16 and linear_lower_bound -5.0 choose FlashKDA, whose spec keeps one prefill

@@ -178,7 +178,11 @@ def test_dtype_and_quantization_are_read_as_sglang_reads_them() -> None:
         with pytest.raises(ServerArgumentError) as raised:
             sglang_reservation(NEMOTRON, available_memory=60 * GIB, dtype=spelling)
         assert raised.value.field == "dtype"
-        assert str(raised.value).startswith(f"argument dtype: {spelling} is not modelled: ")
+        assert str(raised.value) == (
+            f"argument dtype: {spelling} is not modelled: float32 activations widen the auto KV "
+            "and state cache dtypes and change the attention backends SGLang can pick; use auto, "
+            "bfloat16, float16, half"
+        )
 
 
 @pytest.mark.parametrize(

@@ -386,7 +386,11 @@ def test_dtype_sets_the_model_dtype() -> None:
         with pytest.raises(ServerArgumentError) as raised:
             vllm_reservation(QWEN3_NEXT, dtype=spelling)
         assert raised.value.field == "dtype"
-        assert str(raised.value).startswith(f"argument dtype: {spelling} is not modelled: ")
+        assert str(raised.value) == (
+            f"argument dtype: {spelling} is not modelled: float32 activations widen the auto KV "
+            "and state cache dtypes and change the attention backends vLLM can pick; use auto, "
+            "bfloat16, float16, half"
+        )
     with pytest.raises(ServerArgumentError, match="unknown value 'fp32'; use auto, bfloat16"):
         vllm_reservation(QWEN3_NEXT, dtype="fp32")
 
