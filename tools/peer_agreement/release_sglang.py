@@ -8,8 +8,8 @@
   ``_handle_max_mamba_cache`` (``mem_cache/kv_cache_configurator.py`` from 0.5.16);
 * the ratio: ``_calculate_mamba_ratio`` (from 0.5.10); before, the ratio statements of the
   release's ``init_memory_pool``, run as far as the cap on ``max_num_reqs`` (the body is cut
-  before the first statement that builds a pool, ``is_hybrid_swa`` or the "Not enough memory"
-  check);
+  before the first statement that builds a pool; the hybrid-SWA token split is skipped, the
+  "Not enough memory" check on the tokens is kept);
 * the running cap: ``_resolve_max_num_reqs`` / ``resolve_max_num_reqs`` (from 0.5.10, after
   ``_apply_token_constraints`` where the release has it); before, the truncated
   ``init_memory_pool`` and the release's own ``self.max_running_requests = min(...)``
@@ -275,10 +275,6 @@ def _quiet_logger(version: str) -> logging.Logger:
     return logger
 
 
-class _Refused(Exception):
-    pass
-
-
 class ReleaseSglang:
     """Release ``version``'s pool, ratio and running-cap definitions, located and compiled."""
 
@@ -365,17 +361,16 @@ class ReleaseSglang:
         return namespace[node.name]
 
     def _truncated(self, node: ast.FunctionDef, relative: str) -> tuple[list[ast.stmt], int]:
-        """``init_memory_pool``'s statements up to the first that builds a pool (or the hybrid
-        SWA split / the "Not enough memory" check), then ``return locals()``."""
+        """``init_memory_pool``'s statements up to the first that builds a pool (the hybrid-SWA
+        token split skipped; the "Not enough memory" check kept), then ``return locals()``."""
         source = (self.root / relative).read_text(encoding="utf-8")
         kept: list[ast.stmt] = []
         for statement in node.body:
             text = ast.get_source_segment(source, statement) or ""
-            if any(
-                marker in text
-                for marker in ("req_to_token_pool", "ReqToTokenPool", "is_hybrid", "<= 0:")
-            ):
+            if "req_to_token_pool" in text or "ReqToTokenPool" in text:
                 break
+            if "is_hybrid" in text:  # the hybrid-SWA token split: no SWA layer here
+                continue
             kept.append(statement)
         end = kept[-1].end_lineno if kept else node.lineno
         tail = ast.parse("return locals()").body
@@ -539,8 +534,17 @@ class ReleaseSglang:
             answer["slots"] = args.max_mamba_cache_size
             answer["rest_after"] = after
             if cell is None:
-                raise _Refused("no KV bytes per token (the package refused)")
-            tokens = int(after * (1 << 30)) // cell
+                # The package refused after the state: no cell to feed. Run on with a cell of 1
+                # byte, which keeps the sign of the tokens, so only the release's refusal of a
+                # budget the pool leaves empty is read from this run.
+                answer["partial"] = "no KV bytes per token (the package refused)"
+            if cell == 0:
+                # An attention-free model: the release's zero-cell tokens, max_total_tokens or
+                # the context length (DefaultPoolConfigurator._zero_kv_max_tokens,
+                # sglang-0.5.20:sglang/srt/model_executor/pool_configurator.py:219-225, mirrored).
+                tokens = args.max_total_tokens or context_len
+            else:
+                tokens = int(after * (1 << 30)) // (cell or 1)
             answer["profiled_tokens"] = tokens
             return tokens
 
@@ -560,13 +564,13 @@ class ReleaseSglang:
                 answer["max_running_requests"] = self.cap_fn(runner, tokens)
             else:
                 answer.update(self._old_cap(runner, args))
-        except _Refused as error:
-            answer["partial"] = str(error)
         except (RuntimeError, AssertionError, ValueError) as error:
             return {
                 "refusal": f"{type(error).__name__}: {' '.join(str(error).split())}",
                 **{k: v for k, v in answer.items() if k in ("slots",)},
             }
+        if "partial" in answer:
+            return {k: v for k, v in answer.items() if k in ("slots", "partial", "rest_after")}
         if "slots" in answer:
             answer["pool_bytes"] = (answer["slots"] + 1) * per_req
         answer["touched"] = sorted(n for n in touched if not n.startswith(("logger", "envs.")))

@@ -1,0 +1,319 @@
+"""``python tools/peer_agreement sglang-releases``: each SGLang release's own pool, ratio and
+running-cap code (``release_sglang``) against ``sglang_reservation(..., version=R)``, case by
+case, and the per-release table.
+
+A case is a config, a tp (1, 2, 4, 8), a speculative length (0, 2: EAGLE/NEXTN, topk 1) and the
+radix cache on or off (``--disable-radix-cache``), with ``available_memory`` 40 GiB (the
+``rest`` the pool function receives) and every other flag at its default. Compared: ``ratio``,
+``slots`` (K), ``pool_bytes``, ``kv_tokens`` and ``max_running_requests``; a refusal is an
+answer (both refusing agree). The release's functions are fed the package's per-request state
+bytes, state-layer count, KV bytes per token, context length, page size and strategy
+resolution (``release_sglang.FED``). Cases the package refuses as not modelled are counted
+apart; cases it refuses before the pool (an architecture the release does not serve, a config
+it cannot read) and cases the release's code cannot be run on are "not compared", with the
+reason, never agreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .compare import run_repo
+from .release_sglang import FED, ReleaseSglang
+
+__all__ = ["BUDGET", "add_parser", "command_sglang_releases", "default_releases", "run_grid"]
+
+BUDGET = 40 << 30
+FIELDS = ("ratio", "slots", "pool_bytes", "kv_tokens", "max_running_requests")
+
+
+def default_releases(repo: Path) -> list[str]:
+    """For every rule set of ``--repo``'s ``releases.sglang.CHANGES`` (and the baseline), its
+    first release and the last release before the next change."""
+    sys.path.insert(0, str(repo))
+    from decode_ring.releases import SGLANG_RELEASES
+    from decode_ring.releases.sglang import CHANGES, MODELLED
+
+    releases = list(SGLANG_RELEASES[SGLANG_RELEASES.index(MODELLED) :])
+    starts = sorted({releases.index(c.since) for c in CHANGES if c.since in releases} | {0})
+    chosen: set[int] = set()
+    for position, start in enumerate(starts):
+        end = starts[position + 1] - 1 if position + 1 < len(starts) else len(releases) - 1
+        chosen |= {start, end}
+    return [releases[i] for i in sorted(chosen)]
+
+
+def _cases(configs: Sequence[Path], tps: Sequence[int], specs: Sequence[int]) -> list[dict]:
+    return [
+        {"config": str(path), "tp": tp, "spec": spec, "disable_radix_cache": radix_off}
+        for path in configs
+        for tp in tps
+        for spec in specs
+        for radix_off in (False, True)
+    ]
+
+
+def _package_jobs(version: str, case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    config = str(Path(case["config"]).resolve())
+    return [
+        {
+            "kind": "state",
+            "config": config,
+            "tp": case["tp"],
+            "spec": 0,
+            "layout": "sglang",
+            "version": version,
+        },
+        {
+            "kind": "reservation",
+            "server": "sglang",
+            "config": config,
+            "arguments": {
+                "version": version,
+                "tp_size": case["tp"],
+                "available_memory": BUDGET,
+                "speculative_num_draft_tokens": case["spec"],
+                "disable_radix_cache": case["disable_radix_cache"],
+            },
+        },
+    ]
+
+
+def _not_modelled(answer: Mapping[str, Any]) -> bool:
+    refusal = str(answer.get("refusal", ""))
+    return refusal.startswith(("UnmodelledReleaseError", "NotModelledError")) or (
+        refusal.startswith("ServerArgumentError") and "modelled" in refusal
+    )
+
+
+def _release_answer(
+    release: ReleaseSglang, case: Mapping[str, Any], state: Mapping[str, Any], plan: Mapping
+) -> dict[str, Any]:
+    """Release ``R``'s answer, fed the package's state bytes and strategy resolution."""
+    if "refusal" in state:
+        return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
+    if "refusal" in plan:
+        # The package refuses after the state: run the release's pool on the package's state
+        # with the radix cache as asked (no strategy, cell or context to feed).
+        strategy, radix_off, overlap, cell, context, page, layers = (
+            "no_buffer", bool(case["disable_radix_cache"]), True, None, 4096, 1,
+            sum(len(g["layer_indices"]) for g in state.get("groups", [])[:1]),
+        )  # fmt: skip
+    else:
+        strategy = plan["mamba_radix_cache_strategy"]
+        radix_off = bool(plan["disable_radix_cache"]) or strategy == "none"
+        if strategy == "none":
+            strategy = "no_buffer"
+        overlap, cell = bool(plan["overlap_schedule"]), plan["kv_bytes_per_token"]
+        context, page, layers = plan["context_length"], plan["page_size"], plan["state_layers"]
+    try:
+        return release.case(
+            per_req=state["per_sequence_bytes"],
+            state_layers=layers,
+            cell=cell,
+            context_len=context,
+            page_size=page,
+            budget=BUDGET,
+            spec=case["spec"],
+            disable_radix_cache=radix_off,
+            strategy=strategy,
+            overlap=overlap,
+        )
+    except Exception as error:  # the release's code could not be run on this case
+        return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
+
+
+def _differences(theirs: Mapping[str, Any], plan: Mapping[str, Any]) -> list[str]:
+    if "refusal" in theirs:
+        if "refusal" in plan:
+            return []
+        return [f"refusal: release refuses ({theirs['refusal'][:160]}), package answers"]
+    if "refusal" in plan:
+        return [
+            f"refusal: package refuses ({str(plan['refusal'])[:160]}), release answers "
+            f"K={theirs.get('slots')}"
+        ]
+    out = []
+    for name in FIELDS:
+        if theirs.get(name) != plan.get(name):
+            out.append(f"{name}: release {theirs.get(name)}, package {plan.get(name)}")
+    return out
+
+
+def run_grid(
+    repo: Path,
+    releases: Sequence[str],
+    configs: Sequence[Path],
+    tps: Sequence[int],
+    specs: Sequence[int],
+) -> dict[str, Any]:
+    started = time.monotonic()
+    cases = _cases(configs, tps, specs)
+    jobs = [job for v in releases for case in cases for job in _package_jobs(v, case)]
+    package = iter(run_repo(repo, jobs))
+    rows: dict[str, dict[str, Any]] = {}
+    classes: dict[tuple[str, ...], dict[str, Any]] = {}
+    where: dict[str, dict[str, str]] = {}
+    for version in releases:
+        tally: dict[str, Any] = defaultdict(int)
+        gaps: dict[str, int] = defaultdict(int)
+        try:
+            release: ReleaseSglang | None = ReleaseSglang(version)
+        except Exception as error:
+            release, load_error = None, f"loading: {error!r}"
+        if release is not None:
+            where[version] = {
+                **release.where,
+                **{f"default {k}": f"{v[0]!r} ({v[1]})" for k, v in release.defaults.items()},
+            }
+        clock = time.monotonic()
+        for case in cases:
+            state, plan = next(package), next(package)
+            tally["cases"] += 1
+            if _not_modelled(plan):
+                tally["not_modelled"] += 1
+                continue
+            if release is None:
+                tally["not_compared"] += 1
+                gaps[load_error] += 1
+                continue
+            if "refusal" in plan and "refusal" in state:
+                tally["not_compared"] += 1
+                gaps[f"package refuses before the pool: {str(plan['refusal'])[:90]}"] += 1
+                continue
+            theirs = _release_answer(release, case, state, plan)
+            if "oracle_gap" in theirs:
+                tally["not_compared"] += 1
+                gaps[theirs["oracle_gap"]] += 1
+                continue
+            if "refusal" in plan and "refusal" not in theirs and "partial" in theirs:
+                tally["not_compared"] += 1
+                gaps[
+                    f"package refuses after the state ({str(plan['refusal'])[:90]}); the "
+                    f"release's pool function answers K={theirs.get('slots')}"
+                ] += 1
+                continue
+            found = _differences(theirs, plan)
+            if not found:
+                tally["agree"] += 1
+                continue
+            tally["disagree"] += 1
+            key = (Path(case["config"]).name, *sorted(f.split(":")[0] for f in found))
+            entry = classes.setdefault(
+                key,
+                {"releases": [], "count": 0, "example": {**case, "release": version},
+                 "found": found},
+            )  # fmt: skip
+            entry["count"] += 1
+            if version not in entry["releases"]:
+                entry["releases"].append(version)
+        rows[version] = {
+            **tally,
+            "gaps": dict(gaps),
+            "seconds": round(time.monotonic() - clock, 1),
+        }
+    return {
+        "rows": rows,
+        "classes": classes,
+        "where": where,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+
+
+def reproducer(example: Mapping[str, Any]) -> str:
+    config = Path(example["config"])
+    return (
+        f"sglang_reservation('tests/configs/{config.name}', version='{example['release']}', "
+        f"available_memory=40 << 30, tp_size={example['tp']}, "
+        f"speculative_num_draft_tokens={example['spec']}, "
+        f"disable_radix_cache={example['disable_radix_cache']})"
+    )
+
+
+def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
+    rows = result["rows"]
+    lines = [
+        "| release | cases | agree | disagree | not modelled | not compared |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for version, row in rows.items():
+        lines.append(
+            f"| {version} | {row.get('cases', 0)} | {row.get('agree', 0)} | "
+            f"{row.get('disagree', 0)} | {row.get('not_modelled', 0)} | "
+            f"{row.get('not_compared', 0)} |"
+        )
+    lines += ["", "Not compared, by release and reason:", ""]
+    for version, row in rows.items():
+        for gap, count in sorted(row["gaps"].items(), key=lambda item: -item[1]):
+            lines.append(f"* {version}: {count} x {gap}")
+    lines += ["", "Disagreement classes (config, fields), with the first case found:", ""]
+    if not result["classes"]:
+        lines.append("* none")
+    for key, entry in sorted(result["classes"].items(), key=lambda item: -item[1]["count"]):
+        lines.append(
+            f"* `{key[0]}` {', '.join(key[1:])}: {entry['count']} cases, releases "
+            f"{', '.join(entry['releases'])}. Reproducer: `{reproducer(entry['example'])}`: "
+            + "; ".join(entry["found"])
+        )
+    lines += ["", "What each release's run located in its own tree (and the defaults read):", ""]
+    for version, found in result["where"].items():
+        lines.append(f"* {version}: " + "; ".join(f"{k}: {v}" for k, v in found.items()))
+    lines += ["", "Fed by the package or mirrored (not the release's code):", ""]
+    lines += [f"* {item}" for item in FED]
+    lines += ["", f"Configs: {len(configs)}; run time {result['seconds']} s."]
+    return "\n".join(lines) + "\n"
+
+
+def add_parser(sub: Any) -> None:
+    command = sub.add_parser(
+        "sglang-releases", help="each SGLang release's own pool code against the package"
+    )
+    command.add_argument("--repo", required=True, type=Path, help="decode_ring checkout")
+    command.add_argument(
+        "--releases",
+        default=None,
+        help="comma list (default: each rule set's first and last release); 'all' for every "
+        "modelled one",
+    )
+    command.add_argument("--configs", nargs="+", default=[Path("tests/configs")], type=Path)
+    command.add_argument("--tp", default="1,2,4,8")
+    command.add_argument("--spec", default="0,2")
+    command.add_argument("--out", type=Path, help="write the report here (default: print)")
+
+
+def command_sglang_releases(arguments: argparse.Namespace) -> int:
+    repo = arguments.repo.resolve()
+    if arguments.releases == "all":
+        sys.path.insert(0, str(repo))
+        from decode_ring.releases import SGLANG_RELEASES
+        from decode_ring.releases.sglang import MODELLED
+
+        releases = list(SGLANG_RELEASES[SGLANG_RELEASES.index(MODELLED) :])
+    elif arguments.releases:
+        releases = arguments.releases.split(",")
+    else:
+        releases = default_releases(repo)
+    configs = sorted(
+        path
+        for folder in arguments.configs
+        for path in ([folder] if folder.is_file() else folder.glob("*.json"))
+    )
+    result = run_grid(
+        repo,
+        releases,
+        configs,
+        [int(t) for t in arguments.tp.split(",")],
+        [int(s) for s in arguments.spec.split(",")],
+    )
+    text = render(result, configs)
+    if arguments.out:
+        arguments.out.write_text(text, encoding="utf-8")
+    else:
+        print(text)
+    return 0
