@@ -68,6 +68,21 @@ POOL_FILES = (
     "sglang/srt/model_executor/model_runner_kv_cache_mixin.py",
     "sglang/srt/model_executor/model_runner.py",
 )
+HELPERS = (
+    ("get_mamba_tracking_slots", ("sglang/srt/mem_cache/allocation_sizing.py",)),
+    ("mamba_extra_buffer_of", ("sglang/srt/arg_groups/model_override_base.py",
+                               "sglang/srt/arg_groups/overrides.py")),
+    ("mamba_extra_buffer_lazy_of", ("sglang/srt/arg_groups/model_override_base.py",
+                                    "sglang/srt/arg_groups/overrides.py")),
+    ("mamba_extra_buffer_enabled", ("sglang/srt/runtime_context.py",)),
+    ("mamba_extra_buffer_lazy_enabled", ("sglang/srt/runtime_context.py",)),
+)  # fmt: skip
+# Globals the releases' code may touch that the sizing does not read (a ``_Loose`` stands in);
+# any other global a run touches is an oracle gap, never a silent default.
+LOOSE_GLOBALS = frozenset(
+    {"torch", "SGLANG_CI_SMALL_KV_SIZE", "get_world_group", "ModelRunner", "ServerArgs",
+     "MemoryPoolConfig", "get_available_gpu_memory"}
+)  # fmt: skip
 CAP_FILES = ("sglang/srt/model_executor/model_runner.py", "sglang/srt/managers/tp_worker.py")
 
 
@@ -293,9 +308,11 @@ class ReleaseSglang:
         env_values, self.env_where = _env_defaults(root)
         self.envs = _Envs(env_values, self.touched)
         self.helpers: dict[str, Any] = {}
-        tracking = locate(root, ("get_mamba_tracking_slots",), ("sglang/srt/mem_cache/allocation_sizing.py",))
-        if tracking is not None:
-            self.helpers["get_mamba_tracking_slots"] = self._compile(tracking, "tracking")
+        # Module-level helpers the releases' functions call, run from the release's own file.
+        for name, files in HELPERS:
+            found = locate(root, (name,), files)
+            if found is not None and found[1] is None:
+                self.helpers[name] = self._compile(found, name)
         self.pool_fn = self._compile(pool, "pool")
         ratio = locate(root, ("_calculate_mamba_ratio",), (pool[0],))
         self.ratio_fn = self._compile(ratio, "ratio") if ratio else None
@@ -333,6 +350,10 @@ class ReleaseSglang:
             "get_parallel": lambda: self._current["parallel"],
             "get_context": lambda: self._current["context"],
             "_pd_prefill_skips_mamba_spec_state": lambda: False,
+            # one pipeline stage (sglang-0.5.18:sglang/srt/runtime_context.py configured_pp_size)
+            "configured_pp_size": lambda: 1,
+            # ServerArgs' view over the resolved arguments: the arguments themselves here
+            "resolving_view": lambda args: args,
             "log_info_on_rank0": lambda *a, **k: None,
             **self.helpers,
         }
@@ -471,6 +492,7 @@ class ReleaseSglang:
             page_size=page_size,
             disaggregation_mode="null",
             kv_cache_dtype="auto",
+            mem_fraction_static=None,  # only printed in the release's refusal
             enable_memory_saver=False,
             pp_size=1,
             attn_dp_size=1,
@@ -482,6 +504,7 @@ class ReleaseSglang:
             "exec.mamba",
             enable_mamba_extra_buffer=extra,
             enable_mamba_extra_buffer_lazy=extra and strategy == "extra_buffer_lazy",
+            mamba_radix_cache_strategy=strategy,
             enable_linear_replayssm_spec=False,
             linear_replayssm_cache_len=None,
         )
@@ -569,6 +592,10 @@ class ReleaseSglang:
                 "refusal": f"{type(error).__name__}: {' '.join(str(error).split())}",
                 **{k: v for k, v in answer.items() if k in ("slots",)},
             }
+        unknown = sorted(n for n in touched if "." not in n and n not in LOOSE_GLOBALS)
+        unknown = [n for n in unknown if not n.endswith("()")]
+        if unknown:
+            raise LookupError(f"globals not stood in for: {', '.join(unknown)}")
         if "partial" in answer:
             return {k: v for k, v in answer.items() if k in ("slots", "partial", "rest_after")}
         if "slots" in answer:
@@ -589,6 +616,8 @@ class ReleaseSglang:
             kwargs["max_num_reqs"] = args.max_running_requests
         if "max_total_tokens" in parameters:
             kwargs["max_total_tokens"] = args.max_total_tokens
+        if "server_args" in parameters:  # 0.5.7: init_memory_pool(total_gpu_memory, server_args)
+            kwargs["server_args"] = args
         local = self.init_fn(runner, 0, **kwargs)
         tokens = runner.max_total_num_tokens
         size = local["max_num_reqs"]

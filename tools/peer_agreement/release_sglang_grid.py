@@ -17,6 +17,7 @@ reason, never agreement.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections import defaultdict
@@ -30,6 +31,7 @@ from .release_sglang import FED, ReleaseSglang
 __all__ = ["BUDGET", "add_parser", "command_sglang_releases", "default_releases", "run_grid"]
 
 BUDGET = 40 << 30
+PROBE_BUDGET = 1 << 42
 FIELDS = ("ratio", "slots", "pool_bytes", "kv_tokens", "max_running_requests")
 
 
@@ -82,6 +84,20 @@ def _package_jobs(version: str, case: Mapping[str, Any]) -> list[dict[str, Any]]
                 "disable_radix_cache": case["disable_radix_cache"],
             },
         },
+        {
+            # The same launch with room to spare: where the package refuses the 40 GiB budget,
+            # its strategy resolution, cell size, context and page size for the launch.
+            "kind": "reservation",
+            "server": "sglang",
+            "config": config,
+            "arguments": {
+                "version": version,
+                "tp_size": case["tp"],
+                "available_memory": PROBE_BUDGET,
+                "speculative_num_draft_tokens": case["spec"],
+                "disable_radix_cache": case["disable_radix_cache"],
+            },
+        },
     ]
 
 
@@ -93,11 +109,18 @@ def _not_modelled(answer: Mapping[str, Any]) -> bool:
 
 
 def _release_answer(
-    release: ReleaseSglang, case: Mapping[str, Any], state: Mapping[str, Any], plan: Mapping
+    release: ReleaseSglang,
+    case: Mapping[str, Any],
+    state: Mapping[str, Any],
+    plan: Mapping,
+    probe: Mapping,
 ) -> dict[str, Any]:
-    """Release ``R``'s answer, fed the package's state bytes and strategy resolution."""
+    """Release ``R``'s answer, fed the package's state bytes and strategy resolution (from the
+    probe where the package refuses the 40 GiB launch)."""
     if "refusal" in state:
         return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
+    if "refusal" in plan and "refusal" not in probe:
+        plan = probe
     if "refusal" in plan:
         # The package refuses after the state: run the release's pool on the package's state
         # with the radix cache as asked (no strategy, cell or context to feed).
@@ -127,6 +150,12 @@ def _release_answer(
         )
     except Exception as error:  # the release's code could not be run on this case
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
+
+
+def _short(refusal: object) -> str:
+    """A refusal without the config's path, cut to 110 characters."""
+    text = re.sub(r"'[^']*/tests/configs/([^']+)'", r"\1", str(refusal))
+    return text[:110]
 
 
 def _differences(theirs: Mapping[str, Any], plan: Mapping[str, Any]) -> list[str]:
@@ -174,7 +203,7 @@ def run_grid(
             }
         clock = time.monotonic()
         for case in cases:
-            state, plan = next(package), next(package)
+            state, plan, probe = next(package), next(package), next(package)
             tally["cases"] += 1
             if _not_modelled(plan):
                 tally["not_modelled"] += 1
@@ -185,9 +214,9 @@ def run_grid(
                 continue
             if "refusal" in plan and "refusal" in state:
                 tally["not_compared"] += 1
-                gaps[f"package refuses before the pool: {str(plan['refusal'])[:90]}"] += 1
+                gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
                 continue
-            theirs = _release_answer(release, case, state, plan)
+            theirs = _release_answer(release, case, state, plan, probe)
             if "oracle_gap" in theirs:
                 tally["not_compared"] += 1
                 gaps[theirs["oracle_gap"]] += 1
@@ -195,7 +224,7 @@ def run_grid(
             if "refusal" in plan and "refusal" not in theirs and "partial" in theirs:
                 tally["not_compared"] += 1
                 gaps[
-                    f"package refuses after the state ({str(plan['refusal'])[:90]}); the "
+                    f"package refuses after the state ({_short(plan['refusal'])}); the "
                     f"release's pool function answers K={theirs.get('slots')}"
                 ] += 1
                 continue
