@@ -37,13 +37,15 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import copy
 import functools
 import logging
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .release_tree import releases_root
 
@@ -96,11 +98,11 @@ def _parse(path: Path) -> ast.Module:
 
 
 def locate(
-    root: Path, names: Sequence[str], files: Sequence[str] = POOL_FILES
+    root: Path, names: Sequence[str], files: Sequence[str] = POOL_FILES, cls: str | None = None
 ) -> tuple[str, str | None, ast.FunctionDef] | None:
-    """The first of ``names`` defined (as a method of any class, or at top level) in the first
-    of ``files`` of the release tree at ``root`` that defines it: (relative path, class name,
-    node)."""
+    """The first of ``names`` defined (as a method of any class, or of class ``cls``, or at top
+    level) in the first of ``files`` of the release tree at ``root`` that defines it: (relative
+    path, class name, node)."""
     for name in names:
         for relative in files:
             path = root / relative
@@ -108,9 +110,9 @@ def locate(
                 continue
             module = _parse(path)
             for node in module.body:
-                if isinstance(node, ast.FunctionDef) and node.name == name:
+                if isinstance(node, ast.FunctionDef) and node.name == name and cls is None:
                     return relative, None, node
-                if isinstance(node, ast.ClassDef):
+                if isinstance(node, ast.ClassDef) and cls in (None, node.name):
                     for item in node.body:
                         if isinstance(item, ast.FunctionDef) and item.name == name:
                             return relative, node.name, item
@@ -124,10 +126,8 @@ def _literal_constants(path: Path) -> dict[str, Any]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                try:
+                with contextlib.suppress(ValueError, TypeError, SyntaxError):
                     out[target.id] = ast.literal_eval(node.value)
-                except (ValueError, TypeError, SyntaxError):
-                    pass
     return out
 
 
@@ -320,6 +320,17 @@ class ReleaseSglang:
         self.cap_fn = self._compile(cap, "cap") if cap else None
         constraints = locate(root, ("_apply_token_constraints",), (pool[0],))
         self.constraints_fn = self._compile(constraints, "constraints") if constraints else None
+        # The checks that refuse a budget the pool leaves empty: MemoryPoolConfig.__post_init__
+        # (no KV token; from 0.5.10) and _profile_available_bytes' "rest_memory <= 0" after the
+        # pool (from 0.5.14).
+        post_init = locate(
+            root,
+            ("__post_init__",),
+            (pool[0], "sglang/srt/model_executor/pool_configurator.py"),
+            cls="MemoryPoolConfig",
+        )
+        self.post_init_fn = self._compile(post_init, "tokens_check") if post_init else None
+        self.rest_check_fn = self._rest_check(pool[0])
         self.init_fn = None
         self.final_cap: tuple[ast.expr, str] | None = None
         if self.cap_fn is None:
@@ -341,6 +352,7 @@ class ReleaseSglang:
         values: dict[str, Any] = {
             **self.constants,
             "logging": logging,
+            "math": math,
             "logger": _quiet_logger(self.version),
             "envs": self.envs,
             "get_schedule": lambda: self._current["schedule"],
@@ -359,7 +371,8 @@ class ReleaseSglang:
         }
         return _Namespace(values, self.touched)
 
-    _current: dict[str, Any] = {}
+    # The current case's argument views, which the stand-in getters answer with.
+    _current: ClassVar[dict[str, Any]] = {}
 
     def _compile(
         self, found: tuple[str, str | None, ast.FunctionDef], role: str, truncate: bool = False
@@ -399,6 +412,38 @@ class ReleaseSglang:
             ast.copy_location(statement, kept[-1] if kept else node)
             ast.fix_missing_locations(statement)
         return [*kept, *tail], end or node.lineno
+
+    def _rest_check(self, relative: str) -> Any:
+        """The ``if rest_memory <= 0: raise ...`` of the release's ``_profile_available_bytes``,
+        as a function of ``rest_memory`` (``None`` where the release has none)."""
+        found = locate(self.root, ("_profile_available_bytes",), (relative,))
+        if found is None:
+            return None
+        path = self.root / found[0]
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(found[2]):
+            if (
+                isinstance(node, ast.If)
+                and (ast.get_source_segment(source, node.test) or "").replace(" ", "")
+                == "rest_memory<=0"
+            ):
+                function = ast.parse(
+                    "def _rest_check(self, rest_memory, available_gpu_memory, "
+                    "pre_model_load_memory):\n    pass"
+                ).body[0]
+                assert isinstance(function, ast.FunctionDef)
+                function.body = [copy.deepcopy(node)]
+                ast.copy_location(function, node)
+                ast.fix_missing_locations(function)
+                module = ast.Module(body=[function], type_ignores=[])
+                namespace = self._globals()
+                exec(compile(module, str(path), "exec"), namespace)
+                self.where["rest_check"] = (
+                    f"sglang-{self.version}:{found[0]}:{node.lineno}-{node.end_lineno} "
+                    "(the rest_memory <= 0 check of _profile_available_bytes)"
+                )
+                return namespace["_rest_check"]
+        return None
 
     def _final_cap_expression(self) -> tuple[ast.expr, str] | None:
         """The release's ``self.max_running_requests = min(..., req_to_token_pool.size)``."""
@@ -462,14 +507,16 @@ class ReleaseSglang:
         disable_radix_cache: bool,
         strategy: str,
         overlap: bool,
+        max_running_requests: int | None = None,
+        max_mamba_cache_size: int | None = None,
     ) -> dict[str, Any]:
         """K, the pool bytes, the ratio, the KV tokens and the running cap for one launch, from
         the release's own functions; ``{"refusal": ...}`` where they refuse."""
         self.touched.clear()
         defaults = self.defaults
         ratio_flag = defaults.get("mamba_full_memory_ratio", (0.9, ""))[0]
-        running = None
-        if spec:
+        running = max_running_requests
+        if spec and running is None:
             running = defaults.get("speculative_max_running_requests", (48, ""))[0]
         extra = strategy in ("extra_buffer", "extra_buffer_lazy") and not disable_radix_cache
         touched = self.touched
@@ -480,7 +527,9 @@ class ReleaseSglang:
             speculative_num_steps=(spec - 1) if spec else None,
             speculative_eagle_topk=1 if spec else None,
             disable_radix_cache=disable_radix_cache,
-            max_mamba_cache_size=defaults.get("max_mamba_cache_size", (None, ""))[0],
+            max_mamba_cache_size=max_mamba_cache_size
+            if max_mamba_cache_size is not None
+            else defaults.get("max_mamba_cache_size", (None, ""))[0],
             max_running_requests=running,
             max_total_tokens=defaults.get("max_total_tokens", (None, ""))[0],
             mamba_full_memory_ratio=ratio_flag,
@@ -556,6 +605,9 @@ class ReleaseSglang:
             after = self.pool_fn(runner, rest)
             answer["slots"] = args.max_mamba_cache_size
             answer["rest_after"] = after
+            if self.rest_check_fn is not None:
+                # available/pre only enter the refusal's message.
+                self.rest_check_fn(runner, after, rest, float("inf"))
             if cell is None:
                 # The package refused after the state: no cell to feed. Run on with a cell of 1
                 # byte, which keeps the sign of the tokens, so only the release's refusal of a
@@ -578,11 +630,17 @@ class ReleaseSglang:
                 if self.constraints_fn is not None:
                     tokens = self.constraints_fn(runner, tokens)
                 else:
-                    tokens = tokens if args.max_total_tokens is None else min(
-                        tokens, args.max_total_tokens
+                    tokens = (
+                        tokens
+                        if args.max_total_tokens is None
+                        else min(tokens, args.max_total_tokens)
                     )
                 tokens = tokens // page_size * page_size
                 answer["kv_tokens"] = tokens
+                if self.post_init_fn is not None:
+                    check = _Bag(touched, "config", max_total_num_tokens=tokens,
+                                 mem_fraction_static=None)  # fmt: skip
+                    self.post_init_fn(check)
                 answer["ratio"] = runner._calculate_mamba_ratio()
                 answer["max_running_requests"] = self.cap_fn(runner, tokens)
             else:
@@ -636,7 +694,7 @@ class ReleaseSglang:
             server_args=args,
             dp_size=1,
         )
-        out["max_running_requests"] = eval(  # noqa: S307 - the release's own expression
+        out["max_running_requests"] = eval(  # the release's own expression
             code, self._globals(), {"self": worker, "server_args": args}
         )
         return out

@@ -51,14 +51,34 @@ def default_releases(repo: Path) -> list[str]:
     return [releases[i] for i in sorted(chosen)]
 
 
-def _cases(configs: Sequence[Path], tps: Sequence[int], specs: Sequence[int]) -> list[dict]:
+# Launch variants beyond the defaults (``--launches``): flags whose rules the default launch
+# does not reach (the running cap held to the estimate or the tokens, the pool size given, the
+# strategy asked for by name).
+LAUNCHES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "mrr64": {"max_running_requests": 64},
+    "mrr5000": {"max_running_requests": 5000},
+    "mmcs200": {"max_mamba_cache_size": 200},
+    "extra_buffer": {"mamba_radix_cache_strategy": "extra_buffer"},
+    "no_buffer": {"mamba_radix_cache_strategy": "no_buffer", "disable_overlap_schedule": True},
+}
+
+
+def _cases(
+    configs: Sequence[Path],
+    tps: Sequence[int],
+    specs: Sequence[int],
+    launches: Sequence[str] = ("default",),
+) -> list[dict]:
     return [
-        {"config": str(path), "tp": tp, "spec": spec, "disable_radix_cache": radix_off}
+        {"config": str(path), "tp": tp, "spec": spec, "disable_radix_cache": radix_off,
+         "launch": launch}
+        for launch in launches
         for path in configs
         for tp in tps
         for spec in specs
         for radix_off in (False, True)
-    ]
+    ]  # fmt: skip
 
 
 def _package_jobs(version: str, case: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -82,6 +102,7 @@ def _package_jobs(version: str, case: Mapping[str, Any]) -> list[dict[str, Any]]
                 "available_memory": BUDGET,
                 "speculative_num_draft_tokens": case["spec"],
                 "disable_radix_cache": case["disable_radix_cache"],
+                **LAUNCHES[case["launch"]],
             },
         },
         {
@@ -96,6 +117,7 @@ def _package_jobs(version: str, case: Mapping[str, Any]) -> list[dict[str, Any]]
                 "available_memory": PROBE_BUDGET,
                 "speculative_num_draft_tokens": case["spec"],
                 "disable_radix_cache": case["disable_radix_cache"],
+                **LAUNCHES[case["launch"]],
             },
         },
     ]
@@ -117,6 +139,7 @@ def _release_answer(
 ) -> dict[str, Any]:
     """Release ``R``'s answer, fed the package's state bytes and strategy resolution (from the
     probe where the package refuses the 40 GiB launch)."""
+    flags = LAUNCHES[case["launch"]]
     if "refusal" in state:
         return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
     if "refusal" in plan and "refusal" not in probe:
@@ -147,6 +170,8 @@ def _release_answer(
             disable_radix_cache=radix_off,
             strategy=strategy,
             overlap=overlap,
+            max_running_requests=flags.get("max_running_requests"),
+            max_mamba_cache_size=flags.get("max_mamba_cache_size"),
         )
     except Exception as error:  # the release's code could not be run on this case
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
@@ -181,9 +206,10 @@ def run_grid(
     configs: Sequence[Path],
     tps: Sequence[int],
     specs: Sequence[int],
+    launches: Sequence[str] = ("default",),
 ) -> dict[str, Any]:
     started = time.monotonic()
-    cases = _cases(configs, tps, specs)
+    cases = _cases(configs, tps, specs, launches)
     jobs = [job for v in releases for case in cases for job in _package_jobs(v, case)]
     package = iter(run_repo(repo, jobs))
     rows: dict[str, dict[str, Any]] = {}
@@ -192,6 +218,7 @@ def run_grid(
     for version in releases:
         tally: dict[str, Any] = defaultdict(int)
         gaps: dict[str, int] = defaultdict(int)
+        unmodelled: dict[str, int] = defaultdict(int)
         try:
             release: ReleaseSglang | None = ReleaseSglang(version)
         except Exception as error:
@@ -207,6 +234,7 @@ def run_grid(
             tally["cases"] += 1
             if _not_modelled(plan):
                 tally["not_modelled"] += 1
+                unmodelled[re.sub(r"\d+(\.\d+)*(\.post\d+)?", "N", _short(plan["refusal"]))] += 1
                 continue
             if release is None:
                 tally["not_compared"] += 1
@@ -233,7 +261,11 @@ def run_grid(
                 tally["agree"] += 1
                 continue
             tally["disagree"] += 1
-            key = (Path(case["config"]).name, *sorted(f.split(":")[0] for f in found))
+            key = (
+                Path(case["config"]).name,
+                case["launch"],
+                *sorted(f.split(":")[0] for f in found),
+            )
             entry = classes.setdefault(
                 key,
                 {"releases": [], "count": 0, "example": {**case, "release": version},
@@ -245,6 +277,7 @@ def run_grid(
         rows[version] = {
             **tally,
             "gaps": dict(gaps),
+            "unmodelled": dict(unmodelled),
             "seconds": round(time.monotonic() - clock, 1),
         }
     return {
@@ -257,11 +290,12 @@ def run_grid(
 
 def reproducer(example: Mapping[str, Any]) -> str:
     config = Path(example["config"])
+    flags = "".join(f", {k}={v!r}" for k, v in LAUNCHES[example["launch"]].items())
     return (
         f"sglang_reservation('tests/configs/{config.name}', version='{example['release']}', "
         f"available_memory=40 << 30, tp_size={example['tp']}, "
         f"speculative_num_draft_tokens={example['spec']}, "
-        f"disable_radix_cache={example['disable_radix_cache']})"
+        f"disable_radix_cache={example['disable_radix_cache']}{flags})"
     )
 
 
@@ -277,6 +311,10 @@ def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
             f"{row.get('disagree', 0)} | {row.get('not_modelled', 0)} | "
             f"{row.get('not_compared', 0)} |"
         )
+    lines += ["", "Not modelled by the package, by release and reason:", ""]
+    for version, row in rows.items():
+        for reason, count in sorted(row["unmodelled"].items(), key=lambda item: -item[1]):
+            lines.append(f"* {version}: {count} x {reason}")
     lines += ["", "Not compared, by release and reason:", ""]
     for version, row in rows.items():
         for gap, count in sorted(row["gaps"].items(), key=lambda item: -item[1]):
@@ -286,7 +324,7 @@ def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
         lines.append("* none")
     for key, entry in sorted(result["classes"].items(), key=lambda item: -item[1]["count"]):
         lines.append(
-            f"* `{key[0]}` {', '.join(key[1:])}: {entry['count']} cases, releases "
+            f"* `{key[0]}` ({key[1]}) {', '.join(key[2:])}: {entry['count']} cases, releases "
             f"{', '.join(entry['releases'])}. Reproducer: `{reproducer(entry['example'])}`: "
             + "; ".join(entry["found"])
         )
@@ -313,6 +351,11 @@ def add_parser(sub: Any) -> None:
     command.add_argument("--configs", nargs="+", default=[Path("tests/configs")], type=Path)
     command.add_argument("--tp", default="1,2,4,8")
     command.add_argument("--spec", default="0,2")
+    command.add_argument(
+        "--launches",
+        default="default",
+        help=f"comma list of launch variants ({', '.join(LAUNCHES)}), or 'all'",
+    )
     command.add_argument("--out", type=Path, help="write the report here (default: print)")
 
 
@@ -339,6 +382,7 @@ def command_sglang_releases(arguments: argparse.Namespace) -> int:
         configs,
         [int(t) for t in arguments.tp.split(",")],
         [int(s) for s in arguments.spec.split(",")],
+        list(LAUNCHES) if arguments.launches == "all" else arguments.launches.split(","),
     )
     text = render(result, configs)
     if arguments.out:
