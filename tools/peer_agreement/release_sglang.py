@@ -127,8 +127,21 @@ def _literal_constants(path: Path) -> dict[str, Any]:
             target = node.targets[0]
             if isinstance(target, ast.Name):
                 with contextlib.suppress(ValueError, TypeError, SyntaxError):
-                    out[target.id] = ast.literal_eval(node.value)
+                    out[target.id] = _constant(node.value)
     return out
+
+
+def _constant(node: ast.expr) -> Any:
+    """A literal, or ``frozenset``/``set`` of one (the architecture lists)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("frozenset", "set")
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return frozenset(ast.literal_eval(node.args[0]))
+    return ast.literal_eval(node)
 
 
 class _Loose:
@@ -283,6 +296,34 @@ def _speculative_running_default(root: Path) -> tuple[int, str] | None:
     return None
 
 
+@contextlib.contextmanager
+def _registry_stub() -> Any:
+    """``sglang.srt.configs.linear_attn_model_registry`` with nothing registered: the
+    resolution imports it inside the function. The releases register no fixture architecture
+    there (the in-tree registrations are GigaChat35's, configs/gigachat35.py, from 0.5.21)."""
+    import sys
+    import types
+
+    names = ("sglang", "sglang.srt", "sglang.srt.configs",
+             "sglang.srt.configs.linear_attn_model_registry")  # fmt: skip
+    saved = {name: sys.modules.get(name) for name in names}
+    for name in names:
+        module = types.ModuleType(name)
+        module.__path__ = []  # type: ignore[attr-defined]
+        sys.modules[name] = module
+    registry = sys.modules[names[-1]]
+    registry.get_linear_attn_spec_by_arch = lambda arch: None  # type: ignore[attr-defined]
+    registry.get_linear_attn_spec = lambda hf_config: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
 def _quiet_logger(version: str) -> logging.Logger:
     logger = logging.getLogger(f"peer_agreement.sglang-{version}")
     logger.setLevel(logging.ERROR)
@@ -339,6 +380,7 @@ class ReleaseSglang:
                 raise LookupError(f"sglang {version}: no init_memory_pool")
             self.init_fn = self._compile(init, "init_memory_pool", truncate=True)
             self.final_cap = self._final_cap_expression()
+        self.resolution_fn = self._resolution()
         self.server_methods: dict[str, Any] = {}
         for name in ("enable_mamba_extra_buffer", "enable_mamba_extra_buffer_lazy"):
             found = locate(root, (name,), ("sglang/srt/server_args.py",))
@@ -364,6 +406,15 @@ class ReleaseSglang:
             "_pd_prefill_skips_mamba_spec_state": lambda: False,
             # one pipeline stage (sglang-0.5.18:sglang/srt/runtime_context.py configured_pp_size)
             "configured_pp_size": lambda: 1,
+            # the view's model config (model_override_base.model_config_of builds it)
+            "model_config_of": lambda view: view.get_model_config(),
+            # a CUDA (sm90) platform, not XPU/NPU/HIP
+            "get_platform": lambda: _Bag(
+                self.touched, "platform", is_xpu=False, is_npu=False, is_hip=False, is_cuda=True
+            ),
+            "is_xpu": lambda: False,
+            "is_npu": lambda: False,
+            "is_hip": lambda: False,
             # ServerArgs' view over the resolved arguments: the arguments themselves here
             "resolving_view": lambda args: args,
             "log_info_on_rank0": lambda *a, **k: None,
@@ -412,6 +463,64 @@ class ReleaseSglang:
             ast.copy_location(statement, kept[-1] if kept else node)
             ast.fix_missing_locations(statement)
         return [*kept, *tail], end or node.lineno
+
+    def _resolution(self) -> Any:
+        """``_mamba_radix_cache_resolution`` of ``arg_groups/overrides.py`` (0.5.15 on), with
+        ``supports_mamba_cache_extra_buffer`` and the architecture lists of the same file;
+        ``None`` before 0.5.15 (the strategy resolution is then the package's)."""
+        relative = "sglang/srt/arg_groups/overrides.py"
+        path = self.root / relative
+        found = locate(self.root, ("_mamba_radix_cache_resolution",), (relative,))
+        support = locate(self.root, ("supports_mamba_cache_extra_buffer",), (relative,))
+        if found is None or support is None:
+            return None
+        constants = _literal_constants(path)
+        self.constants.update({k: v for k, v in constants.items() if k.startswith("_MAMBA_")})
+        self.helpers["supports_mamba_cache_extra_buffer"] = self._compile(
+            support, "extra_buffer_support"
+        )
+        backend = _field_default(self.root, "linear_attn_backend")
+        self.linear_attn_backend = backend[0] if backend else "triton"
+        if backend:
+            self.where["default linear_attn_backend"] = f"{backend[0]!r} ({backend[1]})"
+        return self._compile(found, "resolution")
+
+    def resolve(
+        self,
+        architecture: str,
+        config: Mapping[str, Any],
+        disable_radix_cache: bool,
+        strategy: str = "auto",
+        disable_overlap_schedule: bool = False,
+    ) -> tuple[bool, str, bool]:
+        """The release's own resolution of the radix-cache strategy: (radix cache off,
+        strategy, overlap scheduler on)."""
+        assert self.resolution_fn is not None
+        touched = self.touched
+        hf_config = _Bag(
+            touched,
+            "hf_config",
+            architectures=[architecture],
+            layer_types=list(config.get("layer_types") or []),
+        )
+        model_config = _Bag(touched, "model_config", hf_config=hf_config)
+        view = _Bag(
+            touched,
+            "view",
+            disable_radix_cache=disable_radix_cache,
+            mamba_radix_cache_strategy=strategy,
+            disable_overlap_schedule=disable_overlap_schedule,
+            page_size=None,
+            linear_attn_backend=self.linear_attn_backend,
+            get_model_config=lambda: model_config,
+        )
+        with _registry_stub():
+            declared = self.resolution_fn(view)
+        if disable_radix_cache:
+            return True, "none", not disable_overlap_schedule
+        resolved = declared.get("mamba_radix_cache_strategy", strategy)
+        overlap = not declared.get("disable_overlap_schedule", disable_overlap_schedule)
+        return False, resolved, overlap
 
     def _rest_check(self, relative: str) -> Any:
         """The ``if rest_memory <= 0: raise ...`` of the release's ``_profile_available_bytes``,

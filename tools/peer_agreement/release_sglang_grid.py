@@ -17,6 +17,8 @@ reason, never agreement.
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import re
 import sys
 import time
@@ -144,6 +146,7 @@ def _release_answer(
         return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
     if "refusal" in plan and "refusal" not in probe:
         plan = probe
+    resolved: tuple[bool, str, bool] | None = None
     if "refusal" in plan:
         # The package refuses after the state: run the release's pool on the package's state
         # with the radix cache as asked (no strategy, cell or context to feed).
@@ -154,12 +157,25 @@ def _release_answer(
     else:
         strategy = plan["mamba_radix_cache_strategy"]
         radix_off = bool(plan["disable_radix_cache"]) or strategy == "none"
-        if strategy == "none":
-            strategy = "no_buffer"
         overlap, cell = bool(plan["overlap_schedule"]), plan["kv_bytes_per_token"]
         context, page, layers = plan["context_length"], plan["page_size"], plan["state_layers"]
+        if release.resolution_fn is not None:
+            # From 0.5.15 the release's own strategy resolution, fed to its pool code.
+            try:
+                resolved = release.resolve(
+                    plan["architecture"],
+                    _config(case["config"]),
+                    bool(case["disable_radix_cache"]),
+                    flags.get("mamba_radix_cache_strategy", "auto"),
+                    bool(flags.get("disable_overlap_schedule", False)),
+                )
+            except Exception as error:
+                return {"oracle_gap": f"resolution: {type(error).__name__}: {error}"[:140]}
+            radix_off, strategy, overlap = resolved
+        if strategy == "none":
+            strategy = "no_buffer"
     try:
-        return release.case(
+        answer = release.case(
             per_req=state["per_sequence_bytes"],
             state_layers=layers,
             cell=cell,
@@ -173,8 +189,26 @@ def _release_answer(
             max_running_requests=flags.get("max_running_requests"),
             max_mamba_cache_size=flags.get("max_mamba_cache_size"),
         )
+        if resolved is not None and "refusal" not in answer:
+            answer["strategy"] = _strategy_text(*resolved)
+        return answer
     except Exception as error:  # the release's code could not be run on this case
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
+
+
+@functools.cache
+def _config(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return data
+
+
+def _strategy_text(radix_off: bool, strategy: str, overlap: bool) -> str:
+    """What the pool code reads of the resolution: the radix cache off, or the extra buffer
+    (lazy or not; ``auto`` and ``no_buffer`` are the same to it) and the overlap scheduler."""
+    if radix_off:
+        return "radix cache off"
+    kind = strategy if strategy in ("extra_buffer", "extra_buffer_lazy") else "no extra buffer"
+    return f"{kind}, overlap {'on' if overlap else 'off'}"
 
 
 def _short(refusal: object) -> str:
@@ -194,6 +228,14 @@ def _differences(theirs: Mapping[str, Any], plan: Mapping[str, Any]) -> list[str
             f"K={theirs.get('slots')}"
         ]
     out = []
+    if "strategy" in theirs:
+        ours = _strategy_text(
+            plan["mamba_radix_cache_strategy"] == "none" or bool(plan["disable_radix_cache"]),
+            plan["mamba_radix_cache_strategy"],
+            bool(plan["overlap_schedule"]),
+        )
+        if theirs["strategy"] != ours:
+            out.append(f"strategy: release {theirs['strategy']}, package {ours}")
     for name in FIELDS:
         if theirs.get(name) != plan.get(name):
             out.append(f"{name}: release {theirs.get(name)}, package {plan.get(name)}")
