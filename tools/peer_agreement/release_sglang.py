@@ -657,11 +657,18 @@ class ReleaseSglang:
         )
         for name, function in self.server_methods.items():
             object.__setattr__(args, name, functools.partial(function, args))
+        lazy = extra and strategy == "extra_buffer_lazy"
+        if "mamba_extra_buffer_of" in self.helpers:
+            # The derived exec flags (0.5.20+: Derived(fn=...mamba_extra_buffer_of), R's
+            # arg_groups/fields/exec_.py), from R's own predicates.
+            extra = bool(self.helpers["mamba_extra_buffer_of"](args))
+            if "mamba_extra_buffer_lazy_of" in self.helpers:
+                lazy = bool(self.helpers["mamba_extra_buffer_lazy_of"](args))
         mamba = _Bag(
             touched,
             "exec.mamba",
             enable_mamba_extra_buffer=extra,
-            enable_mamba_extra_buffer_lazy=extra and strategy == "extra_buffer_lazy",
+            enable_mamba_extra_buffer_lazy=lazy,
             mamba_radix_cache_strategy=strategy,
             enable_linear_replayssm_spec=False,
             linear_replayssm_cache_len=None,
