@@ -249,8 +249,13 @@ def run_grid(
     tps: Sequence[int],
     specs: Sequence[int],
     launches: Sequence[str] = ("default",),
+    code_of: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """Every case at every release, both sides; ``code_of`` runs another release's code
+    against the package at a release (``{"0.5.17": "0.5.16"}``: the check that the oracle sees
+    a rule change)."""
     started = time.monotonic()
+    code_of = code_of or {}
     cases = _cases(configs, tps, specs, launches)
     jobs = [job for v in releases for case in cases for job in _package_jobs(v, case)]
     package = iter(run_repo(repo, jobs))
@@ -262,7 +267,7 @@ def run_grid(
         gaps: dict[str, int] = defaultdict(int)
         unmodelled: dict[str, int] = defaultdict(int)
         try:
-            release: ReleaseSglang | None = ReleaseSglang(version)
+            release: ReleaseSglang | None = ReleaseSglang(code_of.get(version, version))
         except Exception as error:
             release, load_error = None, f"loading: {error!r}"
         if release is not None:
@@ -398,6 +403,11 @@ def add_parser(sub: Any) -> None:
         default="default",
         help=f"comma list of launch variants ({', '.join(LAUNCHES)}), or 'all'",
     )
+    command.add_argument(
+        "--code-of",
+        default="",
+        help="R=S,...: run release S's code against the package at R (the swap check)",
+    )
     command.add_argument("--out", type=Path, help="write the report here (default: print)")
 
 
@@ -425,6 +435,7 @@ def command_sglang_releases(arguments: argparse.Namespace) -> int:
         [int(t) for t in arguments.tp.split(",")],
         [int(s) for s in arguments.spec.split(",")],
         list(LAUNCHES) if arguments.launches == "all" else arguments.launches.split(","),
+        dict(pair.split("=", 1) for pair in arguments.code_of.split(",") if pair),
     )
     text = render(result, configs)
     if arguments.out:
