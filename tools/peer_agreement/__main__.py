@@ -42,6 +42,8 @@ from peer_agreement.compare import Tally, run_repo, state_differences
 from peer_agreement.peer_state import PeerState
 from peer_agreement.release_report import add_parser as add_releases_parser
 from peer_agreement.release_report import command_releases
+from peer_agreement.release_sglang_grid import add_parser as add_sglang_releases_parser
+from peer_agreement.release_sglang_grid import command_sglang_releases
 from peer_agreement.states import SglangStates, VllmStates, family_of
 from peer_agreement.transformers_configs import generate, generate_pinned
 from peer_agreement.wheels import DOWNLOAD_HINT, find_wheels, open_wheels
@@ -89,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
             "then read every config through their own config classes (config_classes.py)",
         )
     add_releases_parser(sub)
+    add_sglang_releases_parser(sub)
     return parser
 
 
@@ -419,6 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
     if arguments.command == "releases":
         return command_releases(arguments)
+    if arguments.command == "sglang-releases":
+        return command_sglang_releases(arguments)
     if not arguments.wheels:
         print(f"peer_agreement: give --wheels ({DOWNLOAD_HINT})", file=sys.stderr)
         return 2

@@ -1,0 +1,445 @@
+"""``python tools/peer_agreement sglang-releases``: each SGLang release's own pool, ratio and
+running-cap code (``release_sglang``) against ``sglang_reservation(..., version=R)``, case by
+case, and the per-release table.
+
+A case is a config, a tp (1, 2, 4, 8), a speculative length (0, 2: EAGLE/NEXTN, topk 1) and the
+radix cache on or off (``--disable-radix-cache``), with ``available_memory`` 40 GiB (the
+``rest`` the pool function receives) and every other flag at its default. Compared: ``ratio``,
+``slots`` (K), ``pool_bytes``, ``kv_tokens`` and ``max_running_requests``; a refusal is an
+answer (both refusing agree). The release's functions are fed the package's per-request state
+bytes, state-layer count, KV bytes per token, context length, page size and strategy
+resolution (``release_sglang.FED``). Cases the package refuses as not modelled are counted
+apart; cases it refuses before the pool (an architecture the release does not serve, a config
+it cannot read) and cases the release's code cannot be run on are "not compared", with the
+reason, never agreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .compare import run_repo
+from .release_sglang import FED, ReleaseSglang
+
+__all__ = ["BUDGET", "add_parser", "command_sglang_releases", "default_releases", "run_grid"]
+
+BUDGET = 40 << 30
+PROBE_BUDGET = 1 << 42
+FIELDS = ("ratio", "slots", "pool_bytes", "kv_tokens", "max_running_requests")
+
+
+def default_releases(repo: Path) -> list[str]:
+    """For every rule set of ``--repo``'s ``releases.sglang.CHANGES`` (and the baseline), its
+    first release and the last release before the next change."""
+    sys.path.insert(0, str(repo))
+    from decode_ring.releases import SGLANG_RELEASES
+    from decode_ring.releases.sglang import CHANGES, MODELLED
+
+    releases = list(SGLANG_RELEASES[SGLANG_RELEASES.index(MODELLED) :])
+    starts = sorted({releases.index(c.since) for c in CHANGES if c.since in releases} | {0})
+    chosen: set[int] = set()
+    for position, start in enumerate(starts):
+        end = starts[position + 1] - 1 if position + 1 < len(starts) else len(releases) - 1
+        chosen |= {start, end}
+    return [releases[i] for i in sorted(chosen)]
+
+
+# Launch variants beyond the defaults (``--launches``): flags whose rules the default launch
+# does not reach (the running cap held to the estimate or the tokens, the pool size given, the
+# strategy asked for by name).
+LAUNCHES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "mrr64": {"max_running_requests": 64},
+    "mrr5000": {"max_running_requests": 5000},
+    "mmcs200": {"max_mamba_cache_size": 200},
+    "extra_buffer": {"mamba_radix_cache_strategy": "extra_buffer"},
+    "no_buffer": {"mamba_radix_cache_strategy": "no_buffer", "disable_overlap_schedule": True},
+}
+
+
+def _cases(
+    configs: Sequence[Path],
+    tps: Sequence[int],
+    specs: Sequence[int],
+    launches: Sequence[str] = ("default",),
+) -> list[dict]:
+    return [
+        {"config": str(path), "tp": tp, "spec": spec, "disable_radix_cache": radix_off,
+         "launch": launch}
+        for launch in launches
+        for path in configs
+        for tp in tps
+        for spec in specs
+        for radix_off in (False, True)
+    ]  # fmt: skip
+
+
+def _package_jobs(version: str, case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    config = str(Path(case["config"]).resolve())
+    return [
+        {
+            "kind": "state",
+            "config": config,
+            "tp": case["tp"],
+            "spec": 0,
+            "layout": "sglang",
+            "version": version,
+        },
+        {
+            "kind": "reservation",
+            "server": "sglang",
+            "config": config,
+            "arguments": {
+                "version": version,
+                "tp_size": case["tp"],
+                "available_memory": BUDGET,
+                "speculative_num_draft_tokens": case["spec"],
+                "disable_radix_cache": case["disable_radix_cache"],
+                **LAUNCHES[case["launch"]],
+            },
+        },
+        {
+            # The same launch with room to spare: where the package refuses the 40 GiB budget,
+            # its strategy resolution, cell size, context and page size for the launch.
+            "kind": "reservation",
+            "server": "sglang",
+            "config": config,
+            "arguments": {
+                "version": version,
+                "tp_size": case["tp"],
+                "available_memory": PROBE_BUDGET,
+                "speculative_num_draft_tokens": case["spec"],
+                "disable_radix_cache": case["disable_radix_cache"],
+                **LAUNCHES[case["launch"]],
+            },
+        },
+    ]
+
+
+def _not_modelled(answer: Mapping[str, Any]) -> bool:
+    refusal = str(answer.get("refusal", ""))
+    return refusal.startswith(("UnmodelledReleaseError", "NotModelledError")) or (
+        refusal.startswith("ServerArgumentError") and "modelled" in refusal
+    )
+
+
+def _release_answer(
+    release: ReleaseSglang,
+    case: Mapping[str, Any],
+    state: Mapping[str, Any],
+    plan: Mapping,
+    probe: Mapping,
+) -> dict[str, Any]:
+    """Release ``R``'s answer, fed the package's state bytes and strategy resolution (from the
+    probe where the package refuses the 40 GiB launch)."""
+    flags = LAUNCHES[case["launch"]]
+    if "refusal" in state:
+        return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
+    if "refusal" in plan and "refusal" not in probe:
+        plan = probe
+    resolved: tuple[bool, str, bool] | None = None
+    if "refusal" in plan:
+        # The package refuses after the state: run the release's pool on the package's state
+        # with the radix cache as asked (no strategy, cell or context to feed).
+        strategy, radix_off, overlap, cell, context, page, layers = (
+            "no_buffer", bool(case["disable_radix_cache"]), True, None, 4096, 1,
+            sum(len(g["layer_indices"]) for g in state.get("groups", [])[:1]),
+        )  # fmt: skip
+    else:
+        strategy = plan["mamba_radix_cache_strategy"]
+        radix_off = bool(plan["disable_radix_cache"]) or strategy == "none"
+        overlap, cell = bool(plan["overlap_schedule"]), plan["kv_bytes_per_token"]
+        context, page, layers = plan["context_length"], plan["page_size"], plan["state_layers"]
+        if release.resolution_fn is not None:
+            # From 0.5.15 the release's own strategy resolution, fed to its pool code.
+            try:
+                resolved = release.resolve(
+                    plan["architecture"],
+                    _config(case["config"]),
+                    bool(case["disable_radix_cache"]),
+                    flags.get("mamba_radix_cache_strategy", "auto"),
+                    bool(flags.get("disable_overlap_schedule", False)),
+                )
+            except Exception as error:
+                return {"oracle_gap": f"resolution: {type(error).__name__}: {error}"[:140]}
+            radix_off, strategy, overlap = resolved
+        if strategy == "none":
+            strategy = "no_buffer"
+    try:
+        answer = release.case(
+            per_req=state["per_sequence_bytes"],
+            state_layers=layers,
+            cell=cell,
+            context_len=context,
+            page_size=page,
+            budget=BUDGET,
+            spec=case["spec"],
+            disable_radix_cache=radix_off,
+            strategy=strategy,
+            overlap=overlap,
+            max_running_requests=flags.get("max_running_requests"),
+            max_mamba_cache_size=flags.get("max_mamba_cache_size"),
+        )
+        if resolved is not None and "refusal" not in answer:
+            answer["strategy"] = _strategy_text(*resolved)
+        return answer
+    except Exception as error:  # the release's code could not be run on this case
+        return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
+
+
+@functools.cache
+def _config(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return data
+
+
+def _strategy_text(radix_off: bool, strategy: str, overlap: bool) -> str:
+    """What the pool code reads of the resolution: the radix cache off, or the extra buffer
+    (lazy or not; ``auto`` and ``no_buffer`` are the same to it) and the overlap scheduler."""
+    if radix_off:
+        return "radix cache off"
+    kind = strategy if strategy in ("extra_buffer", "extra_buffer_lazy") else "no extra buffer"
+    return f"{kind}, overlap {'on' if overlap else 'off'}"
+
+
+def _short(refusal: object) -> str:
+    """A refusal without the config's path, cut to 110 characters."""
+    text = re.sub(r"'[^']*/tests/configs/([^']+)'", r"\1", str(refusal))
+    return text[:110]
+
+
+def _differences(theirs: Mapping[str, Any], plan: Mapping[str, Any]) -> list[str]:
+    if "refusal" in theirs:
+        if "refusal" in plan:
+            return []
+        return [f"refusal: release refuses ({theirs['refusal'][:160]}), package answers"]
+    if "refusal" in plan:
+        return [
+            f"refusal: package refuses ({str(plan['refusal'])[:160]}), release answers "
+            f"K={theirs.get('slots')}"
+        ]
+    out = []
+    if "strategy" in theirs:
+        ours = _strategy_text(
+            plan["mamba_radix_cache_strategy"] == "none" or bool(plan["disable_radix_cache"]),
+            plan["mamba_radix_cache_strategy"],
+            bool(plan["overlap_schedule"]),
+        )
+        if theirs["strategy"] != ours:
+            out.append(f"strategy: release {theirs['strategy']}, package {ours}")
+    for name in FIELDS:
+        if theirs.get(name) != plan.get(name):
+            out.append(f"{name}: release {theirs.get(name)}, package {plan.get(name)}")
+    return out
+
+
+def run_grid(
+    repo: Path,
+    releases: Sequence[str],
+    configs: Sequence[Path],
+    tps: Sequence[int],
+    specs: Sequence[int],
+    launches: Sequence[str] = ("default",),
+    code_of: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Every case at every release, both sides; ``code_of`` runs another release's code
+    against the package at a release (``{"0.5.17": "0.5.16"}``: the check that the oracle sees
+    a rule change)."""
+    started = time.monotonic()
+    code_of = code_of or {}
+    cases = _cases(configs, tps, specs, launches)
+    jobs = [job for v in releases for case in cases for job in _package_jobs(v, case)]
+    package = iter(run_repo(repo, jobs))
+    rows: dict[str, dict[str, Any]] = {}
+    classes: dict[tuple[str, ...], dict[str, Any]] = {}
+    where: dict[str, dict[str, str]] = {}
+    for version in releases:
+        tally: dict[str, Any] = defaultdict(int)
+        gaps: dict[str, int] = defaultdict(int)
+        unmodelled: dict[str, int] = defaultdict(int)
+        try:
+            release: ReleaseSglang | None = ReleaseSglang(code_of.get(version, version))
+        except Exception as error:
+            release, load_error = None, f"loading: {error!r}"
+        if release is not None:
+            where[version] = {
+                **release.where,
+                **{f"default {k}": f"{v[0]!r} ({v[1]})" for k, v in release.defaults.items()},
+            }
+        clock = time.monotonic()
+        for case in cases:
+            state, plan, probe = next(package), next(package), next(package)
+            tally["cases"] += 1
+            if _not_modelled(plan):
+                tally["not_modelled"] += 1
+                unmodelled[re.sub(r"\d+(\.\d+)*(\.post\d+)?", "N", _short(plan["refusal"]))] += 1
+                continue
+            if release is None:
+                tally["not_compared"] += 1
+                gaps[load_error] += 1
+                continue
+            if "refusal" in plan and "refusal" in state:
+                tally["not_compared"] += 1
+                gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
+                continue
+            theirs = _release_answer(release, case, state, plan, probe)
+            if "oracle_gap" in theirs:
+                tally["not_compared"] += 1
+                gaps[theirs["oracle_gap"]] += 1
+                continue
+            if "refusal" in plan and "refusal" not in theirs and "partial" in theirs:
+                tally["not_compared"] += 1
+                gaps[
+                    f"package refuses after the state ({_short(plan['refusal'])}); the "
+                    f"release's pool function answers K={theirs.get('slots')}"
+                ] += 1
+                continue
+            found = _differences(theirs, plan)
+            if not found:
+                tally["agree"] += 1
+                continue
+            tally["disagree"] += 1
+            key = (
+                Path(case["config"]).name,
+                case["launch"],
+                *sorted(f.split(":")[0] for f in found),
+            )
+            entry = classes.setdefault(
+                key,
+                {"releases": [], "count": 0, "example": {**case, "release": version},
+                 "found": found},
+            )  # fmt: skip
+            entry["count"] += 1
+            if version not in entry["releases"]:
+                entry["releases"].append(version)
+        rows[version] = {
+            **tally,
+            "gaps": dict(gaps),
+            "unmodelled": dict(unmodelled),
+            "seconds": round(time.monotonic() - clock, 1),
+        }
+    return {
+        "rows": rows,
+        "classes": classes,
+        "where": where,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+
+
+def reproducer(example: Mapping[str, Any]) -> str:
+    config = Path(example["config"])
+    flags = "".join(f", {k}={v!r}" for k, v in LAUNCHES[example["launch"]].items())
+    return (
+        f"sglang_reservation('tests/configs/{config.name}', version='{example['release']}', "
+        f"available_memory=40 << 30, tp_size={example['tp']}, "
+        f"speculative_num_draft_tokens={example['spec']}, "
+        f"disable_radix_cache={example['disable_radix_cache']}{flags})"
+    )
+
+
+def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
+    rows = result["rows"]
+    lines = [
+        "| release | cases | agree | disagree | not modelled | not compared |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for version, row in rows.items():
+        lines.append(
+            f"| {version} | {row.get('cases', 0)} | {row.get('agree', 0)} | "
+            f"{row.get('disagree', 0)} | {row.get('not_modelled', 0)} | "
+            f"{row.get('not_compared', 0)} |"
+        )
+    lines += ["", "Not modelled by the package, by release and reason:", ""]
+    for version, row in rows.items():
+        for reason, count in sorted(row["unmodelled"].items(), key=lambda item: -item[1]):
+            lines.append(f"* {version}: {count} x {reason}")
+    lines += ["", "Not compared, by release and reason:", ""]
+    for version, row in rows.items():
+        for gap, count in sorted(row["gaps"].items(), key=lambda item: -item[1]):
+            lines.append(f"* {version}: {count} x {gap}")
+    lines += ["", "Disagreement classes (config, fields), with the first case found:", ""]
+    if not result["classes"]:
+        lines.append("* none")
+    for key, entry in sorted(result["classes"].items(), key=lambda item: -item[1]["count"]):
+        lines.append(
+            f"* `{key[0]}` ({key[1]}) {', '.join(key[2:])}: {entry['count']} cases, releases "
+            f"{', '.join(entry['releases'])}. Reproducer: `{reproducer(entry['example'])}`: "
+            + "; ".join(entry["found"])
+        )
+    lines += ["", "What each release's run located in its own tree (and the defaults read):", ""]
+    for version, found in result["where"].items():
+        lines.append(f"* {version}: " + "; ".join(f"{k}: {v}" for k, v in found.items()))
+    lines += ["", "Fed by the package or mirrored (not the release's code):", ""]
+    lines += [f"* {item}" for item in FED]
+    lines += ["", f"Configs: {len(configs)}; run time {result['seconds']} s."]
+    return "\n".join(lines) + "\n"
+
+
+def add_parser(sub: Any) -> None:
+    command = sub.add_parser(
+        "sglang-releases", help="each SGLang release's own pool code against the package"
+    )
+    command.add_argument("--repo", required=True, type=Path, help="decode_ring checkout")
+    command.add_argument(
+        "--releases",
+        default=None,
+        help="comma list (default: each rule set's first and last release); 'all' for every "
+        "modelled one",
+    )
+    command.add_argument("--configs", nargs="+", default=[Path("tests/configs")], type=Path)
+    command.add_argument("--tp", default="1,2,4,8")
+    command.add_argument("--spec", default="0,2")
+    command.add_argument(
+        "--launches",
+        default="default",
+        help=f"comma list of launch variants ({', '.join(LAUNCHES)}), or 'all'",
+    )
+    command.add_argument(
+        "--code-of",
+        default="",
+        help="R=S,...: run release S's code against the package at R (the swap check)",
+    )
+    command.add_argument("--out", type=Path, help="write the report here (default: print)")
+
+
+def command_sglang_releases(arguments: argparse.Namespace) -> int:
+    repo = arguments.repo.resolve()
+    if arguments.releases == "all":
+        sys.path.insert(0, str(repo))
+        from decode_ring.releases import SGLANG_RELEASES
+        from decode_ring.releases.sglang import MODELLED
+
+        releases = list(SGLANG_RELEASES[SGLANG_RELEASES.index(MODELLED) :])
+    elif arguments.releases:
+        releases = arguments.releases.split(",")
+    else:
+        releases = default_releases(repo)
+    configs = sorted(
+        path
+        for folder in arguments.configs
+        for path in ([folder] if folder.is_file() else folder.glob("*.json"))
+    )
+    result = run_grid(
+        repo,
+        releases,
+        configs,
+        [int(t) for t in arguments.tp.split(",")],
+        [int(s) for s in arguments.spec.split(",")],
+        list(LAUNCHES) if arguments.launches == "all" else arguments.launches.split(","),
+        dict(pair.split("=", 1) for pair in arguments.code_of.split(",") if pair),
+    )
+    text = render(result, configs)
+    if arguments.out:
+        arguments.out.write_text(text, encoding="utf-8")
+    else:
+        print(text)
+    return 0
