@@ -743,3 +743,15 @@ def test_plans_launch_line_is_read_as_its_release_reads_it(
     status, out, err = run(capsys, *plan, "--vllm-version", "0.13.0", "--", "--swap-space", "4")
     assert (status, err) == (0, "")
     assert "vLLM 0.13.0" in out
+
+
+def test_a_list_flag_reads_each_of_its_values(capsys: pytest.CaptureFixture[str]) -> None:
+    # --cudagraph-capture-sizes takes one or more integers (nargs "+", vllm-0.33.0:vllm/engine/
+    # arg_utils.py); the line's values were handed to the integer reader as one list (a
+    # traceback, found by the mutation run).
+    line = ("serve", NEMOTRON, "--kv-cache-memory-bytes", "20G", "--cudagraph-capture-sizes")
+    assert answer(capsys, "vllm", *line, "1", "2", "4")["cuda_graph_sizes"] == 3
+    assert answer(capsys, "vllm", *line, "8")["cuda_graph_sizes"] == 1
+    assert refusal(capsys, "vllm", *line, "1", "x") == (
+        "argument --cudagraph-capture-sizes: not a non-negative integer: 'x'"
+    )

@@ -330,10 +330,18 @@ def _read(spec: ServerFlag, given: Given) -> Any:
     name = f"argument {given.spelling}"
     if spec.switch is not None:
         return bool(value)
-    if not spec.many and isinstance(value, list):
+    if spec.many:
+        # A list flag (nargs "+"): each value read with the row's grammar, as argparse applies
+        # a type to each.
+        values = [value] if isinstance(value, str) else list(value)
+        return [_read_one(spec, one, name) for one in values]
+    if isinstance(value, list):
         value = value[-1]
-    if spec.many and isinstance(value, str):
-        value = [value]
+    return _read_one(spec, value, name)
+
+
+def _read_one(spec: ServerFlag, value: Any, name: str) -> Any:
+    """One value of a modelled flag, read and checked against its choices."""
     try:
         read = spec.read(value) if spec.read is not None else value
     except (argparse.ArgumentTypeError, ValueError) as error:
