@@ -739,9 +739,20 @@ def test_sglang_no_buffer_takes_only_one_token_pages() -> None:
         )
     ones = sglang_reservation(JET, available_memory=20 * GiB, page_size=1)
     assert (ones.mamba_radix_cache_strategy, ones.ratio) == ("no_buffer", 3)
-    # Before 0.5.14 no_buffer asserted nothing of the page (sglang-0.5.10 server_args.py:2189).
-    old = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=16)
-    assert (old.mamba_radix_cache_strategy, old.page_size) == ("no_buffer", 16)
+    # Before 0.5.14 no_buffer asserted nothing of the page: 0.5.11 to 0.5.13 set it to 1, with a
+    # warning (sglang-0.5.11:sglang/srt/server_args.py:2420-2427; the same at sglang-0.5.13:
+    # :2721-2727), and 0.5.10 kept it (sglang-0.5.10:sglang/srt/server_args.py:2189-2199).
+    reset = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=16)
+    assert (reset.mamba_radix_cache_strategy, reset.page_size) == ("no_buffer", 1)
+    assert reset.page_size_rule == "SGLang 0.5.13 sets 1 for no_buffer (--page-size 16)"
+    # 20 GiB holds 2,764,631 tokens of JetNemotron's KV at page 1, 2,764,624 in 16-token pages.
+    assert reset.kv_tokens == 2_764_631
+    assert (
+        sglang_reservation(JET, version="0.5.11", available_memory=20 * GiB, page_size=16).page_size
+        == 1
+    )
+    kept = sglang_reservation(JET, version="0.5.10", available_memory=20 * GiB, page_size=16)
+    assert (kept.page_size, kept.kv_tokens) == (16, 2_764_624)
 
 
 def test_sglang_disable_overlap_schedule_moves_nothing_else() -> None:

@@ -78,7 +78,9 @@ class SglangRules:
     ``radix_off_archs``, those whose call turns the radix cache off (ratio 1);
     ``extra_buffer_archs``, those that support the extra buffer; ``no_buffer_asserts_overlap``,
     whether ``no_buffer`` asked for by name needs ``--disable-overlap-schedule`` (before, it
-    turns the overlap scheduler off); ``no_buffer_tracking_slots``, the slots a ``no_buffer``
+    turns the overlap scheduler off); ``no_buffer_resets_page``, whether ``no_buffer`` with the
+    radix cache sets ``--page-size`` to 1 (0.5.11 to 0.5.13; from 0.5.14 it asserts 1 instead,
+    and before it keeps the page); ``no_buffer_tracking_slots``, the slots a ``no_buffer``
     request holds beyond the base 3 (0.5.7 adds the extra buffer's 2 to every radix-cache
     launch).
 
@@ -119,6 +121,7 @@ class SglangRules:
     radix_off_archs: frozenset[str]
     extra_buffer_archs: frozenset[str]
     no_buffer_asserts_overlap: bool
+    no_buffer_resets_page: bool
     no_buffer_tracking_slots: int
     strategy_flag: bool
     slots_flag_with_radix: bool
@@ -259,6 +262,7 @@ BASELINE: Final = SglangRules(
     radix_off_archs=_RADIX_0_5_3_POST3,
     extra_buffer_archs=frozenset(),
     no_buffer_asserts_overlap=False,
+    no_buffer_resets_page=False,
     # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1597-1605: ratio 3 with the
     # radix cache on, 1 off.
     no_buffer_tracking_slots=0,
@@ -430,6 +434,11 @@ CHANGES: Final = (
         "sglang-0.5.10:sglang/srt/model_executor/model_runner.py:1246-1253",
     ),
     RuleChange(
+        "0.5.11", "no_buffer_resets_page", True,
+        "no_buffer with the radix cache sets --page-size to 1 (with a warning)",
+        "sglang-0.5.11:sglang/srt/server_args.py:2420-2427",
+    ),
+    RuleChange(
         "0.5.12", "radix_archs",
         _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
                          "MiniCPMV4_6ForConditionalGeneration"},
@@ -488,6 +497,11 @@ CHANGES: Final = (
         "0.5.14", "extra_buffer_archs", _EXTRA_BUFFER_0_5_14,
         "the extra-buffer architectures listed",
         "sglang-0.5.14:sglang/srt/server_args.py:4338-4353",
+    ),
+    RuleChange(
+        "0.5.14", "no_buffer_resets_page", False,
+        "no_buffer asserts page_size 1 (_validate_mamba_no_buffer) rather than setting it",
+        "sglang-0.5.14:sglang/srt/server_args.py:4355-4356",
     ),
     RuleChange(
         "0.5.14", "no_buffer_asserts_overlap", True,

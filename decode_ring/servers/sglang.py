@@ -290,8 +290,13 @@ class SglangReservation:
 
 def _fields(*steps: Any) -> dict[str, Any]:
     """The fields of the steps' frozen values, which are the reservation's fields of the same
-    names."""
-    return {field.name: getattr(step, field.name) for step in steps for field in fields(step)}
+    names; a field whose name starts with ``_`` passes between steps only."""
+    return {
+        field.name: getattr(step, field.name)
+        for step in steps
+        for field in fields(step)
+        if not field.name.startswith("_")
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,7 +488,7 @@ def sglang_reservation(
     running = _handle_eagle_family(launch)
     cache = _handle_max_mamba_cache(model, launch, ratio.ratio, running, strategy)
     cell = _draft_cell(model, launch, _compute_cell_size(model, architecture, launch))
-    page = _page_size(launch, architecture)
+    page = _page_size(launch, architecture, strategy)
     tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
     requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, (cell, tokens), context)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
@@ -767,9 +772,13 @@ _SM100_PAGE_64_ARCHS: Final = frozenset(
 )
 
 
-def _page_size(launch: _Launch, architecture: str) -> _PageSize:
+def _page_size(launch: _Launch, architecture: str, strategy: _Strategy | None = None) -> _PageSize:
     """``--page-size``, else SGLang's: 64 where a Blackwell model override picks trtllm_mha,
-    else 1 (overrides.py:1341-1363)."""
+    else 1 (overrides.py:1341-1363); 1 where the release sets it so for the strategy
+    (``no_buffer`` in 0.5.11 to 0.5.13, sglang-0.5.11:sglang/srt/server_args.py:2420-2427)."""
+    given = launch.page_size
+    if strategy is not None and strategy._resets_page and given not in (None, 1):
+        return _PageSize(1, f"{launch.release.release} sets 1 for no_buffer (--page-size {given})")
     if launch.page_size is not None:
         return _PageSize(launch.page_size, "--page-size")
     if capability_major(launch.gpu_arch) == 10 and architecture in _SM100_PAGE_64_ARCHS:
@@ -882,6 +891,8 @@ class _Strategy:
     mamba_radix_cache_strategy: str
     strategy_rule: str
     overlap_schedule: bool
+    # Whether the release sets --page-size to 1 for it (SglangRules.no_buffer_resets_page).
+    _resets_page: bool = False
 
 
 def _mamba_radix_cache_resolution(
@@ -944,7 +955,7 @@ def _resolved_strategy(launch: _Launch, architecture: str, requested: str) -> _S
         off = f"{release} turns the overlap scheduler off"
         if not overlap:
             off = "overlap scheduler off (--disable-overlap-schedule)"
-        return _Strategy("no_buffer", f"{named}; {off}", False)
+        return _Strategy("no_buffer", f"{named}; {off}", False, rules.no_buffer_resets_page)
     extra_buffer = rules.supports_extra_buffer(architecture)
     page_size = launch.page_size or 1
     if requested == "auto":
