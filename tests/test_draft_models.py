@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from decode_ring.cli import main
-from decode_ring.models import TensorParallelSplitError
+from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -206,6 +206,46 @@ def test_sglang_scales_the_cell_by_an_eagle_drafts_layers() -> None:
     assert drafted.kv_bytes_per_token_rule == (
         f"{plain.kv_bytes_per_token_rule} + the draft's 2 layers ({extra} B)"
     )
+
+
+def test_sglang_takes_a_drafts_own_nextn_count_and_its_hidden_layers() -> None:
+    # draft_kv_num_layers (sglang-0.5.23:sglang/srt/model_executor/model_runner_components/
+    # spec_aux_hidden_state.py:156-163): the draft's num_nextn_predict_layers where it has one,
+    # else max(num_hidden_layers, num_attention_layers), not the attention layers alone.
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    plain = sglang_reservation(QWEN3_NEXT, **flags).kv_bytes_per_token
+    llama = {**DFLASH, "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 1}
+    nextn = sglang_reservation(
+        QWEN3_NEXT, draft_config=llama | {"num_nextn_predict_layers": 3}, **flags
+    )
+    assert nextn.kv_bytes_per_token == plain + plain * 3 // 12
+    # A hybrid draft without the field: Qwen3-Next's 48 layers (12 of them attention) count 48.
+    hybrid = sglang_reservation(QWEN3_NEXT, draft_config=QWEN3_NEXT, **flags)
+    assert hybrid.kv_bytes_per_token == plain + plain * 48 // 12
+    # Nemotron-H's class holds num_nextn_predict_layers 0 (sglang/srt/configs/nemotron_h.py:300):
+    # zero draft layers, whatever its hidden layers.
+    zero = sglang_reservation(
+        QWEN3_NEXT, draft_config=CONFIGS / "nemotron-nano-9b-v2.json", **flags
+    )
+    assert zero.kv_bytes_per_token == plain
+
+
+def test_sglang_reads_a_targets_nextn_count_as_int_does() -> None:
+    # SGLang takes int() of num_nextn_predict_layers (spec_aux_hidden_state.py:156-157): true
+    # is one draft layer; a count int() would not make one of 0 or more is refused.
+    flags: dict[str, Any] = {"available_memory": 60 * GIB, "speculative_num_draft_tokens": 2}
+    target = json.loads(Path(QWEN3_NEXT).read_text())
+    plain = sglang_reservation(target, **flags).kv_bytes_per_token
+    one = sglang_reservation(target | {"num_nextn_predict_layers": True}, **flags)
+    assert one.kv_bytes_per_token == plain + plain // 12
+    for bad in ("two", -1, [1]):
+        with pytest.raises(ModelConfigError) as raised:
+            sglang_reservation(target | {"num_nextn_predict_layers": bad}, **flags)
+        assert raised.value.field == "num_nextn_predict_layers"
 
 
 @pytest.mark.parametrize(

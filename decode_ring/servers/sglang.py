@@ -729,26 +729,53 @@ def _weights(model: HybridModel, launch: _Launch) -> tuple[int | None, str]:
 
 def _draft_cell(model: HybridModel, launch: _Launch, cell: _CellSize) -> _CellSize:
     """An EAGLE/NEXTN draft's KV beside the target's: ``cell x draft layers / target layers``
-    more bytes a token (``DefaultPoolConfigurator``, pool_configurator.py:259-313); the draft
-    layers are the draft config's attention layers, else the target's
-    ``num_nextn_predict_layers`` as SGLang's config class holds it (spec_aux_hidden_state.py:
-    174-176; transformers' ``Glm5NextConfig`` defaults it to 1: ``class_fields``)."""
+    more bytes a token (``DefaultPoolConfigurator``, pool_configurator.py:259-313), the draft
+    layers as ``_draft_layers`` counts them."""
     if not launch.speculative_num_draft_tokens or not cell.kv_bytes_per_token:
         return cell
     attention = model.state.attention
     target = len(attention.layer_indices) if attention is not None else 0
-    if launch.draft_config is not None:
-        draft = ssm_state(load_config(launch.draft_config), layout="sglang", tp_size=launch.tp_size)
-        layers = len(draft.attention.layer_indices) if draft.attention is not None else 0
-    else:
-        nextn = class_fields(model.config, layout="sglang").get("num_nextn_predict_layers")
-        layers = nextn if isinstance(nextn, int) and not isinstance(nextn, bool) else 0
+    layers = _draft_layers(model, launch)
     if not layers or not target:
         return cell
     extra = int(cell.kv_bytes_per_token * layers / target)
     return _CellSize(
         cell.kv_bytes_per_token + extra,
         f"{cell.kv_bytes_per_token_rule} + the draft's {layers} layers ({extra} B)",
+    )
+
+
+def _draft_layers(model: HybridModel, launch: _Launch) -> int:
+    """The draft's KV layers (``draft_kv_num_layers``, spec_aux_hidden_state.py:156-163): the
+    draft config's ``num_nextn_predict_layers`` where its class holds one, else the larger of
+    its hidden and its attention layers; without a draft config, the target's
+    ``num_nextn_predict_layers`` as SGLang's config class holds it (transformers'
+    ``Glm5NextConfig`` defaults it to 1: ``class_fields``), none where it holds none. SGLang
+    takes ``int()`` of the count; a count that is not a whole number of 0 or more is refused."""
+    if launch.draft_config is None:
+        nextn = class_fields(model.config, layout="sglang").get("num_nextn_predict_layers")
+        return 0 if nextn is None else _layer_count("num_nextn_predict_layers", nextn)
+    loaded = load_config(launch.draft_config)
+    # The draft is split at the target's tp (its heads refused where they do not divide).
+    draft = ssm_state(loaded, layout="sglang", tp_size=launch.tp_size)
+    fields = class_fields(loaded, layout="sglang")
+    nextn = fields.get("num_nextn_predict_layers")
+    if nextn is not None:
+        return _layer_count("num_nextn_predict_layers", nextn)
+    attention = len(draft.attention.layer_indices) if draft.attention is not None else 0
+    hidden = fields.get("num_hidden_layers", attention)
+    return max(_layer_count("num_hidden_layers", hidden), attention)
+
+
+def _layer_count(name: str, value: object) -> int:
+    """A draft layer count SGLang passes through ``int()``: a whole number (a bool counts as 0
+    or 1, as ``int`` reads it) of 0 or more; anything else refused naming the field."""
+    if isinstance(value, bool) or (isinstance(value, int) and value >= 0):
+        return int(value)
+    raise ModelConfigError(
+        f"field {name!a}: {show(value)} is not a count of draft layers (SGLang takes int() of "
+        "it, model_runner_components/spec_aux_hidden_state.py:156-163)",
+        field=name,
     )
 
 
