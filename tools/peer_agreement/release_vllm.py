@@ -114,6 +114,7 @@ class ReleaseVllm:
         self._hooks()
         self._platform()
         self._mamba_base()
+        self._speculative()
 
     # -- the release's pieces ---------------------------------------------------------------
 
@@ -178,12 +179,29 @@ class ReleaseVllm:
             )
             self.mamba_base = self.code.class_with(relative, "MambaBase", names, "ReleaseMambaBase")
 
-    def _model_class(self, file: str, cls: str) -> Any:
+    def _speculative(self) -> None:
+        """``SpeculativeConfig``'s own ``use_multi_module_mtp`` (0.28 on: ``get_kv_cache_configs``
+        asks it, vllm-0.28.0:vllm/v1/core/kv_cache_utils.py:2137-2142), run on the stand-in
+        speculative config; the class itself (its ``__post_init__`` builds the draft model) is
+        not."""
+        relative = self.tree.defining("SpeculativeConfig", method="use_multi_module_mtp")
+        self.speculative_cls: Any = None
+        if relative is not None:
+            self.speculative_cls = self.code.class_with(
+                relative, "SpeculativeConfig", ["use_multi_module_mtp"], "ReleaseSpeculativeConfig"
+            )
+
+    def _model_class(self, file: str, cls: str, seen: frozenset[str] = frozenset()) -> Any:
         """The model class's state classmethods (and its other class/static methods they
-        call), from the class of the release's file that defines each, bases followed."""
+        call), from the class of the release's file that defines each, bases followed. A model
+        class the methods name (Kimi K3's delegate to ``KimiLinearForCausalLM`` of the same
+        file, vllm-0.28.0:vllm/models/kimi_k3/nvidia/model.py:2091-2105) is made the same way
+        from the release's own definition, where the owner's file defines or imports it, and
+        bound under its name."""
         owners = {method: self.tree.method_owner(file, cls, method) for method in (SHAPE, DTYPE)}
         if owners[SHAPE] is None or owners[DTYPE] is None:
             return None
+        seen = seen | {cls}
         self.code.load(owners[SHAPE][0], _functions(self.tree, owners[SHAPE][0]))
         methods: dict[str, Any] = {}
         for owner_file, owner_cls in {owners[SHAPE], owners[DTYPE]}:  # type: ignore[misc]
@@ -198,6 +216,14 @@ class ReleaseVllm:
                 )
             ]
             self.code.load(owner_file, _functions(self.tree, owner_file))
+            for named in sorted(_names_in(node, names) - seen - {owner_cls}):
+                if self.tree.class_node(owner_file, named) is None and (
+                    self.tree.import_source(owner_file, named) is None
+                ):
+                    continue
+                delegate = self._model_class(owner_file, named, seen)
+                if delegate is not None:
+                    self.code.ns[named] = delegate
             made = self.code.class_with(owner_file, owner_cls, names, f"Model_{owner_cls}")
             methods.update({n: made.__dict__[n] for n in names})
         return type("ReleaseModel", (), methods)
@@ -420,6 +446,17 @@ class ReleaseVllm:
         # CacheConfig.get_resolved_kv_cache_layout: the NHD default, not block-outermost.
         cache_config.get_resolved_kv_cache_layout = lambda: NS(is_block_outermost=False)
         speculative = NS(num_speculative_tokens=spec, method="mtp") if spec else None
+        if speculative is not None and self.speculative_cls is not None:
+            # An MTP draft is the target's own checkpoint (SpeculativeConfig.__post_init__:
+            # ``self.model = self.target_model_config.model``, vllm-0.28.0:vllm/config/
+            # speculative.py:759-766) read through ``hf_config_override``, which keeps the
+            # config's ``num_nextn_predict_layers`` (speculative.py:342-640): the draft's
+            # hf_config answers it as the target's does.
+            made_spec = self.speculative_cls()
+            made_spec.__dict__.update(
+                vars(speculative), draft_model_config=NS(hf_config=hf, hf_text_config=text)
+            )
+            speculative = made_spec
         made = NS(
             model_config=model_config,
             cache_config=cache_config,
@@ -595,6 +632,17 @@ def _functions(tree: ReleaseTree, relative: str) -> list[str]:
         for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body
         if isinstance(node, ast.FunctionDef)
     ]
+
+
+def _names_in(node: ast.ClassDef, methods: list[str]) -> set[str]:
+    """The bare names ``methods`` of ``node`` read."""
+    return {
+        n.id
+        for item in node.body
+        if isinstance(item, ast.FunctionDef) and item.name in methods
+        for n in ast.walk(item)
+        if isinstance(n, ast.Name)
+    }
 
 
 def _top_names(tree: ReleaseTree, relative: str) -> list[str]:
