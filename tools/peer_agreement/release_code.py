@@ -218,6 +218,14 @@ def _defined(node: ast.stmt) -> set[str]:
         return {node.name}
     if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
         return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Tuple)
+        and all(isinstance(e, ast.Name) for e in node.targets[0].elts)
+    ):
+        # ``_DIM_L, _DIM_B, ... = 0, 1, ...`` (vllm-0.29.0:vllm/v1/kv_cache_layout.py:12)
+        return {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
         return {node.target.id}
     return set()

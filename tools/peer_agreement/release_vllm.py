@@ -83,7 +83,10 @@ class ReleaseVllm:
         ns["get_kv_cache_dtype_handler"] = lambda name: None
         # vllm/envs.py with nothing set: the variables sizing code reads, at their defaults.
         ns["envs"] = NS(
-            VLLM_USE_V1=True, VLLM_ATTENTION_BACKEND=None, VLLM_SSM_CONV_STATE_LAYOUT=None
+            VLLM_USE_V1=True,
+            VLLM_ATTENTION_BACKEND=None,
+            VLLM_SSM_CONV_STATE_LAYOUT=None,
+            VLLM_KV_CACHE_LAYOUT=None,
         )
         ns["CacheConfig"] = NS(DEFAULT_BLOCK_SIZE=16)
         ns["set_current_vllm_config"] = lambda vc: _null()
@@ -115,6 +118,7 @@ class ReleaseVllm:
         self._platform()
         self._mamba_base()
         self._speculative()
+        self._layout()
 
     # -- the release's pieces ---------------------------------------------------------------
 
@@ -180,16 +184,82 @@ class ReleaseVllm:
             self.mamba_base = self.code.class_with(relative, "MambaBase", names, "ReleaseMambaBase")
 
     def _speculative(self) -> None:
-        """``SpeculativeConfig``'s own ``use_multi_module_mtp`` (0.28 on: ``get_kv_cache_configs``
-        asks it, vllm-0.28.0:vllm/v1/core/kv_cache_utils.py:2137-2142), run on the stand-in
-        speculative config; the class itself (its ``__post_init__`` builds the draft model) is
-        not."""
+        """``SpeculativeConfig``'s own predicates (``use_multi_module_mtp``, 0.28 on:
+        ``get_kv_cache_configs`` asks it, vllm-0.28.0:vllm/v1/core/kv_cache_utils.py:2137-2142;
+        ``use_eagle``, 0.29: ``_annotate_eagle_groups``, vllm-0.29.0:vllm/v1/core/
+        kv_cache_utils.py:1843-1845), every public method of the release's class, run on the
+        stand-in speculative config; the class itself (its ``__post_init__`` builds the draft
+        model) is not."""
         relative = self.tree.defining("SpeculativeConfig", method="use_multi_module_mtp")
         self.speculative_cls: Any = None
         if relative is not None:
+            node = self.tree.class_node(relative, "SpeculativeConfig")
+            assert node is not None
+            plain = ("property", "staticmethod", "classmethod")
+            names = [
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef)
+                and not item.name.startswith("_")
+                and all(ast.unparse(d) in plain for d in item.decorator_list)
+            ]
             self.speculative_cls = self.code.class_with(
-                relative, "SpeculativeConfig", ["use_multi_module_mtp"], "ReleaseSpeculativeConfig"
+                relative, "SpeculativeConfig", names, "ReleaseSpeculativeConfig"
             )
+
+    def _layout(self) -> None:
+        """From 0.29 the KV cache has a physical layout, resolved once by the engine core
+        before the KV cache is planned (``resolve_kv_cache_layout``, vllm-0.29.0:vllm/v1/
+        engine/core.py:286-293) and read back through ``CacheConfig
+        .get_resolved_kv_cache_layout``: the release's own ``KVCacheLayout``,
+        ``_layout_from_name``, ``get_supported_kv_cache_layouts``, ``resolve_kv_cache_layout``
+        and ``get_kv_connector_cache_layout`` are loaded from the files that define them."""
+        self.resolve_layout = self.tree.defining("resolve_kv_cache_layout")
+        if self.resolve_layout is None:
+            return
+        for name in ("KVCacheLayout", "_layout_from_name", "get_kv_connector_cache_layout"):
+            where = self.tree.defining(name)
+            if where is not None:
+                self.code.load(where)
+        if self.tree.has("vllm/v1/kv_cache_layout.py"):
+            self.code.load("vllm/v1/kv_cache_layout.py")
+        cache_file = self.tree.defining("CacheConfig", method="get_resolved_kv_cache_layout")
+        self.resolved_layout_method: Any = None
+        if cache_file is not None:
+            self.code.load(cache_file, [n for n in _assigned(self.tree, cache_file)])
+            self.code.load(cache_file, ["_layout_from_name"])
+            self.resolved_layout_method = self.code.class_with(
+                cache_file,
+                "CacheConfig",
+                ["get_resolved_kv_cache_layout"],
+                "ReleaseCacheConfigLayout",
+            ).get_resolved_kv_cache_layout
+        self.code.load(
+            self.resolve_layout,
+            [
+                *_assigned(self.tree, self.resolve_layout),
+                "_layout_names",
+                "get_supported_kv_cache_layouts",
+                "resolve_kv_cache_layout",
+            ],
+        )
+
+    def _resolve_layout(self, vc: Any, specs: Mapping[str, Any]) -> None:
+        """The engine core's layout resolution, run as the release runs it: every worker
+        reports ``get_supported_kv_cache_layouts`` of its backends (FlashAttention,
+        FlashAttention-MLA and the Mamba backends declare none: ``AttentionBackend
+        .supported_kv_cache_layouts`` returns None, vllm-0.29.0:vllm/v1/attention/
+        backend.py:350-354, so the release's default preference applies); one worker per TP
+        rank, all alike."""
+        if self.resolve_layout is None or self.resolved_layout_method is None:
+            return
+        ns = self.code.ns
+        cache = vc.cache_config
+        cache.get_resolved_kv_cache_layout = lambda: self.resolved_layout_method(cache)
+        backend = NS(supported_kv_cache_layouts=lambda: None)
+        names = [layout.name for layout in ns["get_supported_kv_cache_layouts"]([backend])]
+        tp = vc.parallel_config.tensor_parallel_size
+        ns["resolve_kv_cache_layout"](vc, [list(names) for _ in range(tp)], list(specs.values()))
 
     def _model_class(self, file: str, cls: str, seen: frozenset[str] = frozenset()) -> Any:
         """The model class's state classmethods (and its other class/static methods they
@@ -348,6 +418,7 @@ class ReleaseVllm:
         for index in recurrent:
             specs[f"model.layers.{index}.mixer"] = mamba_spec
         ordered = dict(sorted(specs.items(), key=lambda item: int(item[0].split(".")[2])))
+        self._resolve_layout(vc, ordered)
         if "get_global_kv_cache_groups" in kv:
             # 0.33: EngineCore._initialize_kv_caches forms the groups once, then plans
             # (vllm-0.33.0:vllm/v1/engine/core.py:292-323).
@@ -442,6 +513,9 @@ class ReleaseVllm:
             use_kda_recoverssm=False,
             kv_sharing_fast_prefill=False,
             kv_cache_layout=None,
+            # 0 with nothing set (vllm-0.29.0:vllm/config/cache.py:60-66,156-158; a plain
+            # ``Field(default=0)`` from 0.30, vllm-0.30.0:vllm/config/cache.py:148).
+            prefix_cache_retention_interval=0,
         )
         # CacheConfig.get_resolved_kv_cache_layout: the NHD default, not block-outermost.
         cache_config.get_resolved_kv_cache_layout = lambda: NS(is_block_outermost=False)
@@ -643,6 +717,17 @@ def _names_in(node: ast.ClassDef, methods: list[str]) -> set[str]:
         for n in ast.walk(item)
         if isinstance(n, ast.Name)
     }
+
+
+def _assigned(tree: ReleaseTree, relative: str) -> list[str]:
+    """The names ``relative`` assigns at its top (its constants and tables)."""
+    out: list[str] = []
+    for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for target in targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            out.extend(e.id for e in elements if isinstance(e, ast.Name))
+    return out
 
 
 def _top_names(tree: ReleaseTree, relative: str) -> list[str]:
