@@ -113,6 +113,9 @@ class ReleaseVllm:
             self.code.load(where)
         if self.tree.has("vllm/v1/core/kv_cache_utils.py"):
             self.code.load("vllm/v1/core/kv_cache_utils.py")
+            files.append("vllm/v1/core/kv_cache_utils.py")
+        for where in dict.fromkeys(files):
+            self._load_imported(where)
         self._spec_registration()
         self._hooks()
         self._platform()
@@ -121,6 +124,38 @@ class ReleaseVllm:
         self._layout()
 
     # -- the release's pieces ---------------------------------------------------------------
+
+    def _load_imported(self, relative: str) -> None:
+        """The functions and classes ``relative``'s definitions read that it imports from
+        another module of the release (``from vllm.v1.hisparse.layout import
+        get_hisparse_kv_cache_groups``, vllm-0.30.0:vllm/v1/core/kv_cache_utils.py:22-27),
+        loaded from the file that import names, in this release's tree; a name already held
+        here (a stand-in, or an earlier definition) is left as it is. Followed through the
+        loaded definitions' own modules, a few levels deep."""
+        pending = [relative]
+        done: set[str] = set()
+        for _ in range(4):
+            found: list[tuple[str, str]] = []
+            for file in pending:
+                if file in done:
+                    continue
+                done.add(file)
+                for name in sorted(_read_names(self.tree, file)):
+                    if (
+                        name in self.code.ns
+                        or hasattr(__builtins__, name)
+                        or (isinstance(__builtins__, dict) and name in __builtins__)
+                    ):
+                        continue
+                    source = self.tree.import_source(file, name)
+                    if source is not None and self.tree.line_of(source, name) is not None:
+                        found.append((source, name))
+            if not found:
+                return
+            pending = []
+            for source, name in found:
+                if self.code.load(source, [name]):
+                    pending.append(source)
 
     def _spec_registration(self) -> None:
         """From 0.23, groups are formed through ``KVCacheSpecRegistry``, filled by
@@ -206,6 +241,11 @@ class ReleaseVllm:
             self.speculative_cls = self.code.class_with(
                 relative, "SpeculativeConfig", names, "ReleaseSpeculativeConfig"
             )
+            # The class's fields at their declared constant defaults
+            # (``disable_eagle_block_drop: bool = False``, vllm-0.30.0:vllm/config/
+            # speculative.py:440), what a launch that sets none of them gets.
+            for field_name, value in _field_defaults(node).items():
+                setattr(self.speculative_cls, field_name, value)
 
     def _layout(self) -> None:
         """From 0.29 the KV cache has a physical layout, resolved once by the engine core
@@ -542,7 +582,8 @@ class ReleaseVllm:
                 data_parallel_size=1,
             ),
             compilation_config=NS(cudagraph_mode=None),
-            attention_config=NS(backend=None),
+            # AttentionConfig: no HiSparse unless asked (vllm-0.30.0:vllm/config/attention.py:89).
+            attention_config=NS(backend=None, hisparse_config=None),
             scheduler_config=NS(
                 disable_hybrid_kv_cache_manager=False,
                 enable_chunked_prefill=True,
@@ -716,6 +757,36 @@ def _names_in(node: ast.ClassDef, methods: list[str]) -> set[str]:
         if isinstance(item, ast.FunctionDef) and item.name in methods
         for n in ast.walk(item)
         if isinstance(n, ast.Name)
+    }
+
+
+def _field_defaults(node: ast.ClassDef) -> dict[str, Any]:
+    """A config class's fields whose default is a constant (``name: T = 3`` or
+    ``name: T = Field(default=3, ...)``); fields with computed defaults are left out."""
+    out: dict[str, Any] = {}
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        value = item.value
+        if isinstance(value, ast.Call) and ast.unparse(value.func) == "Field":
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+        if value is None:
+            continue
+        try:
+            out[item.target.id] = ast.literal_eval(value)
+        except ValueError:
+            continue
+    return out
+
+
+def _read_names(tree: ReleaseTree, relative: str) -> set[str]:
+    """The bare names the top-level functions and classes of ``relative`` read."""
+    return {
+        n.id
+        for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
 
 
