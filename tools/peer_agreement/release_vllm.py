@@ -147,6 +147,12 @@ class ReleaseVllm:
                         or (isinstance(__builtins__, dict) and name in __builtins__)
                     ):
                         continue
+                    standard = _stdlib_import(self.tree, file, name)
+                    if standard is not None:
+                        # ``from functools import reduce`` (vllm-0.31.0:vllm/v1/core/
+                        # kv_cache_utils.py:12): Python's own.
+                        self.code.ns[name] = standard
+                        continue
                     source = self.tree.import_source(file, name)
                     if source is not None and self.tree.line_of(source, name) is not None:
                         found.append((source, name))
@@ -777,6 +783,23 @@ def _field_defaults(node: ast.ClassDef) -> dict[str, Any]:
         except ValueError:
             continue
     return out
+
+
+def _stdlib_import(tree: ReleaseTree, relative: str, name: str) -> Any:
+    """What ``name`` is, where ``relative`` imports it at its top from Python's standard
+    library (``from functools import reduce``); else None."""
+    import importlib
+    import sys
+
+    for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.ImportFrom) or node.level or node.module is None:
+            continue
+        if node.module.split(".")[0] not in sys.stdlib_module_names:
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                return getattr(importlib.import_module(node.module), alias.name, None)
+    return None
 
 
 def _read_names(tree: ReleaseTree, relative: str) -> set[str]:
