@@ -128,40 +128,9 @@ class ReleaseVllm:
     def _load_imported(self, relative: str) -> None:
         """The functions and classes ``relative``'s definitions read that it imports from
         another module of the release (``from vllm.v1.hisparse.layout import
-        get_hisparse_kv_cache_groups``, vllm-0.30.0:vllm/v1/core/kv_cache_utils.py:22-27),
-        loaded from the file that import names, in this release's tree; a name already held
-        here (a stand-in, or an earlier definition) is left as it is. Followed through the
-        loaded definitions' own modules, a few levels deep."""
-        pending = [relative]
-        done: set[str] = set()
-        for _ in range(4):
-            found: list[tuple[str, str]] = []
-            for file in pending:
-                if file in done:
-                    continue
-                done.add(file)
-                for name in sorted(_read_names(self.tree, file)):
-                    if (
-                        name in self.code.ns
-                        or hasattr(__builtins__, name)
-                        or (isinstance(__builtins__, dict) and name in __builtins__)
-                    ):
-                        continue
-                    standard = _stdlib_import(self.tree, file, name)
-                    if standard is not None:
-                        # ``from functools import reduce`` (vllm-0.31.0:vllm/v1/core/
-                        # kv_cache_utils.py:12): Python's own.
-                        self.code.ns[name] = standard
-                        continue
-                    source = self.tree.import_source(file, name)
-                    if source is not None and self.tree.line_of(source, name) is not None:
-                        found.append((source, name))
-            if not found:
-                return
-            pending = []
-            for source, name in found:
-                if self.code.load(source, [name]):
-                    pending.append(source)
+        get_hisparse_kv_cache_groups``, vllm-0.30.0:vllm/v1/core/kv_cache_utils.py:22-27) or
+        from Python's standard library (``ReleaseCode.follow_imports``)."""
+        self.code.follow_imports(relative)
 
     def _spec_registration(self) -> None:
         """From 0.23, groups are formed through ``KVCacheSpecRegistry``, filled by
@@ -210,6 +179,12 @@ class ReleaseVllm:
         self.platform = self.code.class_with(relative, "Platform", methods, "ReleasePlatform")
         if "is_device_capability" not in methods:
             self.platform.is_device_capability = classmethod(lambda cls, c: False)
+        if "get_kv_cache_config_builder_cls" in methods:
+            # CudaPlatform keeps Platform's builder (vllm-0.33.0:vllm/platforms/
+            # interface.py:1474-1493; cuda.py does not override it).
+            self.code.ns[
+                "current_platform"
+            ].get_kv_cache_config_builder_cls = self.platform.get_kv_cache_config_builder_cls
 
     def _mamba_base(self) -> None:
         relative = self.tree.defining("MambaBase", method="get_kv_cache_spec")
@@ -223,6 +198,10 @@ class ReleaseVllm:
                 relative, [n for n in _top_names(self.tree, relative) if n != "MambaBase"]
             )
             self.mamba_base = self.code.class_with(relative, "MambaBase", names, "ReleaseMambaBase")
+            # The module's own functions name the class (get_layers_from_vllm_config(vllm_config,
+            # MambaBase), vllm-0.33.0:vllm/model_executor/layers/mamba/abstract.py:98-115):
+            # the release's class, as made here.
+            self.code.ns.setdefault("MambaBase", self.mamba_base)
 
     def _speculative(self) -> None:
         """``SpeculativeConfig``'s own predicates (``use_multi_module_mtp``, 0.28 on:
@@ -347,10 +326,12 @@ class ReleaseVllm:
     def _supports_prefix_caching(self, file: str, cls: str) -> bool:
         """Whether the registered class derives from ``SupportsMambaPrefixCaching`` (its bases
         in the release's file, what ``ModelConfig.supports_mamba_prefix_caching`` reads)."""
+        return self._derives(file, cls, "SupportsMambaPrefixCaching")
+
+    def _derives(self, file: str, cls: str, interface: str) -> bool:
+        """Whether the registered class names ``interface`` among its bases."""
         node = self.tree.class_node(file, cls)
-        return node is not None and any(
-            "SupportsMambaPrefixCaching" in ast.unparse(base) for base in node.bases
-        )
+        return node is not None and any(interface in ast.unparse(base) for base in node.bases)
 
     # -- one case ------------------------------------------------------------------------------
 
@@ -415,6 +396,12 @@ class ReleaseVllm:
         vc = self._vllm_config(hf, text, arch, tp, spec, prefix_caching, max_model_len, family)
         vc.model_config.supports_mamba_prefix_caching = self._supports_prefix_caching(
             file, entry[1]
+        )
+        # ModelConfig.supports_kv_cache_grouping (0.33: the model info's flag, whether the
+        # class implements SupportsKVCacheGrouping, vllm-0.33.0:vllm/config/model.py:2056-2057),
+        # read from the registered class's bases as above.
+        vc.model_config.supports_kv_cache_grouping = self._derives(
+            file, entry[1], "SupportsKVCacheGrouping"
         )
         # The current config (vllm/config/vllm.py's context), as the spec registry reads it.
         self.code.ns["get_current_vllm_config_or_none"] = lambda: vc
@@ -783,34 +770,6 @@ def _field_defaults(node: ast.ClassDef) -> dict[str, Any]:
         except ValueError:
             continue
     return out
-
-
-def _stdlib_import(tree: ReleaseTree, relative: str, name: str) -> Any:
-    """What ``name`` is, where ``relative`` imports it at its top from Python's standard
-    library (``from functools import reduce``); else None."""
-    import importlib
-    import sys
-
-    for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body:
-        if not isinstance(node, ast.ImportFrom) or node.level or node.module is None:
-            continue
-        if node.module.split(".")[0] not in sys.stdlib_module_names:
-            continue
-        for alias in node.names:
-            if (alias.asname or alias.name) == name:
-                return getattr(importlib.import_module(node.module), alias.name, None)
-    return None
-
-
-def _read_names(tree: ReleaseTree, relative: str) -> set[str]:
-    """The bare names the top-level functions and classes of ``relative`` read."""
-    return {
-        n.id
-        for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
 
 
 def _assigned(tree: ReleaseTree, relative: str) -> list[str]:
