@@ -255,9 +255,17 @@ class ReleaseCode:
                 self.failed.append((f"{relative}:{node.lineno}", repr(error)))
         return done
 
-    def class_with(self, relative: str, cls: str, methods: Iterable[str], as_name: str) -> Any:
-        """A class named ``as_name`` made of ``methods`` of ``cls`` in ``relative`` (no bases;
-        the methods keep their decorators), executed in this namespace."""
+    def class_with(
+        self,
+        relative: str,
+        cls: str,
+        methods: Iterable[str],
+        as_name: str,
+        bases: Iterable[str] = (),
+    ) -> Any:
+        """A class named ``as_name`` made of ``methods`` of ``cls`` in ``relative`` (no bases
+        but ``bases``, names held here; the methods keep their decorators), executed in this
+        namespace."""
         node = self.tree.class_node(relative, cls)
         if node is None:
             raise LookupError(f"{self.tree.cite(relative)}: no class {cls}")
@@ -266,7 +274,11 @@ class ReleaseCode:
             item for item in node.body if isinstance(item, ast.FunctionDef) and item.name in wanted
         ]
         made = ast.ClassDef(
-            name=as_name, bases=[], keywords=[], body=body or [ast.Pass()], decorator_list=[]
+            name=as_name,
+            bases=[ast.Name(id=base, ctx=ast.Load()) for base in bases],
+            keywords=[],
+            body=body or [ast.Pass()],
+            decorator_list=[],
         )
         self._run(made, relative)
         return self.ns[as_name]

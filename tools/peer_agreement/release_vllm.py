@@ -297,6 +297,7 @@ class ReleaseVllm:
         if owners[SHAPE] is None or owners[DTYPE] is None:
             return None
         seen = seen | {cls}
+        self.model_files.extend([file, owners[SHAPE][0], owners[DTYPE][0]])
         self.code.load(owners[SHAPE][0], _functions(self.tree, owners[SHAPE][0]))
         methods: dict[str, Any] = {}
         for owner_file, owner_cls in {owners[SHAPE], owners[DTYPE]}:  # type: ignore[misc]
@@ -374,6 +375,7 @@ class ReleaseVllm:
                 "where": self.tree.cite("vllm/model_executor/models/registry.py"),
             }
         file = self.tree.model_file(entry[0])
+        self.model_files: list[str] = []
         model = self._model_class(file, entry[1]) if self.tree.has(file) else None
         if model is None:
             return {"refusal": f"{arch}: no recurrent state classmethods in vLLM {self.version}"}
@@ -619,6 +621,47 @@ class ReleaseVllm:
         platform._find_non_ssm_backends = classmethod(lambda cls, vc: [backend])
         platform.update_block_size_for_backend(vc)
 
+    def _layer_class(self, mamba_type: str) -> Any:
+        """The release's recurrent layer class the model builds, where it overrides
+        ``MambaBase.get_kv_cache_spec`` (``MambaMixer2`` plans a prefill checkpoint block from
+        0.32, vllm-0.32.0:vllm/model_executor/layers/mamba/mamba_mixer2.py:1098-1108; Kimi's
+        KDA layer from 0.29, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:594-600): among the
+        classes the model's files define or import, those whose ``mamba_type`` is the layers'
+        (``MambaAttentionBackendEnum.X``); one override, made with the release's
+        ``MambaBase`` as its base (its ``super()``), or None (``MambaBase``'s own)."""
+        found: set[tuple[str, str]] = set()
+        for file in dict.fromkeys(self.model_files):
+            if not self.tree.has(file):
+                continue
+            for name in _class_names(self.tree, file):
+                source = file if self.tree.class_node(file, name) else None
+                source = source or self.tree.import_source(file, name)
+                if source is None or self.tree.class_node(source, name) is None:
+                    continue
+                typed = self.tree.method_owner(source, name, "mamba_type")
+                if typed is None or _returned_type(self.tree, *typed) != mamba_type:
+                    continue
+                owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
+                if owner is not None and owner[1] != "MambaBase":
+                    found.add(owner)
+        if len(found) != 1:
+            return None
+        owner_file, owner_cls = found.pop()
+        key = f"Layer_{owner_cls}"
+        if key not in self.code.ns:
+            self.code.follow_imports(owner_file, [owner_cls])
+            node = self.tree.class_node(owner_file, owner_cls)
+            assert node is not None
+            names = [
+                i.name
+                for i in node.body
+                if isinstance(i, ast.FunctionDef)
+                and i.name in ("get_kv_cache_spec", "get_prefill_checkpoint_alignment")
+            ]
+            self.code.ns.setdefault("ReleaseMambaBase", self.mamba_base)
+            self.code.class_with(owner_file, owner_cls, names, key, bases=["ReleaseMambaBase"])
+        return self.code.ns[key]
+
     def _mamba_spec(
         self,
         vc: Any,
@@ -634,15 +677,29 @@ class ReleaseVllm:
         gpu_model_runner.py:4112-4140: its speculative and prefix-caching checks, a block of
         ``max_model_len``)."""
         if self.mamba_base is not None:
-            layer = NS(
-                get_state_shape=lambda: tuple(shapes),
-                get_state_dtype=lambda: tuple(dtypes),
-                mamba_type=mamba_type,
-                is_kv_cache_tp_replicated=False,
-                get_prefill_checkpoint_alignment=lambda: None,
-                num_prefill_checkpoint_blocks=0,
-            )
-            return self.mamba_base.get_kv_cache_spec(layer, vc)
+            answers = {
+                "get_state_shape": lambda self: tuple(shapes),
+                "get_state_dtype": lambda self: tuple(dtypes),
+                "mamba_type": mamba_type,
+                "is_kv_cache_tp_replicated": False,
+                "num_prefill_checkpoint_blocks": 0,
+            }
+            layer_cls = self._layer_class(mamba_type)
+            if layer_cls is None:
+                layer = NS(
+                    get_state_shape=lambda: tuple(shapes),
+                    get_state_dtype=lambda: tuple(dtypes),
+                    mamba_type=mamba_type,
+                    is_kv_cache_tp_replicated=False,
+                    get_prefill_checkpoint_alignment=lambda: None,
+                    num_prefill_checkpoint_blocks=0,
+                )
+                return self.mamba_base.get_kv_cache_spec(layer, vc)
+            # The layer class's own override, on the stand-in's answers; an attribute its
+            # ``__init__`` sets (a prefill backend, a checkpoint alignment) is not here: the
+            # override's AttributeError is an oracle gap.
+            layer = type("StandInLayer", (layer_cls,), answers)
+            return layer_cls.get_kv_cache_spec(object.__new__(layer), vc)
         if spec and vc.model_config.hf_config.model_type not in ["qwen3_next"]:
             raise NotImplementedError("Mamba with speculative decoding is not supported yet.")
         if vc.cache_config.enable_prefix_caching:
@@ -770,6 +827,34 @@ def _field_defaults(node: ast.ClassDef) -> dict[str, Any]:
         except ValueError:
             continue
     return out
+
+
+def _class_names(tree: ReleaseTree, relative: str) -> set[str]:
+    """The classes ``relative`` defines and the names it imports (at any depth)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(tree.path(relative).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.ImportFrom):
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _returned_type(tree: ReleaseTree, relative: str, cls: str) -> str | None:
+    """What ``cls``'s ``mamba_type`` returns (``MambaAttentionBackendEnum.MAMBA2``: "mamba2";
+    a string constant as it is), or None."""
+    node = tree.class_node(relative, cls)
+    method = next(
+        (i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "mamba_type"),
+        None,
+    ) if node else None  # fmt: skip
+    for item in ast.walk(method) if method else ():
+        if isinstance(item, ast.Return) and item.value is not None:
+            if isinstance(item.value, ast.Attribute):
+                return getattr(MAMBA_TYPES, item.value.attr, None)
+            if isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
+                return item.value.value
+    return None
 
 
 def _assigned(tree: ReleaseTree, relative: str) -> list[str]:
