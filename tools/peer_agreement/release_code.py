@@ -15,12 +15,15 @@ from __future__ import annotations
 import __future__ as future_flags
 
 import ast
+import builtins
 import collections
 import contextlib
 import copy
 import dataclasses
 import enum
 import functools
+import importlib
+import importlib.util
 import math
 import sys
 import types
@@ -143,12 +146,25 @@ class ReleaseCode:
         namespace holds (a function-local ``from vllm.X import Y`` then finds the release's
         own ``Y``)."""
         ns = self.ns
+        code = self
 
         class _Lazy(types.ModuleType):
+            # A package, so that ``from vllm.v1.core.kv_cache_config_builder import ...``
+            # (vllm-0.33.0:vllm/v1/core/kv_cache_planning.py:1612) finds its submodule.
+            __path__: typing.ClassVar[list[str]] = []
+
             def __getattr__(self, attribute: str) -> Any:
+                if attribute.startswith("__"):
+                    raise AttributeError(f"{self.__name__}.{attribute}")
+                if attribute not in ns:
+                    code.from_tree(self.__name__, attribute)
                 if attribute in ns:
                     return ns[attribute]
                 raise AttributeError(f"{self.__name__}.{attribute}")
+
+        _FINDER.code, _FINDER.lazy = self, _Lazy
+        if _FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, _FINDER)
 
         for module in (
             "vllm", "vllm.config", "vllm.config.cache", "vllm.config.vllm", "vllm.config.model",
@@ -165,6 +181,60 @@ class ReleaseCode:
             "vllm.v1.core.single_type_kv_cache_manager",
         ):  # fmt: skip
             sys.modules[module] = _Lazy(module)
+
+    def module_file(self, module: str) -> str | None:
+        """The file of the release's tree that holds ``module`` (``vllm.a.b``)."""
+        base = module.replace(".", "/")
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            if self.tree.has(candidate):
+                return candidate
+        return None
+
+    def from_tree(self, module: str, name: str) -> None:
+        """Load ``name`` of ``module`` from the release's own file for it (the file that
+        defines it, or the one that file imports it from), when a function imports it."""
+        relative = self.module_file(module)
+        for _ in range(4):
+            if relative is None:
+                return
+            if self.tree.line_of(relative, name) is not None:
+                self.load(relative, [name])
+                self.follow_imports(relative, [name])
+                if name not in self.ns:
+                    # Its bases or decorators were imported names: loaded now, try again.
+                    self.load(relative, [name])
+                return
+            relative = self.tree.import_source(relative, name)
+
+    def follow_imports(self, relative: str, names: Iterable[str] | None = None) -> None:
+        """The functions and classes ``relative``'s definitions (all, or ``names``) read that
+        it imports from another module of the release, loaded from the file that import names
+        in this release's tree, or from Python's standard library (``from functools import
+        reduce``, vllm-0.31.0:vllm/v1/core/kv_cache_utils.py:12); a name already held here (a
+        stand-in, or an earlier definition) is left as it is. Followed through the loaded
+        definitions' own modules, a few levels deep."""
+        pending: list[tuple[str, set[str] | None]] = [
+            (relative, set(names) if names is not None else None)
+        ]
+        for _ in range(5):
+            found: list[tuple[str, str]] = []
+            for file, only in pending:
+                for name in sorted(_read_names(self.tree, file, only)):
+                    if name in self.ns or name in dir(builtins):
+                        continue
+                    standard = _stdlib_import(self.tree, file, name)
+                    if standard is not None:
+                        self.ns[name] = standard
+                        continue
+                    source = self.tree.import_source(file, name)
+                    if source is not None and self.tree.line_of(source, name) is not None:
+                        found.append((source, name))
+            if not found:
+                return
+            pending = []
+            for source, name in dict.fromkeys(found):
+                if name not in self.ns and self.load(source, [name]):
+                    pending.append((source, {name}))
 
     def load(self, relative: str, names: Iterable[str] | None = None) -> list[str]:
         """Execute the top-level classes, functions and simple assignments of ``relative``
@@ -185,9 +255,17 @@ class ReleaseCode:
                 self.failed.append((f"{relative}:{node.lineno}", repr(error)))
         return done
 
-    def class_with(self, relative: str, cls: str, methods: Iterable[str], as_name: str) -> Any:
-        """A class named ``as_name`` made of ``methods`` of ``cls`` in ``relative`` (no bases;
-        the methods keep their decorators), executed in this namespace."""
+    def class_with(
+        self,
+        relative: str,
+        cls: str,
+        methods: Iterable[str],
+        as_name: str,
+        bases: Iterable[str] = (),
+    ) -> Any:
+        """A class named ``as_name`` made of ``methods`` of ``cls`` in ``relative`` (no bases
+        but ``bases``, names held here; the methods keep their decorators), executed in this
+        namespace."""
         node = self.tree.class_node(relative, cls)
         if node is None:
             raise LookupError(f"{self.tree.cite(relative)}: no class {cls}")
@@ -196,7 +274,11 @@ class ReleaseCode:
             item for item in node.body if isinstance(item, ast.FunctionDef) and item.name in wanted
         ]
         made = ast.ClassDef(
-            name=as_name, bases=[], keywords=[], body=body or [ast.Pass()], decorator_list=[]
+            name=as_name,
+            bases=[ast.Name(id=base, ctx=ast.Load()) for base in bases],
+            keywords=[],
+            body=body or [ast.Pass()],
+            decorator_list=[],
         )
         self._run(made, relative)
         return self.ns[as_name]
@@ -213,11 +295,75 @@ class ReleaseCode:
         exec(code, self.ns)
 
 
+def _stdlib_import(tree: ReleaseTree, relative: str, name: str) -> Any:
+    """What ``name`` is, where ``relative`` imports it at its top from Python's standard
+    library (``from functools import reduce``, ``import importlib``); else None."""
+    for node in tree._tree(relative).body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top in sys.stdlib_module_names and (alias.asname or top) == name:
+                    return importlib.import_module(alias.name if alias.asname else top)
+            continue
+        if not isinstance(node, ast.ImportFrom) or node.level or node.module is None:
+            continue
+        if node.module.split(".")[0] not in sys.stdlib_module_names:
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                return getattr(importlib.import_module(node.module), alias.name, None)
+    return None
+
+
+def _read_names(tree: ReleaseTree, relative: str, only: set[str] | None = None) -> set[str]:
+    """The bare names the top-level functions and classes of ``relative`` (all, or
+    ``only``) read."""
+    return {
+        n.id
+        for node in tree._tree(relative).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and (only is None or node.name in only)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
+class _TreeFinder:
+    """Finds a ``vllm.*`` module a function imports in its body, where the release's tree
+    has its file, as a module whose names come from that file (``ReleaseCode.from_tree``)."""
+
+    code: ReleaseCode | None = None
+    lazy: Any = None
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if self.code is None or not fullname.startswith("vllm."):
+            return None
+        if self.code.module_file(fullname) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, is_package=True)
+
+    def create_module(self, spec: Any) -> Any:
+        return self.lazy(spec.name)
+
+    def exec_module(self, module: Any) -> None:
+        return None
+
+
+_FINDER = _TreeFinder()
+
+
 def _defined(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
         return {node.name}
     if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
         return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Tuple)
+        and all(isinstance(e, ast.Name) for e in node.targets[0].elts)
+    ):
+        # ``_DIM_L, _DIM_B, ... = 0, 1, ...`` (vllm-0.29.0:vllm/v1/kv_cache_layout.py:12)
+        return {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
         return {node.target.id}
     return set()

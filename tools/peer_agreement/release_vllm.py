@@ -83,7 +83,10 @@ class ReleaseVllm:
         ns["get_kv_cache_dtype_handler"] = lambda name: None
         # vllm/envs.py with nothing set: the variables sizing code reads, at their defaults.
         ns["envs"] = NS(
-            VLLM_USE_V1=True, VLLM_ATTENTION_BACKEND=None, VLLM_SSM_CONV_STATE_LAYOUT=None
+            VLLM_USE_V1=True,
+            VLLM_ATTENTION_BACKEND=None,
+            VLLM_SSM_CONV_STATE_LAYOUT=None,
+            VLLM_KV_CACHE_LAYOUT=None,
         )
         ns["CacheConfig"] = NS(DEFAULT_BLOCK_SIZE=16)
         ns["set_current_vllm_config"] = lambda vc: _null()
@@ -110,12 +113,24 @@ class ReleaseVllm:
             self.code.load(where)
         if self.tree.has("vllm/v1/core/kv_cache_utils.py"):
             self.code.load("vllm/v1/core/kv_cache_utils.py")
+            files.append("vllm/v1/core/kv_cache_utils.py")
+        for where in dict.fromkeys(files):
+            self._load_imported(where)
         self._spec_registration()
         self._hooks()
         self._platform()
         self._mamba_base()
+        self._speculative()
+        self._layout()
 
     # -- the release's pieces ---------------------------------------------------------------
+
+    def _load_imported(self, relative: str) -> None:
+        """The functions and classes ``relative``'s definitions read that it imports from
+        another module of the release (``from vllm.v1.hisparse.layout import
+        get_hisparse_kv_cache_groups``, vllm-0.30.0:vllm/v1/core/kv_cache_utils.py:22-27) or
+        from Python's standard library (``ReleaseCode.follow_imports``)."""
+        self.code.follow_imports(relative)
 
     def _spec_registration(self) -> None:
         """From 0.23, groups are formed through ``KVCacheSpecRegistry``, filled by
@@ -164,6 +179,12 @@ class ReleaseVllm:
         self.platform = self.code.class_with(relative, "Platform", methods, "ReleasePlatform")
         if "is_device_capability" not in methods:
             self.platform.is_device_capability = classmethod(lambda cls, c: False)
+        if "get_kv_cache_config_builder_cls" in methods:
+            # CudaPlatform keeps Platform's builder (vllm-0.33.0:vllm/platforms/
+            # interface.py:1474-1493; cuda.py does not override it).
+            self.code.ns[
+                "current_platform"
+            ].get_kv_cache_config_builder_cls = self.platform.get_kv_cache_config_builder_cls
 
     def _mamba_base(self) -> None:
         relative = self.tree.defining("MambaBase", method="get_kv_cache_spec")
@@ -177,13 +198,106 @@ class ReleaseVllm:
                 relative, [n for n in _top_names(self.tree, relative) if n != "MambaBase"]
             )
             self.mamba_base = self.code.class_with(relative, "MambaBase", names, "ReleaseMambaBase")
+            # The module's own functions name the class (get_layers_from_vllm_config(vllm_config,
+            # MambaBase), vllm-0.33.0:vllm/model_executor/layers/mamba/abstract.py:98-115):
+            # the release's class, as made here.
+            self.code.ns.setdefault("MambaBase", self.mamba_base)
 
-    def _model_class(self, file: str, cls: str) -> Any:
+    def _speculative(self) -> None:
+        """``SpeculativeConfig``'s own predicates (``use_multi_module_mtp``, 0.28 on:
+        ``get_kv_cache_configs`` asks it, vllm-0.28.0:vllm/v1/core/kv_cache_utils.py:2137-2142;
+        ``use_eagle``, 0.29: ``_annotate_eagle_groups``, vllm-0.29.0:vllm/v1/core/
+        kv_cache_utils.py:1843-1845), every public method of the release's class, run on the
+        stand-in speculative config; the class itself (its ``__post_init__`` builds the draft
+        model) is not."""
+        relative = self.tree.defining("SpeculativeConfig", method="use_multi_module_mtp")
+        self.speculative_cls: Any = None
+        if relative is not None:
+            node = self.tree.class_node(relative, "SpeculativeConfig")
+            assert node is not None
+            plain = ("property", "staticmethod", "classmethod")
+            names = [
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef)
+                and not item.name.startswith("_")
+                and all(ast.unparse(d) in plain for d in item.decorator_list)
+            ]
+            self.speculative_cls = self.code.class_with(
+                relative, "SpeculativeConfig", names, "ReleaseSpeculativeConfig"
+            )
+            # The class's fields at their declared constant defaults
+            # (``disable_eagle_block_drop: bool = False``, vllm-0.30.0:vllm/config/
+            # speculative.py:440), what a launch that sets none of them gets.
+            for field_name, value in _field_defaults(node).items():
+                setattr(self.speculative_cls, field_name, value)
+
+    def _layout(self) -> None:
+        """From 0.29 the KV cache has a physical layout, resolved once by the engine core
+        before the KV cache is planned (``resolve_kv_cache_layout``, vllm-0.29.0:vllm/v1/
+        engine/core.py:286-293) and read back through ``CacheConfig
+        .get_resolved_kv_cache_layout``: the release's own ``KVCacheLayout``,
+        ``_layout_from_name``, ``get_supported_kv_cache_layouts``, ``resolve_kv_cache_layout``
+        and ``get_kv_connector_cache_layout`` are loaded from the files that define them."""
+        self.resolve_layout = self.tree.defining("resolve_kv_cache_layout")
+        if self.resolve_layout is None:
+            return
+        for name in ("KVCacheLayout", "_layout_from_name", "get_kv_connector_cache_layout"):
+            where = self.tree.defining(name)
+            if where is not None:
+                self.code.load(where)
+        if self.tree.has("vllm/v1/kv_cache_layout.py"):
+            self.code.load("vllm/v1/kv_cache_layout.py")
+        cache_file = self.tree.defining("CacheConfig", method="get_resolved_kv_cache_layout")
+        self.resolved_layout_method: Any = None
+        if cache_file is not None:
+            self.code.load(cache_file, [n for n in _assigned(self.tree, cache_file)])
+            self.code.load(cache_file, ["_layout_from_name"])
+            self.resolved_layout_method = self.code.class_with(
+                cache_file,
+                "CacheConfig",
+                ["get_resolved_kv_cache_layout"],
+                "ReleaseCacheConfigLayout",
+            ).get_resolved_kv_cache_layout
+        self.code.load(
+            self.resolve_layout,
+            [
+                *_assigned(self.tree, self.resolve_layout),
+                "_layout_names",
+                "get_supported_kv_cache_layouts",
+                "resolve_kv_cache_layout",
+            ],
+        )
+
+    def _resolve_layout(self, vc: Any, specs: Mapping[str, Any]) -> None:
+        """The engine core's layout resolution, run as the release runs it: every worker
+        reports ``get_supported_kv_cache_layouts`` of its backends (FlashAttention,
+        FlashAttention-MLA and the Mamba backends declare none: ``AttentionBackend
+        .supported_kv_cache_layouts`` returns None, vllm-0.29.0:vllm/v1/attention/
+        backend.py:350-354, so the release's default preference applies); one worker per TP
+        rank, all alike."""
+        if self.resolve_layout is None or self.resolved_layout_method is None:
+            return
+        ns = self.code.ns
+        cache = vc.cache_config
+        cache.get_resolved_kv_cache_layout = lambda: self.resolved_layout_method(cache)
+        backend = NS(supported_kv_cache_layouts=lambda: None)
+        names = [layout.name for layout in ns["get_supported_kv_cache_layouts"]([backend])]
+        tp = vc.parallel_config.tensor_parallel_size
+        ns["resolve_kv_cache_layout"](vc, [list(names) for _ in range(tp)], list(specs.values()))
+
+    def _model_class(self, file: str, cls: str, seen: frozenset[str] = frozenset()) -> Any:
         """The model class's state classmethods (and its other class/static methods they
-        call), from the class of the release's file that defines each, bases followed."""
+        call), from the class of the release's file that defines each, bases followed. A model
+        class the methods name (Kimi K3's delegate to ``KimiLinearForCausalLM`` of the same
+        file, vllm-0.28.0:vllm/models/kimi_k3/nvidia/model.py:2091-2105) is made the same way
+        from the release's own definition, where the owner's file defines or imports it, and
+        bound under its name."""
         owners = {method: self.tree.method_owner(file, cls, method) for method in (SHAPE, DTYPE)}
         if owners[SHAPE] is None or owners[DTYPE] is None:
             return None
+        seen = seen | {cls}
+        self.model_files.extend([file, owners[SHAPE][0], owners[DTYPE][0]])
         self.code.load(owners[SHAPE][0], _functions(self.tree, owners[SHAPE][0]))
         methods: dict[str, Any] = {}
         for owner_file, owner_cls in {owners[SHAPE], owners[DTYPE]}:  # type: ignore[misc]
@@ -198,6 +312,14 @@ class ReleaseVllm:
                 )
             ]
             self.code.load(owner_file, _functions(self.tree, owner_file))
+            for named in sorted(_names_in(node, names) - seen - {owner_cls}):
+                if self.tree.class_node(owner_file, named) is None and (
+                    self.tree.import_source(owner_file, named) is None
+                ):
+                    continue
+                delegate = self._model_class(owner_file, named, seen)
+                if delegate is not None:
+                    self.code.ns[named] = delegate
             made = self.code.class_with(owner_file, owner_cls, names, f"Model_{owner_cls}")
             methods.update({n: made.__dict__[n] for n in names})
         return type("ReleaseModel", (), methods)
@@ -205,10 +327,12 @@ class ReleaseVllm:
     def _supports_prefix_caching(self, file: str, cls: str) -> bool:
         """Whether the registered class derives from ``SupportsMambaPrefixCaching`` (its bases
         in the release's file, what ``ModelConfig.supports_mamba_prefix_caching`` reads)."""
+        return self._derives(file, cls, "SupportsMambaPrefixCaching")
+
+    def _derives(self, file: str, cls: str, interface: str) -> bool:
+        """Whether the registered class names ``interface`` among its bases."""
         node = self.tree.class_node(file, cls)
-        return node is not None and any(
-            "SupportsMambaPrefixCaching" in ast.unparse(base) for base in node.bases
-        )
+        return node is not None and any(interface in ast.unparse(base) for base in node.bases)
 
     # -- one case ------------------------------------------------------------------------------
 
@@ -251,6 +375,7 @@ class ReleaseVllm:
                 "where": self.tree.cite("vllm/model_executor/models/registry.py"),
             }
         file = self.tree.model_file(entry[0])
+        self.model_files: list[str] = []
         model = self._model_class(file, entry[1]) if self.tree.has(file) else None
         if model is None:
             return {"refusal": f"{arch}: no recurrent state classmethods in vLLM {self.version}"}
@@ -273,6 +398,12 @@ class ReleaseVllm:
         vc = self._vllm_config(hf, text, arch, tp, spec, prefix_caching, max_model_len, family)
         vc.model_config.supports_mamba_prefix_caching = self._supports_prefix_caching(
             file, entry[1]
+        )
+        # ModelConfig.supports_kv_cache_grouping (0.33: the model info's flag, whether the
+        # class implements SupportsKVCacheGrouping, vllm-0.33.0:vllm/config/model.py:2056-2057),
+        # read from the registered class's bases as above.
+        vc.model_config.supports_kv_cache_grouping = self._derives(
+            file, entry[1], "SupportsKVCacheGrouping"
         )
         # The current config (vllm/config/vllm.py's context), as the spec registry reads it.
         self.code.ns["get_current_vllm_config_or_none"] = lambda: vc
@@ -322,6 +453,7 @@ class ReleaseVllm:
         for index in recurrent:
             specs[f"model.layers.{index}.mixer"] = mamba_spec
         ordered = dict(sorted(specs.items(), key=lambda item: int(item[0].split(".")[2])))
+        self._resolve_layout(vc, ordered)
         if "get_global_kv_cache_groups" in kv:
             # 0.33: EngineCore._initialize_kv_caches forms the groups once, then plans
             # (vllm-0.33.0:vllm/v1/engine/core.py:292-323).
@@ -416,10 +548,24 @@ class ReleaseVllm:
             use_kda_recoverssm=False,
             kv_sharing_fast_prefill=False,
             kv_cache_layout=None,
+            # 0 with nothing set (vllm-0.29.0:vllm/config/cache.py:60-66,156-158; a plain
+            # ``Field(default=0)`` from 0.30, vllm-0.30.0:vllm/config/cache.py:148).
+            prefix_cache_retention_interval=0,
         )
         # CacheConfig.get_resolved_kv_cache_layout: the NHD default, not block-outermost.
         cache_config.get_resolved_kv_cache_layout = lambda: NS(is_block_outermost=False)
         speculative = NS(num_speculative_tokens=spec, method="mtp") if spec else None
+        if speculative is not None and self.speculative_cls is not None:
+            # An MTP draft is the target's own checkpoint (SpeculativeConfig.__post_init__:
+            # ``self.model = self.target_model_config.model``, vllm-0.28.0:vllm/config/
+            # speculative.py:759-766) read through ``hf_config_override``, which keeps the
+            # config's ``num_nextn_predict_layers`` (speculative.py:342-640): the draft's
+            # hf_config answers it as the target's does.
+            made_spec = self.speculative_cls()
+            made_spec.__dict__.update(
+                vars(speculative), draft_model_config=NS(hf_config=hf, hf_text_config=text)
+            )
+            speculative = made_spec
         made = NS(
             model_config=model_config,
             cache_config=cache_config,
@@ -431,7 +577,8 @@ class ReleaseVllm:
                 data_parallel_size=1,
             ),
             compilation_config=NS(cudagraph_mode=None),
-            attention_config=NS(backend=None),
+            # AttentionConfig: no HiSparse unless asked (vllm-0.30.0:vllm/config/attention.py:89).
+            attention_config=NS(backend=None, hisparse_config=None),
             scheduler_config=NS(
                 disable_hybrid_kv_cache_manager=False,
                 enable_chunked_prefill=True,
@@ -474,6 +621,47 @@ class ReleaseVllm:
         platform._find_non_ssm_backends = classmethod(lambda cls, vc: [backend])
         platform.update_block_size_for_backend(vc)
 
+    def _layer_class(self, mamba_type: str) -> Any:
+        """The release's recurrent layer class the model builds, where it overrides
+        ``MambaBase.get_kv_cache_spec`` (``MambaMixer2`` plans a prefill checkpoint block from
+        0.32, vllm-0.32.0:vllm/model_executor/layers/mamba/mamba_mixer2.py:1098-1108; Kimi's
+        KDA layer from 0.29, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:594-600): among the
+        classes the model's files define or import, those whose ``mamba_type`` is the layers'
+        (``MambaAttentionBackendEnum.X``); one override, made with the release's
+        ``MambaBase`` as its base (its ``super()``), or None (``MambaBase``'s own)."""
+        found: set[tuple[str, str]] = set()
+        for file in dict.fromkeys(self.model_files):
+            if not self.tree.has(file):
+                continue
+            for name in _class_names(self.tree, file):
+                source = file if self.tree.class_node(file, name) else None
+                source = source or self.tree.import_source(file, name)
+                if source is None or self.tree.class_node(source, name) is None:
+                    continue
+                typed = self.tree.method_owner(source, name, "mamba_type")
+                if typed is None or _returned_type(self.tree, *typed) != mamba_type:
+                    continue
+                owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
+                if owner is not None and owner[1] != "MambaBase":
+                    found.add(owner)
+        if len(found) != 1:
+            return None
+        owner_file, owner_cls = found.pop()
+        key = f"Layer_{owner_cls}"
+        if key not in self.code.ns:
+            self.code.follow_imports(owner_file, [owner_cls])
+            node = self.tree.class_node(owner_file, owner_cls)
+            assert node is not None
+            names = [
+                i.name
+                for i in node.body
+                if isinstance(i, ast.FunctionDef)
+                and i.name in ("get_kv_cache_spec", "get_prefill_checkpoint_alignment")
+            ]
+            self.code.ns.setdefault("ReleaseMambaBase", self.mamba_base)
+            self.code.class_with(owner_file, owner_cls, names, key, bases=["ReleaseMambaBase"])
+        return self.code.ns[key]
+
     def _mamba_spec(
         self,
         vc: Any,
@@ -489,15 +677,29 @@ class ReleaseVllm:
         gpu_model_runner.py:4112-4140: its speculative and prefix-caching checks, a block of
         ``max_model_len``)."""
         if self.mamba_base is not None:
-            layer = NS(
-                get_state_shape=lambda: tuple(shapes),
-                get_state_dtype=lambda: tuple(dtypes),
-                mamba_type=mamba_type,
-                is_kv_cache_tp_replicated=False,
-                get_prefill_checkpoint_alignment=lambda: None,
-                num_prefill_checkpoint_blocks=0,
-            )
-            return self.mamba_base.get_kv_cache_spec(layer, vc)
+            answers = {
+                "get_state_shape": lambda self: tuple(shapes),
+                "get_state_dtype": lambda self: tuple(dtypes),
+                "mamba_type": mamba_type,
+                "is_kv_cache_tp_replicated": False,
+                "num_prefill_checkpoint_blocks": 0,
+            }
+            layer_cls = self._layer_class(mamba_type)
+            if layer_cls is None:
+                layer = NS(
+                    get_state_shape=lambda: tuple(shapes),
+                    get_state_dtype=lambda: tuple(dtypes),
+                    mamba_type=mamba_type,
+                    is_kv_cache_tp_replicated=False,
+                    get_prefill_checkpoint_alignment=lambda: None,
+                    num_prefill_checkpoint_blocks=0,
+                )
+                return self.mamba_base.get_kv_cache_spec(layer, vc)
+            # The layer class's own override, on the stand-in's answers; an attribute its
+            # ``__init__`` sets (a prefill backend, a checkpoint alignment) is not here: the
+            # override's AttributeError is an oracle gap.
+            layer = type("StandInLayer", (layer_cls,), answers)
+            return layer_cls.get_kv_cache_spec(object.__new__(layer), vc)
         if spec and vc.model_config.hf_config.model_type not in ["qwen3_next"]:
             raise NotImplementedError("Mamba with speculative decoding is not supported yet.")
         if vc.cache_config.enable_prefix_caching:
@@ -595,6 +797,75 @@ def _functions(tree: ReleaseTree, relative: str) -> list[str]:
         for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body
         if isinstance(node, ast.FunctionDef)
     ]
+
+
+def _names_in(node: ast.ClassDef, methods: list[str]) -> set[str]:
+    """The bare names ``methods`` of ``node`` read."""
+    return {
+        n.id
+        for item in node.body
+        if isinstance(item, ast.FunctionDef) and item.name in methods
+        for n in ast.walk(item)
+        if isinstance(n, ast.Name)
+    }
+
+
+def _field_defaults(node: ast.ClassDef) -> dict[str, Any]:
+    """A config class's fields whose default is a constant (``name: T = 3`` or
+    ``name: T = Field(default=3, ...)``); fields with computed defaults are left out."""
+    out: dict[str, Any] = {}
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        value = item.value
+        if isinstance(value, ast.Call) and ast.unparse(value.func) == "Field":
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+        if value is None:
+            continue
+        try:
+            out[item.target.id] = ast.literal_eval(value)
+        except ValueError:
+            continue
+    return out
+
+
+def _class_names(tree: ReleaseTree, relative: str) -> set[str]:
+    """The classes ``relative`` defines and the names it imports (at any depth)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(tree.path(relative).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.ImportFrom):
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _returned_type(tree: ReleaseTree, relative: str, cls: str) -> str | None:
+    """What ``cls``'s ``mamba_type`` returns (``MambaAttentionBackendEnum.MAMBA2``: "mamba2";
+    a string constant as it is), or None."""
+    node = tree.class_node(relative, cls)
+    method = next(
+        (i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "mamba_type"),
+        None,
+    ) if node else None  # fmt: skip
+    for item in ast.walk(method) if method else ():
+        if isinstance(item, ast.Return) and item.value is not None:
+            if isinstance(item.value, ast.Attribute):
+                return getattr(MAMBA_TYPES, item.value.attr, None)
+            if isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
+                return item.value.value
+    return None
+
+
+def _assigned(tree: ReleaseTree, relative: str) -> list[str]:
+    """The names ``relative`` assigns at its top (its constants and tables)."""
+    out: list[str] = []
+    for node in ast.parse(tree.path(relative).read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for target in targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            out.extend(e.id for e in elements if isinstance(e, ast.Name))
+    return out
 
 
 def _top_names(tree: ReleaseTree, relative: str) -> list[str]:
