@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +71,11 @@ def command_releases(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def render(result: dict[str, Any], configs: list[Path], cache: str) -> str:
-    rows = result["rows"]
+def release_table(rows: Mapping[str, Mapping[str, Any]], not_compared: str) -> list[str]:
+    """The per-release table both oracles print: one row a release, counts by outcome;
+    ``not_compared`` heads the last column."""
     lines = [
-        "| release | cases | agree | disagree | not modelled | not compared (oracle gap) |",
+        f"| release | cases | agree | disagree | not modelled | {not_compared} |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for version, row in rows.items():
@@ -82,6 +84,12 @@ def render(result: dict[str, Any], configs: list[Path], cache: str) -> str:
             f"{row.get('disagree', 0)} | {row.get('not_modelled', 0)} | "
             f"{row.get('not_compared', 0)} |"
         )
+    return lines
+
+
+def render(result: dict[str, Any], configs: list[Path], cache: str) -> str:
+    rows = result["rows"]
+    lines = release_table(rows, "not compared (oracle gap)")
     lines += ["", "Oracle gaps (cases the release's code could not be run on), by release:", ""]
     for version, row in rows.items():
         for gap, count in sorted(row["gaps"].items(), key=lambda item: -item[1]):

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .compare import run_repo
+from .release_report import release_table
 from .release_sglang import FED, ReleaseSglang
 
 __all__ = ["BUDGET", "add_parser", "command_sglang_releases", "default_releases", "run_grid"]
@@ -348,16 +349,7 @@ def reproducer(example: Mapping[str, Any]) -> str:
 
 def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
     rows = result["rows"]
-    lines = [
-        "| release | cases | agree | disagree | not modelled | not compared |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for version, row in rows.items():
-        lines.append(
-            f"| {version} | {row.get('cases', 0)} | {row.get('agree', 0)} | "
-            f"{row.get('disagree', 0)} | {row.get('not_modelled', 0)} | "
-            f"{row.get('not_compared', 0)} |"
-        )
+    lines = release_table(rows, "not compared")
     lines += ["", "Not modelled by the package, by release and reason:", ""]
     for version, row in rows.items():
         for reason, count in sorted(row["unmodelled"].items(), key=lambda item: -item[1]):
