@@ -149,7 +149,7 @@ def test_the_estimates_and_their_overrides() -> None:
     # (vllm/v1/cudagraph_dispatcher.py:203-227); 48 layers x 0.30 MiB each, and a 0.1 GiB pool.
     assert held.cuda_graph_sizes == 51
     assert held.cuda_graph_bytes == 102 * 48 * 314_573 + 107_374_182
-    assert held.non_torch_bytes == 2 * 429_496_730  # 0.4 GiB and 0.4 GiB for the peer
+    assert held.non_torch_bytes == 504_658_657 + 429_496_730  # 0.47 GiB and 0.40 GiB for the peer
     given = vllm_reservation(
         QWEN3_NEXT,
         tensor_parallel_size=2,
@@ -458,10 +458,10 @@ def test_hf_overrides_merge_into_a_wrappers_text_config(tmp_path: Path) -> None:
 
 def test_the_estimates_name_their_formulas() -> None:
     one = vllm_reservation(QWEN3_NEXT, gpu="h200", weights_bytes=70 * GIB)
-    assert one.non_torch_bytes == 429_496_730  # 0.4 GiB
-    assert one.non_torch_rule == "estimate: 0.4 GiB (one rank: CUDA context, cuBLAS)"
+    assert one.non_torch_bytes == 504_658_657  # 0.47 GiB
+    assert one.non_torch_rule == "estimate: 0.47 GiB (one rank: CUDA context, cuBLAS)"
     two = vllm_reservation(QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", weights_bytes=70 * GIB)
-    assert two.non_torch_rule == "estimate: 0.4 GiB + 0.4 GiB x 1 (tp 2: NCCL, custom all-reduce)"
+    assert two.non_torch_rule == "estimate: 0.47 GiB + 0.40 GiB x 1 (tp 2: NCCL, custom all-reduce)"
     # 51 PIECEWISE sizes and a FULL decode graph for each of them up to 1024 sequences.
     assert two.cuda_graph_rule == "estimate: 102 graphs x 48 layers x 0.30 MiB + 0.1 GiB"
     # FULL_AND_PIECEWISE named is the default: two modes; PIECEWISE alone captures one.

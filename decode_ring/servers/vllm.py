@@ -677,8 +677,8 @@ def _profile_cudagraph_memory(
 
 def _non_torch_memory(launch: _Launch) -> tuple[int, str]:
     """Non-torch memory vLLM counts as consumed (``MemorySnapshot.non_torch_memory``,
-    vllm/utils/mem_utils.py:140-170), estimated: 0.4 GiB on one rank and 0.4 GiB for each
-    tensor-parallel peer (NCCL, custom all-reduce); or ``non_torch_bytes``."""
+    vllm/utils/mem_utils.py:140-170), estimated per rank and per tensor-parallel peer (NCCL,
+    custom all-reduce) by ``profile.non_torch_estimate``; or ``non_torch_bytes``."""
     if launch.non_torch_bytes is not None:
         return launch.non_torch_bytes, "--non-torch-memory"
     return non_torch_estimate(launch.tensor_parallel_size)
