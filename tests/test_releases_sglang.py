@@ -69,8 +69,8 @@ def qwen_9b(version: str, **options: Any) -> Any:
 
 
 def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() -> None:
-    assert MODELLED == "0.5.3.post3" and rules("0.5.10") == rules("0.5.10.post1")
-    assert rules("0.5.3.post3") == BASELINE.__class__(
+    assert MODELLED == "0.5.3.post2" and rules("0.5.10") == rules("0.5.10.post1")
+    assert rules("0.5.3.post2") == BASELINE.__class__(
         **{f.name: getattr(BASELINE, f.name) for f in fields(BASELINE)} | {"covered": frozenset()}
     )
     since = [parse_version(change.since).release for change in CHANGES]
@@ -84,6 +84,8 @@ def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() ->
 @pytest.mark.parametrize(
     ("release", "rule", "before", "after"),
     [
+        # sglang-0.5.3.post2:sglang/srt/server_args.py:374 0.2; sglang-0.5.3.post3:...:374 0.9.
+        ("0.5.3.post3", "default_mamba_full_memory_ratio", 0.2, 0.9),
         # sglang-0.5.4:sglang/srt/server_args.py (_handle_gpu_memory_settings): 20-35 GiB max_bs
         # 16 below tp 4; sglang-0.5.4.post1:sglang/srt/server_args.py:679: 24.
         ("0.5.4.post1", "memory_tiers",
@@ -572,7 +574,23 @@ def test_before_0_5_7_there_is_no_strategy_flag() -> None:
     assert error.value.field == "mamba_radix_cache_strategy"
 
 
-# --- 0.5.3.post3 to 0.5.5.post3 ----------------------------------------------------------------
+# --- 0.5.3.post2 to 0.5.5.post3 ----------------------------------------------------------------
+
+
+def test_0_5_3_post2_splits_a_fifth_of_the_rest_by_default() -> None:
+    # Qwen3-Next tp 1 (p = 77,266,944 B, 24,576 B a token) at 100 GiB, radix cache on:
+    # sglang-0.5.3.post2:sglang/srt/server_args.py:374 defaults the ratio to 0.2, so
+    # model_runner.py:1375-1422 gives K = int(100 x 0.2 / 1.2 x 2**30 // p) = 231 and
+    # (100 x 2**30 - 231 p) // 24,576 = 3,642,802 tokens; ratio 3, cap 231 // 3 = 77. The same
+    # launch with the ratio given as 0.9 is 0.5.3.post3's default answer (658 slots).
+    default = sglang_reservation(QWEN3_NEXT, version="0.5.3.post2", available_memory=100 * GIB)
+    assert (default.slots, default.kv_tokens, default.ratio) == (231, 3642802, 3)
+    assert (default.max_running_requests, default.mamba_full_memory_ratio) == (77, 0.2)
+    given = sglang_reservation(
+        QWEN3_NEXT, version="0.5.3.post2", available_memory=100 * GIB, mamba_full_memory_ratio=0.9
+    )
+    later = sglang_reservation(QWEN3_NEXT, version="0.5.3.post3", available_memory=100 * GIB)
+    assert (given.slots, given.kv_tokens) == (later.slots, later.kv_tokens) == (658, 2300314)
 
 
 def test_qwen3_next_keeps_the_overlap_scheduler_until_0_5_5_post2() -> None:
@@ -619,12 +637,12 @@ def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
 # --- refusals -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["0.5.3.post2", "0.5.2", "0.5.3.post1", "0.5.3"])
-def test_releases_before_0_5_3_post3_are_refused_naming_the_modelled_ones(version: str) -> None:
+@pytest.mark.parametrize("version", ["0.5.2", "0.5.3.post1", "0.5.3"])
+def test_releases_before_0_5_3_post2_are_refused_naming_the_modelled_ones(version: str) -> None:
     with pytest.raises(UnmodelledReleaseError) as error:
         qwen_9b(version)
-    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.3.post3") :]
-    assert "models SGLang's rules from 0.5.3.post3 to 0.5.23" in str(error.value)
+    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.3.post2") :]
+    assert "models SGLang's rules from 0.5.3.post2 to 0.5.23" in str(error.value)
 
 
 def test_a_build_before_a_release_takes_its_rules() -> None:
@@ -660,8 +678,8 @@ def test_the_command_line_names_the_release(capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and answer["server_version"] == "0.5.10.post1"
     status, out, _ = run(capsys, *line[:2], "0.5.9", *line[3:])
     assert status == 0 and out.startswith("SGLang 0.5.9 reserves for qwen3_5 ")
-    status, out, err = run(capsys, *line[:2], "0.5.3.post2", *line[3:])
-    assert status == 2 and "0.5.3.post2" in err and "from 0.5.3.post3 to 0.5.23" in err
+    status, out, err = run(capsys, *line[:2], "0.5.3.post1", *line[3:])
+    assert status == 2 and "0.5.3.post1" in err and "from 0.5.3.post2 to 0.5.23" in err
 
 
 def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> None:

@@ -408,8 +408,8 @@ SGLANG_FLAGS: Final = (
         "--mamba-full-memory-ratio",
         "mamba_full_memory_ratio",
         server_float,
-        default=0.9,
         metavar="R",
+        help="default: the release's (0.9; 0.2 in 0.5.3.post2)",
     ),
     ServerFlag(
         "--mamba-radix-cache-strategy",

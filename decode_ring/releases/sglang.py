@@ -1,23 +1,25 @@
 """SGLang's sizing rules release by release: each change stated once, as a rule that holds from
 one release onward, in the step of ``servers.sglang`` it changes.
 
-``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.3.post3's, the oldest release
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.3.post2's, the oldest release
 modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
 changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
 changes up to a release; ``rule_changes`` lists those between two. The architectures each
 release serves are data, ``sglang-architectures.json`` (generated from the releases' model
 modules by ``tools/served-architectures-sglang``).
 
-Read from every wheel 0.5.3.post3 to 0.5.23; a ``.postN`` release is a release of its own (some,
-such as 0.5.4.post1, 0.5.4.post2, 0.5.5.post2 and 0.5.6.post1, change a rule; 0.5.6.post2's and
-0.5.8.post1's sizing code is 0.5.6.post1's and 0.5.8's). Until 0.5.6.post2 the pool is sized in
-``model_runner.py`` (``handle_max_mamba_cache``) and a KV token as ``2 x head_dim``, the same
-bytes as the later ``head_dim + v_head_dim`` for every architecture those releases serve (none
-has an MHA ``v_head_dim`` of its own); the conv state's list form (0.5.6) keeps its bytes.
-Releases before 0.5.3.post3 are not modelled (``MODELLED``): 0.5.3.post2 defaults
-``--mamba-full-memory-ratio`` to 0.2, which a launch cannot tell from the 0.9 the package takes
-when the flag is not given, and 0.5.2-0.5.3.post1 have no ratio at all (the pool is the running
-cap or 512 with the radix cache always off).
+Read from every wheel 0.5.3.post2 to 0.5.23; a ``.postN`` release is a release of its own (some,
+such as 0.5.3.post3, 0.5.4.post1, 0.5.4.post2, 0.5.5.post2 and 0.5.6.post1, change a rule;
+0.5.6.post2's and 0.5.8.post1's sizing code is 0.5.6.post1's and 0.5.8's). Until 0.5.6.post2 the
+pool is sized in ``model_runner.py`` (``handle_max_mamba_cache``) and a KV token as
+``2 x head_dim``, the same bytes as the later ``head_dim + v_head_dim`` for every architecture
+those releases serve (none has an MHA ``v_head_dim`` of its own); the conv state's list form
+(0.5.6) keeps its bytes. 0.5.3.post2's sizing code is 0.5.3.post3's but for the default
+``--mamba-full-memory-ratio`` (0.2, then 0.9): its pool and caps in ``model_runner.py``, its
+``configs/`` and its mamba pool's tensors are 0.5.3.post3's (diffed), so ``BASELINE`` cites
+0.5.3.post3's lines. Releases before 0.5.3.post2 are not modelled (``MODELLED``): 0.5.2 to
+0.5.3.post1 have no ratio at all (the pool is the running cap or 512, the radix cache always
+off for the hybrid architectures they serve).
 
 Where the package models a launch only from some release on (``COVERAGE``: speculative
 decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
@@ -87,7 +89,8 @@ class SglangRules:
     The strategy flag: ``strategy_flag``, whether ``--mamba-scheduler-strategy`` exists (before,
     the radix cache on is the ``no_buffer`` behaviour, and only ``auto`` is a value).
 
-    The pool (``handle_max_mamba_cache``): ``slots_flag_with_radix``, whether
+    The pool (``handle_max_mamba_cache``): ``default_mamba_full_memory_ratio``, what
+    ``--mamba-full-memory-ratio`` is when not given; ``slots_flag_with_radix``, whether
     ``--max-mamba-cache-size`` sizes the pool with the radix cache on (before, the ratio split
     overwrites it); ``radix_off_default_slots``, the slots with the radix
     cache off and neither ``--max-mamba-cache-size`` nor ``--max-running-requests`` given
@@ -124,6 +127,7 @@ class SglangRules:
     no_buffer_resets_page: bool
     no_buffer_tracking_slots: int
     strategy_flag: bool
+    default_mamba_full_memory_ratio: float
     slots_flag_with_radix: bool
     radix_off_default_slots: int | None
     charges_padding_slot: bool
@@ -267,6 +271,8 @@ BASELINE: Final = SglangRules(
     # radix cache on, 1 off.
     no_buffer_tracking_slots=0,
     strategy_flag=False,
+    # sglang-0.5.3.post2:sglang/srt/server_args.py:374.
+    default_mamba_full_memory_ratio=0.2,
     # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1375-1422: K = the flag, else
     # max_running_requests, else 512 with the radix cache off; the ratio split (overwriting the
     # flag) with it on; the KV budget rest - K p.
@@ -289,6 +295,11 @@ BASELINE: Final = SglangRules(
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.3.post3", "default_mamba_full_memory_ratio", 0.9,
+        "--mamba-full-memory-ratio defaults to 0.9 (was 0.2)",
+        "sglang-0.5.3.post3:sglang/srt/server_args.py:374",
+    ),
     RuleChange(
         "0.5.4", "kv_cache_dtypes", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"),
         "--kv-cache-dtype bf16 / bfloat16 accepted",
@@ -678,7 +689,7 @@ CHANGES: Final = (
 # extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
 # default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
 # GPU's attention and page defaults in 0.5.23 only.
-MODELLED: Final = "0.5.3.post3"
+MODELLED: Final = "0.5.3.post2"
 COVERAGE: Final = {
     "speculative": "0.5.14",
     "extra_buffer_by_name": "0.5.14",

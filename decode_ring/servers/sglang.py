@@ -416,7 +416,7 @@ def sglang_reservation(
     tp_size: int = 1,
     available_memory: int | None = None,
     max_mamba_cache_size: int | None = None,
-    mamba_full_memory_ratio: float = 0.9,
+    mamba_full_memory_ratio: float | None = None,
     mamba_radix_cache_strategy: str = "auto",
     disable_radix_cache: bool = False,
     disable_overlap_schedule: bool = False,
@@ -447,6 +447,7 @@ def sglang_reservation(
     ``disable_radix_cache`` with ``max_running_requests``) fixes it, and it is needed for
     ``kv_cache_bytes``, the KV pool's tokens and so the running-request cap SGLang derives from
     them.
+    ``mamba_full_memory_ratio`` ``None`` is the release's default (0.9; 0.2 in 0.5.3.post2).
     ``speculative_num_draft_tokens > 0`` means EAGLE/NEXTN speculation with topk 1.
     ``context_length`` (default: SGLang's reading of the config) enters that cap; one longer
     than the config's is refused, as SGLang refuses it. ``max_total_tokens`` caps the KV pool's
@@ -468,6 +469,8 @@ def sglang_reservation(
     arch = gpu_arch or (gpu_device.gpu_arch if gpu_device is not None else None) or "sm90"
     rules = sglang_rules(release.version)
     given = {"release": release, "rules": rules, "gpu": gpu_device, "gpu_arch": arch}
+    if mamba_full_memory_ratio is None:
+        given["mamba_full_memory_ratio"] = rules.default_mamba_full_memory_ratio
     launch = _Launch(**{**arguments, **given})
     model = hybrid_model(
         _configured(config, launch),
