@@ -414,6 +414,8 @@ def test_sglang_assumptions_are_these_lines() -> None:
         f"{cuda}, page size 1",
         common,
         "no_buffer runs without the overlap scheduler, as SGLang pairs them",
+        "the rules of SGLang 0.5.13 (decode_ring.releases.sglang, each change cited in its "
+        "release); the line citations here are SGLang 0.5.23's",
     )
     # GLM-5-Next's NEXTN layer is counted (above); Nemotron-H has none to count.
     speculation = "speculation is EAGLE/NEXTN with topk 1"

@@ -43,7 +43,13 @@ from ..models import DTYPE_BYTES, KINDS, ConfigSource, ModelConfigError, load_co
 from ..models.attention import dsa_indexer
 from ..models.read import class_fields
 from ..printable import show
-from ..releases import SGLANG_RELEASES, ResolvedRelease, UnmodelledReleaseError, resolve_release
+from ..releases import (
+    SGLANG,
+    SGLANG_RELEASES,
+    ResolvedRelease,
+    UnmodelledReleaseError,
+    resolve_release,
+)
 from ..releases.sglang import COVERAGE, MODELLED, SglangRules, sglang_rules
 from ..releases.versions import parse_version
 from .common import (
@@ -1530,6 +1536,11 @@ def _assumptions(launch: _Launch, steps: Mapping[str, Any]) -> list[str]:
         assumptions.append("no overlap scheduler (--disable-overlap-schedule)")
     elif not steps["overlap_schedule"]:
         assumptions.append("no_buffer runs without the overlap scheduler, as SGLang pairs them")
+    if launch.release.release != SGLANG:
+        assumptions.append(
+            f"the rules of {launch.release.release} (decode_ring.releases.sglang, each change "
+            f"cited in its release); the line citations here are {SGLANG}'s"
+        )
     return assumptions
 
 
