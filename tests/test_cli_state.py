@@ -168,10 +168,15 @@ def test_the_text_of_a_model_that_mixes_kinds() -> None:
         mamba, groups=(mamba.groups[0], kda.groups[0]), per_layer_bytes=None
     )
     lines = render(StateReport(mixed)).lines
-    assert "  mamba2 layers                    2  0-1" in lines
-    assert "  kda layers                       2  0,2" in lines
-    assert any(line.startswith("  kda recurrent state    (2, 4, 4) float32 (") for line in lines)
-    assert "  per layer                        -" in lines
+    # The label column is as wide as its longest label, "kda recurrent bytes per layer" (29).
+    assert "  mamba2 layers                           2  0-1" in lines
+    assert "  kda layers                              2  0,2" in lines
+    assert any(
+        line.startswith("  kda recurrent state           (2, 4, 4) float32 (") for line in lines
+    )
+    assert "  kda recurrent bytes per layer       128 B  (128 B)" in lines
+    assert "  mamba2 ssm bytes per layer       4.00 KiB  (4,096 B)" in lines
+    assert "  per layer                               -" in lines
 
 
 def test_a_ring_slot_past_a_usize_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

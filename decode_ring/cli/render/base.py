@@ -36,11 +36,11 @@ def table(rows: list[tuple[str, str]]) -> list[str]:
     return [f"{label:<{width}}  {value}" for label, value in rows]
 
 
-def sized(label: str, value: int | None) -> str:
-    """One labelled size line, in binary units and in bytes."""
+def sized(label: str, value: int | None, width: int = 22) -> str:
+    """One labelled size line, in binary units and in bytes, the label ``width`` wide."""
     if value is None:
-        return f"  {label:<22} {'-':>11}"
-    return f"  {label:<22} {format_size(value):>11}  ({value:,} B)"
+        return f"  {label:<{width}} {'-':>11}"
+    return f"  {label:<{width}} {format_size(value):>11}  ({value:,} B)"
 
 
 def layout_text(layout: str | None, version: str | None) -> str:

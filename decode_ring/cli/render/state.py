@@ -4,6 +4,7 @@ layer and per sequence, and the ring at a batch."""
 from __future__ import annotations
 
 from ..._selector import DECODE_ROLLBACK_RING_SLOTS
+from ...models import SsmState
 from ...reports import StateReport
 from .base import Rendered, layout_text, render, sized, source_text
 
@@ -40,54 +41,67 @@ def _(report: StateReport) -> Rendered:
         full_ring_slots=DECODE_ROLLBACK_RING_SLOTS if ring else None,
         full_ring_bytes=report.full_ring_bytes if ring else None,
     )
+    layers, sizes, width = _tensor_lines(state)
     lines = [
         f"ssm state of {state.model_type} ({state.family}) per sequence, tp rank 1 of "
         f"{state.tp_size}, {layout_text(state.layout, state.server_version)}",
-        f"  {'config':<22} {source_text(state.source)}",
-        f"  {'ssm layers':<22} {state.ssm_layers:>11}  {layer_ranges(state.layer_indices)}",
+        f"  {'config':<{width}} {source_text(state.source)}",
+        f"  {'ssm layers':<{width}} {state.ssm_layers:>11}  {layer_ranges(state.layer_indices)}",
+        *layers,
+        f"  {'speculative tokens':<{width}} {state.speculative_tokens:>11}",
+        *sizes,
+        sized("per layer", state.per_layer_bytes, width),
+        sized("per sequence", state.per_sequence_bytes, width),
     ]
-    # Every tensor of every kind of recurrent layer; a kind's own line where there are several.
+    if report.max_batch_size is not None:
+        lines += _batch_lines(report, ring, width)
+    return Rendered(json, lines)
+
+
+def _tensor_lines(state: SsmState) -> tuple[list[str], list[str], int]:
+    """Every tensor of every kind of recurrent layer (a kind's own line where there are
+    several): its shape lines, its bytes lines, and the label column's width, 22 or wider
+    where a tensor's label is longer."""
     several = len(state.groups) > 1
+    labels = {
+        id(tensor): f"{group.kind} {tensor.name}" if several else tensor.name
+        for group in state.groups
+        for tensor in group.tensors
+    }
+    width = max([22, *(len(f"{label} bytes per layer") for label in labels.values())])
+    lines: list[str] = []
     sizes: list[str] = []
     for group in state.groups:
         if several:
             lines.append(
-                f"  {group.kind + ' layers':<22} {len(group.layer_indices):>11}  "
+                f"  {group.kind + ' layers':<{width}} {len(group.layer_indices):>11}  "
                 f"{layer_ranges(group.layer_indices)}"
             )
         for tensor in group.tensors:
-            label = f"{group.kind} {tensor.name}" if several else tensor.name
+            label = labels[id(tensor)]
             lines.append(
-                f"  {label + ' state':<22} {shape_text(tensor.shape)} {tensor.dtype} "
+                f"  {label + ' state':<{width}} {shape_text(tensor.shape)} {tensor.dtype} "
                 f"({tensor.dtype_rule})"
             )
-            sizes.append(sized(f"{label} bytes per layer", tensor.bytes))
-    lines += [
-        f"  {'speculative tokens':<22} {state.speculative_tokens:>11}",
-        *sizes,
-        sized("per layer", state.per_layer_bytes),
-        sized("per sequence", state.per_sequence_bytes),
-    ]
-    if report.max_batch_size is not None:
-        lines += _batch_lines(report, ring)
-    return Rendered(json, lines)
+            sizes.append(sized(f"{label} bytes per layer", tensor.bytes, width))
+    return lines, sizes, width
 
 
-def _batch_lines(report: StateReport, ring: bool) -> list[str]:
+def _batch_lines(report: StateReport, ring: bool, width: int) -> list[str]:
     """At a batch: the ring's slot and depth under the reference's layout; elsewhere the batch's
     state, and no ring."""
     state, batch = report.state, report.max_batch_size
     assert batch is not None
-    lines = [f"  {'max batch size':<22} {batch:>11}"]
+    lines = [f"  {'max batch size':<{width}} {batch:>11}"]
     if ring:
         return [
             *lines,
-            sized("one ring slot", report.slot_bytes),
-            sized(f"full ring ({DECODE_ROLLBACK_RING_SLOTS} slots)", report.full_ring_bytes),
+            sized("one ring slot", report.slot_bytes, width),
+            sized(f"full ring ({DECODE_ROLLBACK_RING_SLOTS} slots)", report.full_ring_bytes, width),
         ]
     return [
         *lines,
-        sized("batch x per sequence", batch * state.per_sequence_bytes),
-        f"  {'ring':<22} {'-':>11}  no decode-rollback ring under {state.layout}: it is the "
+        sized("batch x per sequence", batch * state.per_sequence_bytes, width),
+        f"  {'ring':<{width}} {'-':>11}  no decode-rollback ring under {state.layout}: it is the "
         "reference server's (--layout metrale)",
     ]
