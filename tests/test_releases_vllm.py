@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -309,6 +310,77 @@ def test_vllm_0_19_0_granite_4_0_h_1b_log_is_reproduced(budget: int) -> None:
     assert f"{answer.mamba_page_padding_percent:.2f}" == "1.59"
     assert answer.log_lines[-1] == "Maximum concurrency for 4,096 tokens per request: 66.95x"
     assert answer.log_lines[-2] == "GPU KV cache size: 53,200 tokens"  # 1339 // 10 x 400
+
+
+def test_before_0_20_1_the_token_count_is_blocks_a_group_times_the_smallest_block() -> None:
+    # vllm-0.19.0:vllm/v1/core/kv_cache_utils.py: num_blocks // len(kv_cache_groups) x the
+    # smallest group block. Mamba-2.8B alone, no prefix caching: the one Mamba group's block is
+    # max_model_len. A block is 64 layers x (conv (5120, 3) + SSM (5120, 16)) x 2 B =
+    # 12,451,840 B; 4 GiB holds 344 of them: 344 // 1 x 4,096 = 1,409,024 tokens.
+    mamba = vllm_reservation(
+        CONFIGS / "mamba-2.8b-hf.json",
+        version="0.19.0",
+        max_model_len=4096,
+        enable_prefix_caching=False,
+        kv_cache_memory_bytes=4 * GIB,
+    )
+    assert (mamba.attention_groups, mamba.state_groups, mamba.num_blocks) == (0, 1, 344)
+    assert mamba.kv_cache_tokens == 1_409_024
+    assert mamba.log_lines[-2] == "GPU KV cache size: 1,409,024 tokens"
+    # A DFlash drafter's group is counted beside the target's (tests/test_draft_models.py):
+    # 1,305 blocks // (4 attention + 10 GDN + 1 draft groups) x 816 = 87 x 816 = 70,992.
+    draft = {
+        "architectures": ["DFlashDraftModel"],
+        "model_type": "qwen3",
+        "hidden_size": 5120,
+        "num_hidden_layers": 5,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "torch_dtype": "bfloat16",
+        "vocab_size": 248320,
+        "max_position_embeddings": 262144,
+    }
+    drafted = vllm_reservation(
+        QWEN3_5,
+        version="0.20.0",
+        draft_config=draft,
+        tensor_parallel_size=2,
+        max_model_len=200_000,
+        kv_cache_memory_bytes=int(10.16 * GIB),
+        num_speculative_tokens=5,
+        gpu="rtx-3090",
+    )
+    assert (drafted.attention_groups, drafted.state_groups, drafted.draft_groups) == (4, 10, 1)
+    assert (drafted.num_blocks, drafted.block_size) == (1305, 816)
+    assert drafted.kv_cache_tokens == 70_992
+
+
+def test_before_0_14_0_the_budget_prints_two_decimals() -> None:
+    # vllm-0.10.2:vllm/v1/worker/gpu_worker.py:298-299 prints "%.2f"; from 0.14.0 format_gib
+    # (round(x, 2)) drops the trailing 0. Before 0.21.0 the default utilization is 0.9:
+    # ceil(150,119,844,413 x 0.9) = 135,107,859,972 B less 70.125 + 5 + 1 GiB is
+    # 53,369,263,620 B, 49.7037 GiB.
+    given: dict[str, Any] = {
+        "tensor_parallel_size": 2,
+        "gpu": "h200",
+        "weights_bytes": 70 * GIB + GIB // 8,
+        "activation_bytes": 5 * GIB,
+        "non_torch_bytes": GIB,
+        "cuda_graph_bytes": 0,
+    }
+    for version, shown in (("0.13.0", "49.70"), ("0.14.0", "49.7")):
+        held = vllm_reservation(QWEN3_NEXT, version=version, **given)
+        assert held.available_kv_cache_memory == 53_369_263_620
+        assert f"Available KV cache memory: {shown} GiB" in held.log_lines
+
+
+def test_the_estimates_name_the_oldest_release_they_are_calibrated_on() -> None:
+    # servers.profile's estimates are fitted to the logs of vLLM 0.27.0 on (tests/logs/).
+    given: dict[str, Any] = {"gpu": "h200", "weights_bytes": 70 * GIB}
+    calibrated = "the estimates are calibrated on the logs of vLLM 0.27.0 and later"
+    assert calibrated in vllm_reservation(QWEN3_NEXT, version="0.26.0", **given).assumptions
+    assert calibrated not in vllm_reservation(QWEN3_NEXT, version="0.27.0", **given).assumptions
 
 
 def test_granite_4_0_h_1b_under_the_newest_rules_is_the_issues_35_26x() -> None:
