@@ -117,6 +117,48 @@ def test_the_drafters_weights_load_with_the_targets(tmp_path: Path) -> None:
     )
 
 
+def test_the_drafters_weights_add_to_a_snapshots_weights(tmp_path: Path) -> None:
+    # load_model (vllm/v1/worker/gpu_model_runner.py:4960-5076) loads the drafter with the
+    # target. A target snapshot of one down projection, 5120 x 17408 bfloat16 split by tp 2:
+    # 89,128,960 B a rank, and the drafter's as much: 178,257,920 B.
+    drafter = drafter_snapshot(tmp_path)
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(Path(QWEN3_5_27B).read_text())
+    write_safetensors(
+        target / "model.safetensors",
+        {"model.language_model.layers.0.mlp.down_proj.weight": ("BF16", [5120, 17408])},
+    )
+    config = str(target / "config.json")
+    held = vllm_reservation(config, draft_config=drafter / "config.json", **DFLASH_LAUNCH)
+    assert held.draft_weights_bytes == 89_128_960
+    assert held.weights_bytes == 178_257_920
+    assert held.weights_rule.endswith("MTP layers left out; and the drafter's 89,128,960 B")
+    # The weights load in the model dtype, bfloat16, whatever the state's dtype is.
+    wide = vllm_reservation(
+        config,
+        draft_config=drafter / "config.json",
+        mamba_cache_dtype="float32",
+        **DFLASH_LAUNCH,
+    )
+    assert wide.weights_bytes == 178_257_920
+    # --cpu-offload-gb moves 0.1 GiB (107,374,182 B) of the two: 70,883,738 B stay.
+    offloaded = vllm_reservation(
+        config, draft_config=drafter / "config.json", cpu_offload_gb=0.1, **DFLASH_LAUNCH
+    )
+    assert offloaded.weights_bytes == 70_883_738
+    assert offloaded.weights_rule.endswith(
+        "; and the drafter's 89,128,960 B; less 107,374,182 B offloaded (--cpu-offload-gb 0.1)"
+    )
+    # A drafter without a snapshot adds no weights, and the rule names none.
+    bare = vllm_reservation(config, draft_config=DFLASH, **DFLASH_LAUNCH)
+    assert (bare.draft_weights_bytes, bare.weights_bytes) == (0, 89_128_960)
+    assert bare.weights_rule.endswith(
+        "norms and routers whole, an omni model's talker and "
+        "token2wav left out; MTP layers left out"
+    )
+
+
 def test_the_launch_lines_speculative_config_names_the_drafter(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
