@@ -327,6 +327,22 @@ def test_before_0_20_1_the_token_count_is_blocks_a_group_times_the_smallest_bloc
     assert (mamba.attention_groups, mamba.state_groups, mamba.num_blocks) == (0, 1, 344)
     assert mamba.kv_cache_tokens == 1_409_024
     assert mamba.log_lines[-2] == "GPU KV cache size: 1,409,024 tokens"
+    # Qwen3-Next with every layer a gated delta net: one group of 48 pages of 548,864 B (tp 2),
+    # 26,345,472 B a block, 163 of them in 4 GiB. Without prefix caching the group's block is
+    # max_model_len: 163 x 4,096 = 667,648 tokens; in align mode it is the 16-token block:
+    # 163 x 16 = 2,608.
+    gdn = {**json.loads(QWEN3_NEXT.read_text()), "full_attention_interval": 100}
+    for caching, mode, tokens in ((False, "none", 667_648), (True, "align", 2_608)):
+        held = vllm_reservation(
+            gdn,
+            version="0.20.0",
+            tensor_parallel_size=2,
+            max_model_len=4096,
+            enable_prefix_caching=caching,
+            kv_cache_memory_bytes=4 * GIB,
+        )
+        assert (held.mamba_cache_mode, held.attention_groups, held.num_blocks) == (mode, 0, 163)
+        assert held.kv_cache_tokens == tokens
     # A DFlash drafter's group is counted beside the target's (tests/test_draft_models.py):
     # 1,305 blocks // (4 attention + 10 GDN + 1 draft groups) x 816 = 87 x 816 = 70,992.
     draft = {
