@@ -421,6 +421,10 @@ def test_vllm_glm5_next_prefills_with_flashkda_and_plans_its_checkpoint_block() 
     assert r.planned_state_bytes == 150_592_290_816
     ampere = vllm_reservation(GLM5_NEXT, gpu_arch="sm80")
     assert ampere.planned_blocks_per_request == 2
+    # GLM-5.3-Flash's KDA plans the FlashKDA checkpoint from 0.32.0 (decode_ring.releases.vllm);
+    # 0.31.0 serves the model without it.
+    before = vllm_reservation(GLM5_NEXT, version="0.31.0")
+    assert (before.prefill_checkpoint_blocks, before.planned_blocks_per_request) == (0, 2)
 
 
 def test_vllm_plans_no_checkpoint_block_without_prefix_caching() -> None:
