@@ -159,6 +159,31 @@ def test_the_drafters_weights_add_to_a_snapshots_weights(tmp_path: Path) -> None
     )
 
 
+def test_a_drafters_kv_heads_are_split_as_the_targets_are(tmp_path: Path) -> None:
+    # A drafter of 2 KV heads at tp 4: each rank holds one (vLLM replicates KV heads past the
+    # count), so its page is 1 x 128 x 2 x 2 B = 512 B a token and its k_proj (2 x 128 rows of
+    # 5120, bfloat16) loads half a rank: 256 x 5120 x 2 / 2 = 1,310,720 B, not a quarter.
+    folder = tmp_path / "drafter"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**DFLASH, "num_key_value_heads": 2}))
+    write_safetensors(
+        folder / "model.safetensors", {"layers.0.self_attn.k_proj.weight": ("BF16", [256, 5120])}
+    )
+    held = vllm_reservation(
+        QWEN3_5_27B,
+        draft_config=folder / "config.json",
+        tensor_parallel_size=4,
+        max_model_len=200_000,
+        kv_cache_memory_bytes=int(10.16 * GIB),
+        num_speculative_tokens=5,
+        gpu="h200",
+    )
+    assert held.draft_weights_bytes == 1_310_720
+    assert held.draft_rule.startswith("5 draft attention layers, 512 B a token a rank, ")
+    # The drafter's block and groups are whole numbers, as vLLM's ints are.
+    assert type(held.draft_block_size) is int and type(held.draft_groups) is int
+
+
 def test_the_launch_lines_speculative_config_names_the_drafter(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
