@@ -427,6 +427,17 @@ def test_vllm_glm5_next_prefills_with_flashkda_and_plans_its_checkpoint_block() 
     assert (before.prefill_checkpoint_blocks, before.planned_blocks_per_request) == (0, 2)
 
 
+def test_vllm_an_attention_free_kimi_linear_on_ampere_plans_no_flashkda_block() -> None:
+    # Every layer KDA (no full_attn_layers): no attention layer, and on SM80 no FlashKDA, whose
+    # Kimi check needs capability major 9 (is_flashkda_supported): 2 + 0 + 0 blocks planned in
+    # align mode.
+    config = json.loads((CONFIGS / "kimi-linear-48b-a3b-instruct.json").read_text())
+    layers = {**config["linear_attn_config"], "full_attn_layers": [], "kda_layers": [*range(1, 28)]}
+    r = vllm_reservation({**config, "linear_attn_config": layers}, gpu_arch="sm80")
+    assert (r.attention_backend, r.mamba_cache_mode) == (None, "align")
+    assert (r.prefill_checkpoint_blocks, r.planned_blocks_per_request) == (0, 2)
+
+
 def test_vllm_plans_no_checkpoint_block_without_prefix_caching() -> None:
     # MambaMixer2's spec keeps one prefill checkpoint block (mamba_mixer2.py:1108-1118), which
     # MambaSpec.max_memory_usage_bytes counts only in align mode: 1 + s blocks otherwise
