@@ -591,6 +591,8 @@ def test_vllm_fp8_kv_cache_halves_the_attention_page() -> None:
             12288,
             "config max_position_embeddings x RoPE factor 3 (vLLM derived)",
         ),
+        # vLLM refuses a max_model_len below 1 (model.py:1070-1075): 1 is taken.
+        ({"max_position_embeddings": 1}, 1, "config max_position_embeddings (vLLM derived)"),
         # LongRoPE defaults to original_max_position_embeddings (model.py:2640-2650).
         (
             {
