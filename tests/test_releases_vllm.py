@@ -411,11 +411,17 @@ def test_granite_4_0_h_1b_under_the_newest_rules_is_the_issues_35_26x() -> None:
 
 def test_prefix_caching_a_mamba_family_before_0_28_is_refused_as_not_modelled() -> None:
     # 0.11.1-0.27.x put SupportsMambaPrefixCaching models in the chunk-aligned 'all' mode.
-    with pytest.raises(ServerArgumentError, match=r"mamba_cache_mode 'all'.*not modelled"):
+    with pytest.raises(ServerArgumentError) as raised:
         vllm_reservation(GRANITE_1B, version="0.15.0", enable_prefix_caching=True)
+    assert raised.value.field == "enable_prefix_caching"
+    assert str(raised.value) == (
+        "argument enable_prefix_caching: vLLM 0.15.0 caches granitemoehybrid prefixes in "
+        "mamba_cache_mode 'all' (chunk-aligned blocks, a state page per block of context); not "
+        "modelled"
+    )
     # 0.10.2 turns it off for every hybrid, so there is nothing to refuse.
     off = vllm_reservation(GRANITE_1B, version="0.10.2", enable_prefix_caching=True)
-    assert not off.enable_prefix_caching
+    assert (off.enable_prefix_caching, off.mamba_cache_mode) == (False, "none")
     assert off.prefix_caching_rule == "vLLM 0.10.2 turns it off for a hybrid generative model"
 
 
@@ -614,6 +620,7 @@ def test_align_mode_refuses_speculative_decoding_in_0_15_and_0_16() -> None:
             vllm_reservation(
                 QWEN3_NEXT, version=version, num_speculative_tokens=2, enable_prefix_caching=True
             )
+        assert raised.value.field == "enable_prefix_caching"
         assert raised.value.server_refusal == (
             "AssertionError: Mamba cache mode 'align' is currently not compatible with "
             "speculative decoding."
