@@ -482,15 +482,23 @@ def test_an_architecture_a_release_does_not_register_is_refused(
 
 
 def test_speculative_decoding_before_0_17_only_for_qwen3_next() -> None:
-    with pytest.raises(ServerArgumentError, match="not supported yet"):
+    # vllm-0.10.2:vllm/v1/worker/gpu_model_runner.py:3701-3705, in its words.
+    with pytest.raises(ServerArgumentError) as raised:
         vllm_reservation(NEMOTRON, version="0.16.0", num_speculative_tokens=2)
+    assert raised.value.field == "num_speculative_tokens"
+    assert str(raised.value) == (
+        "argument num_speculative_tokens: vLLM 0.16.0 refuses it for nemotron_h: 'Mamba with "
+        "speculative decoding is not supported yet.'"
+    )
     assert vllm_reservation(QWEN3_NEXT, version="0.16.0", num_speculative_tokens=2)
     assert vllm_reservation(NEMOTRON, version="0.17.0", num_speculative_tokens=2)
 
 
 def test_replayssm_before_0_27_is_refused() -> None:
-    with pytest.raises(ServerArgumentError, match=r"vLLM 0\.26\.0 has no --use-replayssm"):
+    with pytest.raises(ServerArgumentError) as raised:
         vllm_reservation(NEMOTRON, version="0.26.0", use_replayssm=True)
+    assert raised.value.field == "use_replayssm"
+    assert str(raised.value) == "argument use_replayssm: vLLM 0.26.0 has no --use-replayssm"
     assert vllm_reservation(NEMOTRON, version="0.27.0", use_replayssm=True).use_replayssm
 
 
