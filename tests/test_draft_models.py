@@ -184,6 +184,25 @@ def test_a_drafters_kv_heads_are_split_as_the_targets_are(tmp_path: Path) -> Non
     assert type(held.draft_block_size) is int and type(held.draft_groups) is int
 
 
+def test_a_drafter_is_read_under_the_launchs_release() -> None:
+    # vLLM 0.28.0's registry has no Glm5NextForConditionalGeneration (it names it from 0.30.0),
+    # so that release cannot load it as a drafter; the newest reads it and the package refuses
+    # its recurrent layers.
+    glm5_next = CONFIGS / "written" / "glm5-next-transformers-5.23.0.json"
+    launch: dict[str, Any] = {"num_speculative_tokens": 2, "kv_cache_memory_bytes": 16 * GIB}
+    with pytest.raises(ModelConfigError) as unserved:
+        vllm_reservation(QWEN3_NEXT, version="0.28.0", draft_config=glm5_next, **launch)
+    assert str(unserved.value).endswith(
+        "glm5_next config: field 'architectures': vLLM 0.28.0 does not serve "
+        "'Glm5NextForConditionalGeneration' (its registry names it from 0.30.0 to 0.33.0)"
+    )
+    with pytest.raises(ServerArgumentError) as recurrent:
+        vllm_reservation(QWEN3_NEXT, draft_config=glm5_next, **launch)
+    assert str(recurrent.value) == (
+        "argument draft_config: a drafter with recurrent layers (or no attention) is not modelled"
+    )
+
+
 def test_the_launch_lines_speculative_config_names_the_drafter(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
