@@ -255,6 +255,27 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
     assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token
 
 
+def test_vllm_splits_a_drafter_at_the_targets_tp() -> None:
+    # The drafter runs at the target's tp, and vLLM shards its attention heads evenly
+    # (vllm/config/model.py:1557-1564): 6 heads at tp 4 do not split.
+    six_heads = {
+        **DFLASH,
+        "architectures": ["LlamaForCausalLM"],
+        "num_hidden_layers": 2,
+        "num_attention_heads": 6,
+        "num_key_value_heads": 6,
+    }
+    with pytest.raises(TensorParallelSplitError) as raised:
+        vllm_reservation(
+            QWEN3_NEXT,
+            draft_config=six_heads,
+            tensor_parallel_size=4,
+            num_speculative_tokens=2,
+            kv_cache_memory_bytes=16 * GIB,
+        )
+    assert raised.value.field == "num_attention_heads"
+
+
 def test_sglang_splits_an_eagle_draft_at_the_targets_tp() -> None:
     # The draft worker runs at the target's tp; SGLang's LlamaAttention asserts its heads divide
     # by it (sglang-0.5.23:sglang/srt/models/llama.py:183): 6 heads at tp 4 do not.
