@@ -374,7 +374,7 @@ def test_before_0_20_1_the_token_count_is_blocks_a_group_times_the_smallest_bloc
 
 def test_before_0_14_0_the_budget_prints_two_decimals() -> None:
     # vllm-0.10.2:vllm/v1/worker/gpu_worker.py:298-299 prints "%.2f"; from 0.14.0 format_gib
-    # (round(x, 2)) drops the trailing 0. Before 0.21.0 the default utilization is 0.9:
+    # (round(x, 2)) drops the trailing 0. Before 0.20.0 the default utilization is 0.9:
     # ceil(150,119,844,413 x 0.9) = 135,107,859,972 B less 70.125 + 5 + 1 GiB is
     # 53,369,263,620 B, 49.7037 GiB.
     given: dict[str, Any] = {
