@@ -35,6 +35,7 @@ from types import SimpleNamespace as NS
 from typing import Any
 
 from .release_code import TORCH, ReleaseCode
+from .release_layer import constructed, init_defaults, init_slice, self_reads
 from .release_tree import ReleaseTree
 from .states import config_view
 
@@ -79,6 +80,23 @@ class ReleaseVllm:
             # CudaPlatform adds no spec of its own (Platform.register_custom_kv_cache_specs).
             register_custom_kv_cache_specs=lambda vc: None,
         )
+        # The SM90 GPU's capability (CudaPlatform.get_device_capability), as the release's own
+        # DeviceCapability (vllm/platforms/interface.py), which layer set-up reads (Kimi K3's
+        # FlashKDA choice, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:176-190).
+        capability_file = self.tree.defining("DeviceCapability")
+        if capability_file is not None:
+            self.code.follow_imports(capability_file, ["DeviceCapability"])
+            self.code.load(capability_file, ["DeviceCapability"])
+        capability_cls = ns.get("DeviceCapability") or (
+            lambda major, minor: NS(major=major, minor=minor)
+        )
+        ns["current_platform"].get_device_capability = lambda device_id=0: capability_cls(9, 0)
+        # Whether FlashInfer's recurrent KDA kernel is installed (vllm/utils/flashinfer.py
+        # has_flashinfer_recurrent_kda, 0.30+: process state, not the release's sizing): yes.
+        # Kimi K3's prefill backend asks it before the capability, which on SM90 rules FlashInfer
+        # out either way ((10, 0) or (10, 3) only, vllm-0.33.0:vllm/models/kimi_k3/nvidia/
+        # kda.py:382-400).
+        ns["has_flashinfer_recurrent_kda"] = lambda: True
         # vllm/config/cache.py: no handler for the "auto" KV dtype (0.33.0's table).
         ns["get_kv_cache_dtype_handler"] = lambda name: None
         # vllm/envs.py with nothing set: the variables sizing code reads, at their defaults.
@@ -449,7 +467,16 @@ class ReleaseVllm:
                 use_mla=use_mla,
                 cache_dtype_str="auto",
             )
-        mamba_spec = self._mamba_spec(vc, shapes, dtypes, mamba_type, spec, prefix_caching)
+        mamba_spec = self._mamba_spec(
+            vc,
+            shapes,
+            dtypes,
+            mamba_type,
+            spec,
+            prefix_caching,
+            text,
+            f"model.layers.{recurrent[0] if recurrent else 0}.self_attn",
+        )
         for index in recurrent:
             specs[f"model.layers.{index}.mixer"] = mamba_spec
         ordered = dict(sorted(specs.items(), key=lambda item: int(item[0].split(".")[2])))
@@ -621,29 +648,62 @@ class ReleaseVllm:
         platform._find_non_ssm_backends = classmethod(lambda cls, vc: [backend])
         platform.update_block_size_for_backend(vc)
 
-    def _layer_class(self, mamba_type: str) -> Any:
+    def _layer_class(self, mamba_type: str, vc: Any, text: Any) -> tuple[Any, str, str] | None:
         """The release's recurrent layer class the model builds, where it overrides
         ``MambaBase.get_kv_cache_spec`` (``MambaMixer2`` plans a prefill checkpoint block from
-        0.32, vllm-0.32.0:vllm/model_executor/layers/mamba/mamba_mixer2.py:1098-1108; Kimi's
-        KDA layer from 0.29, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:594-600): among the
-        classes the model's files define or import, those whose ``mamba_type`` is the layers'
-        (``MambaAttentionBackendEnum.X``); one override, made with the release's
-        ``MambaBase`` as its base (its ``super()``), or None (``MambaBase``'s own)."""
+        0.32, vllm-0.32.0:vllm/model_executor/layers/mamba/mamba_mixer2.py:1098-1108; Kimi K3's
+        KDA layer from 0.29, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:594-600), found two
+        ways in the model's files: the classes they define or import whose ``mamba_type`` is
+        the layers' (``MambaAttentionBackendEnum.X``), and the recurrent layer classes they
+        construct under guards not false for this config (``release_layer.constructed``: Kimi
+        K3's ``KimiK3DeltaAttention``, whose ``mamba_type`` is its base's ``GDN_ATTN``,
+        vllm-0.29.0:vllm/model_executor/layers/mamba/gdn/base.py:49-51, built when
+        ``use_full_rank_gate`` is set, vllm-0.29.0:vllm/models/kimi_k3/nvidia/
+        model.py:888-907). One override: (the class made from the override's methods and the
+        methods and properties of its class they read, with the release's ``MambaBase`` as its
+        base, its ``super()``; the class's file; the class's name), else None (``MambaBase``'s
+        own)."""
         found: set[tuple[str, str]] = set()
+
+        def overriding(file: str, name: str) -> tuple[str, str] | None:
+            source = file if self.tree.class_node(file, name) else None
+            source = source or self.tree.import_source(file, name)
+            if source is None or self.tree.class_node(source, name) is None:
+                return None
+            if self.tree.method_owner(source, name, "mamba_type") is None:
+                return None
+            owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
+            return owner if owner is not None and owner[1] != "MambaBase" else None
+
         for file in dict.fromkeys(self.model_files):
             if not self.tree.has(file):
                 continue
             for name in _class_names(self.tree, file):
+                typed = None
                 source = file if self.tree.class_node(file, name) else None
                 source = source or self.tree.import_source(file, name)
-                if source is None or self.tree.class_node(source, name) is None:
-                    continue
-                typed = self.tree.method_owner(source, name, "mamba_type")
+                if source is not None and self.tree.class_node(source, name) is not None:
+                    typed = self.tree.method_owner(source, name, "mamba_type")
                 if typed is None or _returned_type(self.tree, *typed) != mamba_type:
                     continue
-                owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
-                if owner is not None and owner[1] != "MambaBase":
+                owner = overriding(file, name)
+                if owner is not None:
                     found.add(owner)
+        # The constructing function's parameters: the text config (the decoder layers get
+        # ``hf_text_config``, vllm-0.29.0:vllm/models/kimi_k3/nvidia/model.py:1129) and the
+        # VllmConfig stand-in.
+        params = {"config": text, "vllm_config": vc}
+        built = constructed(
+            self.tree,
+            self.model_files,
+            lambda file, name: _source(self.tree, file, name) if overriding(file, name) else None,
+            params,
+            self.code.ns,
+        )
+        for source, name in built:
+            owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
+            if owner is not None:
+                found.add(owner)
         if len(found) != 1:
             return None
         owner_file, owner_cls = found.pop()
@@ -652,15 +712,128 @@ class ReleaseVllm:
             self.code.follow_imports(owner_file, [owner_cls])
             node = self.tree.class_node(owner_file, owner_cls)
             assert node is not None
-            names = [
-                i.name
-                for i in node.body
-                if isinstance(i, ast.FunctionDef)
-                and i.name in ("get_kv_cache_spec", "get_prefill_checkpoint_alignment")
-            ]
+            methods = {i.name: i for i in node.body if isinstance(i, ast.FunctionDef)}
+            names: set[str] = {
+                n for n in ("get_kv_cache_spec", "get_prefill_checkpoint_alignment") if n in methods
+            }
+            # The methods and properties of the class the override reads (``self
+            # ._exports_checkpoints``, a cached property, vllm-0.33.0:vllm/model_executor/
+            # layers/mamba/gdn/qwen_gdn_linear_attn.py:739-759), transitively.
+            pending = list(names)
+            while pending:
+                for attr in self_reads(methods[pending.pop()]):
+                    if attr in methods and attr not in names and attr != "__init__":
+                        names.add(attr)
+                        pending.append(attr)
             self.code.ns.setdefault("ReleaseMambaBase", self.mamba_base)
-            self.code.class_with(owner_file, owner_cls, names, key, bases=["ReleaseMambaBase"])
-        return self.code.ns[key]
+            self.code.class_with(
+                owner_file,
+                owner_cls,
+                [n for n in methods if n in names],
+                key,
+                bases=["ReleaseMambaBase"],
+            )
+        return self.code.ns[key], owner_file, owner_cls
+
+    def _init_attributes(
+        self, layer: Any, owner: tuple[str, str], vc: Any, text: Any, prefix: str
+    ) -> None:
+        """Set on ``layer`` the attributes its override reads that its class's ``__init__``
+        sets (``self.kda_prefill_backend = resolve_kda_prefill_backend(backend, self.head_dim,
+        vllm_config.model_config.dtype, self.gate_lower_bound)``, vllm-0.29.0:vllm/models/
+        kimi_k3/nvidia/kda.py:511-531), by running the release's own statements they depend
+        on (``release_layer.init_slice``, bases' ``__init__`` first), with ``config`` the text
+        config, ``vllm_config`` the stand-in, ``prefix`` the layer's name and other parameters
+        at their defaults. An attribute that cannot be computed so stays unset: the override's
+        AttributeError is an oracle gap."""
+        file, cls = owner
+        node = self.tree.class_node(file, cls)
+        assert node is not None
+        made = type(layer)
+        wanted: set[str] = set()
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name in made.__mro__[1].__dict__:
+                wanted |= self_reads(item)
+        wanted = {a for a in wanted if not hasattr(made, a)}
+        if not wanted:
+            return
+        skip = {a for a in dir(made) if not a.startswith("__")}
+        defaults = init_defaults(self.tree, file, cls)
+        for where, statements, params in init_slice(self.tree, file, cls, wanted, skip):
+            scope = self._file_scope(where, statements)
+            for name, expr in defaults.items():
+                try:
+                    scope[name] = eval(
+                        compile(ast.Expression(expr), "<default>", "eval"), dict(self.code.ns)
+                    )
+                except Exception:
+                    continue
+            bound = {"self": layer, "config": text, "vllm_config": vc, "prefix": prefix}
+            scope.update({k: v for k, v in bound.items() if k == "self" or k in params})
+            module = ast.fix_missing_locations(ast.Module(body=statements, type_ignores=[]))
+            exec(compile(module, f"vllm-{self.version}:{where}", "exec", dont_inherit=True), scope)
+
+    def _file_scope(self, relative: str, statements: list[ast.stmt]) -> dict[str, Any]:
+        """A namespace for ``statements`` of ``relative``: this release's shared one, plus the
+        top-level definitions of ``relative`` they read (``resolve_kda_prefill_backend`` and
+        ``is_flashkda_supported`` of vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:176-316),
+        executed into a copy so that a same-named definition of another file stays as it is,
+        and what those import, loaded from the release (``ReleaseCode.follow_imports``)."""
+        scope = dict(self.code.ns)
+        nodes = {
+            name: node
+            for node in self.tree._tree(relative).body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign))
+            for name in _defined_names(node)
+        }
+        reads = {
+            n.id
+            for stmt in statements
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        self.code.follow_imports(relative, [])
+        done: set[str] = set()
+        while True:
+            own = sorted((reads & set(nodes)) - done)
+            if not own:
+                break
+            done.update(own)
+            self.code.follow_imports(relative, own)
+            for name in own:
+                node = nodes[name]
+                reads |= {
+                    n.id
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                }
+            for key, value in self.code.ns.items():
+                scope.setdefault(key, value)
+            for node in dict.fromkeys(nodes[name] for name in own):
+                module = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
+                try:
+                    exec(
+                        compile(
+                            module,
+                            f"vllm-{self.version}:{relative}",
+                            "exec",
+                            flags=__import__("__future__").annotations.compiler_flag,
+                            dont_inherit=True,
+                        ),
+                        scope,
+                    )
+                except Exception as error:
+                    self.code.failed.append((f"{relative}:{node.lineno}", repr(error)))
+        # Imported names the statements read directly.
+        for name in reads - set(nodes):
+            if name not in scope:
+                source = self.tree.import_source(relative, name)
+                if source is not None and self.tree.line_of(source, name) is not None:
+                    self.code.load(source, [name])
+                    self.code.follow_imports(source, [name])
+                    if name in self.code.ns:
+                        scope[name] = self.code.ns[name]
+        return scope
 
     def _mamba_spec(
         self,
@@ -670,6 +843,8 @@ class ReleaseVllm:
         mamba_type: str,
         spec: int,
         prefix_caching: bool,
+        text: Any = None,
+        prefix: str = "model.layers.0",
     ) -> Any:
         """``MambaBase.get_kv_cache_spec`` of the release on a stand-in layer answering the
         model view; before the release had it (0.10.2, 0.11.0), ``GPUModelRunner
@@ -684,8 +859,8 @@ class ReleaseVllm:
                 "is_kv_cache_tp_replicated": False,
                 "num_prefill_checkpoint_blocks": 0,
             }
-            layer_cls = self._layer_class(mamba_type)
-            if layer_cls is None:
+            made = self._layer_class(mamba_type, vc, text)
+            if made is None:
                 layer = NS(
                     get_state_shape=lambda: tuple(shapes),
                     get_state_dtype=lambda: tuple(dtypes),
@@ -695,11 +870,13 @@ class ReleaseVllm:
                     num_prefill_checkpoint_blocks=0,
                 )
                 return self.mamba_base.get_kv_cache_spec(layer, vc)
-            # The layer class's own override, on the stand-in's answers; an attribute its
-            # ``__init__`` sets (a prefill backend, a checkpoint alignment) is not here: the
-            # override's AttributeError is an oracle gap.
-            layer = type("StandInLayer", (layer_cls,), answers)
-            return layer_cls.get_kv_cache_spec(object.__new__(layer), vc)
+            # The layer class's own override, on the stand-in's answers, with what its
+            # ``__init__`` sets that the override reads computed by the release's own
+            # statements (``_init_attributes``).
+            layer_cls, owner_file, owner_cls = made
+            layer = object.__new__(type("StandInLayer", (layer_cls,), answers))
+            self._init_attributes(layer, (owner_file, owner_cls), vc, text, prefix)
+            return layer_cls.get_kv_cache_spec(layer, vc)
         if spec and vc.model_config.hf_config.model_type not in ["qwen3_next"]:
             raise NotImplementedError("Mamba with speculative decoding is not supported yet.")
         if vc.cache_config.enable_prefix_caching:
@@ -838,6 +1015,18 @@ def _class_names(tree: ReleaseTree, relative: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             out.update(a.asname or a.name for a in node.names)
     return out
+
+
+def _defined_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def _source(tree: ReleaseTree, relative: str, name: str) -> str | None:
+    """The file defining class ``name`` as ``relative`` sees it (its own, or imported)."""
+    return relative if tree.class_node(relative, name) else tree.import_source(relative, name)
 
 
 def _returned_type(tree: ReleaseTree, relative: str, cls: str) -> str | None:
