@@ -20,6 +20,7 @@ kda.py:519-532). The oracle builds no layer; here:
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -197,6 +198,48 @@ def _reads(stmt: ast.stmt) -> set[str]:
     return names | {f"self.{a}" for a in self_reads(stmt)}
 
 
+def _slice_block(
+    body: list[ast.stmt], needed: set[str], skip: set[str]
+) -> tuple[list[ast.stmt], set[str]]:
+    """The statements of ``body`` that assign what ``needed`` names, and what they read, a
+    backward slice; a compound statement keeps its header and, of its blocks, the statements
+    the slice needs (an ``if`` that sets the attribute also builds an exporter,
+    vllm-0.33.0:vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:691-703)."""
+    needed = set(needed)
+    taken: list[ast.stmt] = []
+    for stmt in reversed(body):
+        assigned = _assigns(stmt)
+        if not assigned & needed:
+            continue
+        blocks = [f for f in ("body", "orelse", "finalbody") if getattr(stmt, f, None)]
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)) and blocks:
+            kept = copy.copy(stmt)
+            inner: set[str] = set()
+            for field in blocks:
+                part, reads = _slice_block(getattr(stmt, field), needed, skip)
+                setattr(kept, field, part or ([ast.Pass()] if field == "body" else []))
+                inner |= reads
+            header = [getattr(stmt, f) for f in ("test", "iter", "items") if hasattr(stmt, f)]
+            heads = {
+                r
+                for h in header
+                for node in (h if isinstance(h, list) else [h])
+                for r in _reads(
+                    ast.Expr(node.context_expr if isinstance(node, ast.withitem) else node)
+                )
+            }
+            taken.insert(0, kept)
+            needed |= inner | heads
+        else:
+            taken.insert(0, stmt)
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                needed -= assigned
+            needed |= _reads(stmt)
+        needed = {r for r in needed if not r.startswith("self.") or r[5:] not in skip}
+        needed.discard("self")
+    return taken, needed
+
+
 def init_slice(
     tree: ReleaseTree, relative: str, cls: str, wanted: set[str], skip: set[str]
 ) -> list[tuple[str, list[ast.stmt], list[str]]]:
@@ -210,17 +253,7 @@ def init_slice(
     node = tree.class_node(*owner)
     assert node is not None
     init = next(i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "__init__")
-    needed = {f"self.{a}" for a in wanted}
-    taken: list[ast.stmt] = []
-    for stmt in reversed(init.body):
-        assigned = _assigns(stmt)
-        if not assigned & needed:
-            continue
-        taken.insert(0, stmt)
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            needed -= assigned
-        needed |= {r for r in _reads(stmt) if not r.startswith("self.") or r[5:] not in skip}
-        needed.discard("self")
+    taken, needed = _slice_block(init.body, {f"self.{a}" for a in wanted}, skip)
     inherited = {n[5:] for n in needed if n.startswith("self.")}
     params = [a.arg for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]]
     out: list[tuple[str, list[ast.stmt], list[str]]] = []

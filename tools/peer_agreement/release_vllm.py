@@ -73,8 +73,14 @@ class ReleaseVllm:
         ns["AttentionBackendEnum"] = NS(CUTLASS_MLA="CUTLASS_MLA", FLASHINFER="FLASHINFER")
         ns["CUDAGraphMode"] = NS(FULL_AND_PIECEWISE="FULL_AND_PIECEWISE", NONE="NONE")
         ns["current_platform"] = NS(
-            is_device_capability=lambda c: False,
-            is_device_capability_family=lambda c: False,
+            # SM90 (CudaPlatform.is_device_capability[_family], vllm/platforms/interface.py):
+            # capability 90, family 90.
+            is_device_capability=lambda c: (c if isinstance(c, int) else c[0] * 10 + c[1]) == 90,
+            is_device_capability_family=lambda c: c // 10 == 9,
+            is_xpu=lambda: False,
+            is_rocm=lambda: False,
+            is_cpu=lambda: False,
+            get_cuda_runtime_major=lambda: 13,
             has_device_capability=lambda c: True,
             is_cuda=lambda: True,
             # CudaPlatform adds no spec of its own (Platform.register_custom_kv_cache_specs).
@@ -367,6 +373,8 @@ class ReleaseVllm:
         """The release's answer for one case: ``state`` (the model view) and the reservation's
         fields, or ``refusal`` (the release's own), or ``oracle_gap``."""
         self.code.log.lines.clear()
+        # No layer is built unless this case builds one (``_build_layer``).
+        self.code.ns["get_layers_from_vllm_config"] = lambda *args, **kwargs: {}
         try:
             return self._case(mapping, tp, spec, prefix_caching, budget, max_model_len)
         except OracleGap as gap:
@@ -447,6 +455,10 @@ class ReleaseVllm:
             self.code.ns["HybridAttentionMambaModelConfig"].verify_and_update_config(vc)
         if cache.block_size is None:
             cache.block_size = 16  # CudaPlatformBase.check_and_update_config: 16 when unset
+        built = None
+        if self.mamba_base is not None:
+            names = tuple(f"model.layers.{i}.mixer" for i in recurrent) or ("model.layers.0.mixer",)
+            built = self._build_layer(vc, shapes, dtypes, mamba_type, text, names)
         if self.platform is not None:
             self._update_block_size(vc, use_mla)
         kv_dtype = vc.model_config.dtype
@@ -474,8 +486,7 @@ class ReleaseVllm:
             mamba_type,
             spec,
             prefix_caching,
-            text,
-            f"model.layers.{recurrent[0] if recurrent else 0}.self_attn",
+            built,
         )
         for index in recurrent:
             specs[f"model.layers.{index}.mixer"] = mamba_spec
@@ -578,6 +589,10 @@ class ReleaseVllm:
             # 0 with nothing set (vllm-0.29.0:vllm/config/cache.py:60-66,156-158; a plain
             # ``Field(default=0)`` from 0.30, vllm-0.30.0:vllm/config/cache.py:148).
             prefix_cache_retention_interval=0,
+            # No prefix-cache key unit unless asked (``Field(default=None)``, vllm-0.33.0:vllm/
+            # config/cache.py:203; read by get_mamba_prefill_checkpoint_grid, vllm-0.33.0:vllm/
+            # model_executor/layers/mamba/abstract.py:116-130).
+            prefix_match_unit=None,
         )
         # CacheConfig.get_resolved_kv_cache_layout: the NHD default, not block-outermost.
         cache_config.get_resolved_kv_cache_layout = lambda: NS(is_block_outermost=False)
@@ -758,8 +773,50 @@ class ReleaseVllm:
         if not wanted:
             return
         skip = {a for a in dir(made) if not a.startswith("__")}
-        defaults = init_defaults(self.tree, file, cls)
-        for where, statements, params in init_slice(self.tree, file, cls, wanted, skip):
+        self._run_slice(
+            layer,
+            file,
+            cls,
+            wanted,
+            skip,
+            (),
+            {"config": text, "vllm_config": vc, "prefix": prefix},
+        )
+
+    def _sliced_class(self, relative: str, cls: str) -> Any:
+        """A stand-in for class ``cls`` of ``relative``: called with its ``__init__``'s
+        arguments, it gives an object each of whose attributes is computed, on first read, by
+        the release's own statements of that ``__init__`` it depends on."""
+        oracle = self
+
+        def make(*args: Any, **kwargs: Any) -> Any:
+            class Sliced:
+                def __getattr__(self, name: str) -> Any:
+                    if name.startswith("__"):
+                        raise AttributeError(name)
+                    oracle._run_slice(self, relative, cls, {name}, set(), args, kwargs)
+                    return self.__dict__[name]
+
+            Sliced.__name__ = Sliced.__qualname__ = f"Sliced_{cls}"
+            return Sliced()
+
+        return make
+
+    def _run_slice(
+        self,
+        instance: Any,
+        relative: str,
+        cls: str,
+        wanted: set[str],
+        skip: set[str],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Run on ``instance`` the statements of ``cls``'s ``__init__`` (bases first) that
+        ``self.X`` for X in ``wanted`` depend on, its parameters bound to ``args`` /
+        ``kwargs`` and, otherwise, to their defaults."""
+        defaults = init_defaults(self.tree, relative, cls)
+        for where, statements, params in init_slice(self.tree, relative, cls, wanted, skip):
             scope = self._file_scope(where, statements)
             for name, expr in defaults.items():
                 try:
@@ -768,8 +825,10 @@ class ReleaseVllm:
                     )
                 except Exception:
                     continue
-            bound = {"self": layer, "config": text, "vllm_config": vc, "prefix": prefix}
-            scope.update({k: v for k, v in bound.items() if k == "self" or k in params})
+            named = [p for p in params if p != "self"]
+            scope.update(dict(zip(named, args, strict=False)))
+            scope.update({k: v for k, v in kwargs.items() if k in params})
+            scope["self"] = instance
             module = ast.fix_missing_locations(ast.Module(body=statements, type_ignores=[]))
             exec(compile(module, f"vllm-{self.version}:{where}", "exec", dont_inherit=True), scope)
 
@@ -824,16 +883,62 @@ class ReleaseVllm:
                     )
                 except Exception as error:
                     self.code.failed.append((f"{relative}:{node.lineno}", repr(error)))
+                    if isinstance(node, ast.ClassDef):
+                        # A class whose bases or decorators are not here (``ChunkGatedDeltaRule
+                        # (CustomOp)``, vllm-0.33.0:vllm/model_executor/layers/mamba/gdn/
+                        # qwen_gdn_linear_attn.py:373-380): built as an object whose attributes
+                        # are computed, when read, by the slice of its own ``__init__``.
+                        scope[node.name] = self._sliced_class(relative, node.name)
         # Imported names the statements read directly.
         for name in reads - set(nodes):
             if name not in scope:
                 source = self.tree.import_source(relative, name)
-                if source is not None and self.tree.line_of(source, name) is not None:
-                    self.code.load(source, [name])
+                if source is not None and self.code.load(source, [name]):
+                    # A definition or a module constant (``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
+                    # = 64``, vllm-0.33.0:vllm/v1/attention/backends/gdn_attn.py:34).
                     self.code.follow_imports(source, [name])
                     if name in self.code.ns:
                         scope[name] = self.code.ns[name]
         return scope
+
+    def _build_layer(
+        self,
+        vc: Any,
+        shapes: list[tuple[int, ...]],
+        dtypes: list[Any],
+        mamba_type: str,
+        text: Any,
+        layer_names: tuple[str, ...],
+    ) -> tuple[Any, Any] | None:
+        """The recurrent layer the model builds, where its class overrides
+        ``get_kv_cache_spec`` (``_layer_class``): a stand-in instance answering the model view
+        (``get_state_shape`` / ``get_state_dtype``), with what its ``__init__`` sets that its
+        methods read computed by the release's own statements (``_init_attributes``); and,
+        from here to the end of the case, the forward context's Mamba layers
+        (``get_layers_from_vllm_config(vllm_config, MambaBase)``) are it, one per recurrent
+        layer, as the server builds them before it aligns the block size
+        (``load_model`` then ``update_block_size_for_backend``, vllm-0.33.0:vllm/v1/executor/
+        uniproc_executor.py:71-75; ``get_mamba_prefill_checkpoint_alignment``, vllm-0.33.0:
+        vllm/platforms/interface.py:1093, vllm/model_executor/layers/mamba/abstract.py:98-113).
+        None where no class overrides it (``MambaBase``'s own spec, no layer listed)."""
+        made = self._layer_class(mamba_type, vc, text)
+        if made is None:
+            return None
+        layer_cls, owner_file, owner_cls = made
+        answers = {
+            "get_state_shape": lambda self: tuple(shapes),
+            "get_state_dtype": lambda self: tuple(dtypes),
+            "mamba_type": mamba_type,
+            "is_kv_cache_tp_replicated": False,
+            "num_prefill_checkpoint_blocks": 0,
+        }
+        layer = object.__new__(type("StandInLayer", (layer_cls,), answers))
+        self._init_attributes(layer, (owner_file, owner_cls), vc, text, layer_names[0])
+        ns = self.code.ns
+        ns["get_layers_from_vllm_config"] = lambda config, kind=None, *a, **k: (
+            dict.fromkeys(layer_names, layer) if kind is ns.get("MambaBase") else {}
+        )
+        return layer_cls, layer
 
     def _mamba_spec(
         self,
@@ -843,8 +948,7 @@ class ReleaseVllm:
         mamba_type: str,
         spec: int,
         prefix_caching: bool,
-        text: Any = None,
-        prefix: str = "model.layers.0",
+        built: tuple[Any, Any] | None = None,
     ) -> Any:
         """``MambaBase.get_kv_cache_spec`` of the release on a stand-in layer answering the
         model view; before the release had it (0.10.2, 0.11.0), ``GPUModelRunner
@@ -852,15 +956,7 @@ class ReleaseVllm:
         gpu_model_runner.py:4112-4140: its speculative and prefix-caching checks, a block of
         ``max_model_len``)."""
         if self.mamba_base is not None:
-            answers = {
-                "get_state_shape": lambda self: tuple(shapes),
-                "get_state_dtype": lambda self: tuple(dtypes),
-                "mamba_type": mamba_type,
-                "is_kv_cache_tp_replicated": False,
-                "num_prefill_checkpoint_blocks": 0,
-            }
-            made = self._layer_class(mamba_type, vc, text)
-            if made is None:
+            if built is None:
                 layer = NS(
                     get_state_shape=lambda: tuple(shapes),
                     get_state_dtype=lambda: tuple(dtypes),
@@ -870,12 +966,8 @@ class ReleaseVllm:
                     num_prefill_checkpoint_blocks=0,
                 )
                 return self.mamba_base.get_kv_cache_spec(layer, vc)
-            # The layer class's own override, on the stand-in's answers, with what its
-            # ``__init__`` sets that the override reads computed by the release's own
-            # statements (``_init_attributes``).
-            layer_cls, owner_file, owner_cls = made
-            layer = object.__new__(type("StandInLayer", (layer_cls,), answers))
-            self._init_attributes(layer, (owner_file, owner_cls), vc, text, prefix)
+            # The layer class's own override, on the layer built by ``_build_layer``.
+            layer_cls, layer = built
             return layer_cls.get_kv_cache_spec(layer, vc)
         if spec and vc.model_config.hf_config.model_type not in ["qwen3_next"]:
             raise NotImplementedError("Mamba with speculative decoding is not supported yet.")
