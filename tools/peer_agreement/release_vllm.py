@@ -932,7 +932,7 @@ class ReleaseVllm:
             "is_kv_cache_tp_replicated": False,
             "num_prefill_checkpoint_blocks": 0,
         }
-        layer = object.__new__(type("StandInLayer", (layer_cls,), answers))
+        layer: Any = object.__new__(type("StandInLayer", (layer_cls,), answers))
         self._init_attributes(layer, (owner_file, owner_cls), vc, text, layer_names[0])
         ns = self.code.ns
         ns["get_layers_from_vllm_config"] = lambda config, kind=None, *a, **k: (
