@@ -35,6 +35,7 @@ from types import SimpleNamespace as NS
 from typing import Any
 
 from .release_code import TORCH, ReleaseCode
+from .release_layer import constructed, init_defaults, init_slice, self_reads
 from .release_tree import ReleaseTree
 from .states import config_view
 
@@ -72,13 +73,36 @@ class ReleaseVllm:
         ns["AttentionBackendEnum"] = NS(CUTLASS_MLA="CUTLASS_MLA", FLASHINFER="FLASHINFER")
         ns["CUDAGraphMode"] = NS(FULL_AND_PIECEWISE="FULL_AND_PIECEWISE", NONE="NONE")
         ns["current_platform"] = NS(
-            is_device_capability=lambda c: False,
-            is_device_capability_family=lambda c: False,
+            # SM90 (CudaPlatform.is_device_capability[_family], vllm/platforms/interface.py):
+            # capability 90, family 90.
+            is_device_capability=lambda c: (c if isinstance(c, int) else c[0] * 10 + c[1]) == 90,
+            is_device_capability_family=lambda c: c // 10 == 9,
+            is_xpu=lambda: False,
+            is_rocm=lambda: False,
+            is_cpu=lambda: False,
+            get_cuda_runtime_major=lambda: 13,
             has_device_capability=lambda c: True,
             is_cuda=lambda: True,
             # CudaPlatform adds no spec of its own (Platform.register_custom_kv_cache_specs).
             register_custom_kv_cache_specs=lambda vc: None,
         )
+        # The SM90 GPU's capability (CudaPlatform.get_device_capability), as the release's own
+        # DeviceCapability (vllm/platforms/interface.py), which layer set-up reads (Kimi K3's
+        # FlashKDA choice, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:176-190).
+        capability_file = self.tree.defining("DeviceCapability")
+        if capability_file is not None:
+            self.code.follow_imports(capability_file, ["DeviceCapability"])
+            self.code.load(capability_file, ["DeviceCapability"])
+        capability_cls = ns.get("DeviceCapability") or (
+            lambda major, minor: NS(major=major, minor=minor)
+        )
+        ns["current_platform"].get_device_capability = lambda device_id=0: capability_cls(9, 0)
+        # Whether FlashInfer's recurrent KDA kernel is installed (vllm/utils/flashinfer.py
+        # has_flashinfer_recurrent_kda, 0.30+: process state, not the release's sizing): yes.
+        # Kimi K3's prefill backend asks it before the capability, which on SM90 rules FlashInfer
+        # out either way ((10, 0) or (10, 3) only, vllm-0.33.0:vllm/models/kimi_k3/nvidia/
+        # kda.py:382-400).
+        ns["has_flashinfer_recurrent_kda"] = lambda: True
         # vllm/config/cache.py: no handler for the "auto" KV dtype (0.33.0's table).
         ns["get_kv_cache_dtype_handler"] = lambda name: None
         # vllm/envs.py with nothing set: the variables sizing code reads, at their defaults.
@@ -349,6 +373,8 @@ class ReleaseVllm:
         """The release's answer for one case: ``state`` (the model view) and the reservation's
         fields, or ``refusal`` (the release's own), or ``oracle_gap``."""
         self.code.log.lines.clear()
+        # No layer is built unless this case builds one (``_build_layer``).
+        self.code.ns["get_layers_from_vllm_config"] = lambda *args, **kwargs: {}
         try:
             return self._case(mapping, tp, spec, prefix_caching, budget, max_model_len)
         except OracleGap as gap:
@@ -429,6 +455,10 @@ class ReleaseVllm:
             self.code.ns["HybridAttentionMambaModelConfig"].verify_and_update_config(vc)
         if cache.block_size is None:
             cache.block_size = 16  # CudaPlatformBase.check_and_update_config: 16 when unset
+        built = None
+        if self.mamba_base is not None:
+            names = tuple(f"model.layers.{i}.mixer" for i in recurrent) or ("model.layers.0.mixer",)
+            built = self._build_layer(vc, shapes, dtypes, mamba_type, text, names)
         if self.platform is not None:
             self._update_block_size(vc, use_mla)
         kv_dtype = vc.model_config.dtype
@@ -449,7 +479,15 @@ class ReleaseVllm:
                 use_mla=use_mla,
                 cache_dtype_str="auto",
             )
-        mamba_spec = self._mamba_spec(vc, shapes, dtypes, mamba_type, spec, prefix_caching)
+        mamba_spec = self._mamba_spec(
+            vc,
+            shapes,
+            dtypes,
+            mamba_type,
+            spec,
+            prefix_caching,
+            built,
+        )
         for index in recurrent:
             specs[f"model.layers.{index}.mixer"] = mamba_spec
         ordered = dict(sorted(specs.items(), key=lambda item: int(item[0].split(".")[2])))
@@ -551,6 +589,10 @@ class ReleaseVllm:
             # 0 with nothing set (vllm-0.29.0:vllm/config/cache.py:60-66,156-158; a plain
             # ``Field(default=0)`` from 0.30, vllm-0.30.0:vllm/config/cache.py:148).
             prefix_cache_retention_interval=0,
+            # No prefix-cache key unit unless asked (``Field(default=None)``, vllm-0.33.0:vllm/
+            # config/cache.py:203; read by get_mamba_prefill_checkpoint_grid, vllm-0.33.0:vllm/
+            # model_executor/layers/mamba/abstract.py:116-130).
+            prefix_match_unit=None,
         )
         # CacheConfig.get_resolved_kv_cache_layout: the NHD default, not block-outermost.
         cache_config.get_resolved_kv_cache_layout = lambda: NS(is_block_outermost=False)
@@ -621,29 +663,62 @@ class ReleaseVllm:
         platform._find_non_ssm_backends = classmethod(lambda cls, vc: [backend])
         platform.update_block_size_for_backend(vc)
 
-    def _layer_class(self, mamba_type: str) -> Any:
+    def _layer_class(self, mamba_type: str, vc: Any, text: Any) -> tuple[Any, str, str] | None:
         """The release's recurrent layer class the model builds, where it overrides
         ``MambaBase.get_kv_cache_spec`` (``MambaMixer2`` plans a prefill checkpoint block from
-        0.32, vllm-0.32.0:vllm/model_executor/layers/mamba/mamba_mixer2.py:1098-1108; Kimi's
-        KDA layer from 0.29, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:594-600): among the
-        classes the model's files define or import, those whose ``mamba_type`` is the layers'
-        (``MambaAttentionBackendEnum.X``); one override, made with the release's
-        ``MambaBase`` as its base (its ``super()``), or None (``MambaBase``'s own)."""
+        0.32, vllm-0.32.0:vllm/model_executor/layers/mamba/mamba_mixer2.py:1098-1108; Kimi K3's
+        KDA layer from 0.29, vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:594-600), found two
+        ways in the model's files: the classes they define or import whose ``mamba_type`` is
+        the layers' (``MambaAttentionBackendEnum.X``), and the recurrent layer classes they
+        construct under guards not false for this config (``release_layer.constructed``: Kimi
+        K3's ``KimiK3DeltaAttention``, whose ``mamba_type`` is its base's ``GDN_ATTN``,
+        vllm-0.29.0:vllm/model_executor/layers/mamba/gdn/base.py:49-51, built when
+        ``use_full_rank_gate`` is set, vllm-0.29.0:vllm/models/kimi_k3/nvidia/
+        model.py:888-907). One override: (the class made from the override's methods and the
+        methods and properties of its class they read, with the release's ``MambaBase`` as its
+        base, its ``super()``; the class's file; the class's name), else None (``MambaBase``'s
+        own)."""
         found: set[tuple[str, str]] = set()
+
+        def overriding(file: str, name: str) -> tuple[str, str] | None:
+            source = file if self.tree.class_node(file, name) else None
+            source = source or self.tree.import_source(file, name)
+            if source is None or self.tree.class_node(source, name) is None:
+                return None
+            if self.tree.method_owner(source, name, "mamba_type") is None:
+                return None
+            owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
+            return owner if owner is not None and owner[1] != "MambaBase" else None
+
         for file in dict.fromkeys(self.model_files):
             if not self.tree.has(file):
                 continue
             for name in _class_names(self.tree, file):
+                typed = None
                 source = file if self.tree.class_node(file, name) else None
                 source = source or self.tree.import_source(file, name)
-                if source is None or self.tree.class_node(source, name) is None:
-                    continue
-                typed = self.tree.method_owner(source, name, "mamba_type")
+                if source is not None and self.tree.class_node(source, name) is not None:
+                    typed = self.tree.method_owner(source, name, "mamba_type")
                 if typed is None or _returned_type(self.tree, *typed) != mamba_type:
                     continue
-                owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
-                if owner is not None and owner[1] != "MambaBase":
+                owner = overriding(file, name)
+                if owner is not None:
                     found.add(owner)
+        # The constructing function's parameters: the text config (the decoder layers get
+        # ``hf_text_config``, vllm-0.29.0:vllm/models/kimi_k3/nvidia/model.py:1129) and the
+        # VllmConfig stand-in.
+        params = {"config": text, "vllm_config": vc}
+        built = constructed(
+            self.tree,
+            self.model_files,
+            lambda file, name: _source(self.tree, file, name) if overriding(file, name) else None,
+            params,
+            self.code.ns,
+        )
+        for source, name in built:
+            owner = self.tree.method_owner(source, name, "get_kv_cache_spec")
+            if owner is not None:
+                found.add(owner)
         if len(found) != 1:
             return None
         owner_file, owner_cls = found.pop()
@@ -652,15 +727,218 @@ class ReleaseVllm:
             self.code.follow_imports(owner_file, [owner_cls])
             node = self.tree.class_node(owner_file, owner_cls)
             assert node is not None
-            names = [
-                i.name
-                for i in node.body
-                if isinstance(i, ast.FunctionDef)
-                and i.name in ("get_kv_cache_spec", "get_prefill_checkpoint_alignment")
-            ]
+            methods = {i.name: i for i in node.body if isinstance(i, ast.FunctionDef)}
+            names: set[str] = {
+                n for n in ("get_kv_cache_spec", "get_prefill_checkpoint_alignment") if n in methods
+            }
+            # The methods and properties of the class the override reads (``self
+            # ._exports_checkpoints``, a cached property, vllm-0.33.0:vllm/model_executor/
+            # layers/mamba/gdn/qwen_gdn_linear_attn.py:739-759), transitively.
+            pending = list(names)
+            while pending:
+                for attr in self_reads(methods[pending.pop()]):
+                    if attr in methods and attr not in names and attr != "__init__":
+                        names.add(attr)
+                        pending.append(attr)
             self.code.ns.setdefault("ReleaseMambaBase", self.mamba_base)
-            self.code.class_with(owner_file, owner_cls, names, key, bases=["ReleaseMambaBase"])
-        return self.code.ns[key]
+            self.code.class_with(
+                owner_file,
+                owner_cls,
+                [n for n in methods if n in names],
+                key,
+                bases=["ReleaseMambaBase"],
+            )
+        return self.code.ns[key], owner_file, owner_cls
+
+    def _init_attributes(
+        self, layer: Any, owner: tuple[str, str], vc: Any, text: Any, prefix: str
+    ) -> None:
+        """Set on ``layer`` the attributes its override reads that its class's ``__init__``
+        sets (``self.kda_prefill_backend = resolve_kda_prefill_backend(backend, self.head_dim,
+        vllm_config.model_config.dtype, self.gate_lower_bound)``, vllm-0.29.0:vllm/models/
+        kimi_k3/nvidia/kda.py:511-531), by running the release's own statements they depend
+        on (``release_layer.init_slice``, bases' ``__init__`` first), with ``config`` the text
+        config, ``vllm_config`` the stand-in, ``prefix`` the layer's name and other parameters
+        at their defaults. An attribute that cannot be computed so stays unset: the override's
+        AttributeError is an oracle gap."""
+        file, cls = owner
+        node = self.tree.class_node(file, cls)
+        assert node is not None
+        made = type(layer)
+        wanted: set[str] = set()
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name in made.__mro__[1].__dict__:
+                wanted |= self_reads(item)
+        wanted = {a for a in wanted if not hasattr(made, a)}
+        if not wanted:
+            return
+        skip = {a for a in dir(made) if not a.startswith("__")}
+        self._run_slice(
+            layer,
+            file,
+            cls,
+            wanted,
+            skip,
+            (),
+            {"config": text, "vllm_config": vc, "prefix": prefix},
+        )
+
+    def _sliced_class(self, relative: str, cls: str) -> Any:
+        """A stand-in for class ``cls`` of ``relative``: called with its ``__init__``'s
+        arguments, it gives an object each of whose attributes is computed, on first read, by
+        the release's own statements of that ``__init__`` it depends on."""
+        oracle = self
+
+        def make(*args: Any, **kwargs: Any) -> Any:
+            class Sliced:
+                def __getattr__(self, name: str) -> Any:
+                    if name.startswith("__"):
+                        raise AttributeError(name)
+                    oracle._run_slice(self, relative, cls, {name}, set(), args, kwargs)
+                    return self.__dict__[name]
+
+            Sliced.__name__ = Sliced.__qualname__ = f"Sliced_{cls}"
+            return Sliced()
+
+        return make
+
+    def _run_slice(
+        self,
+        instance: Any,
+        relative: str,
+        cls: str,
+        wanted: set[str],
+        skip: set[str],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Run on ``instance`` the statements of ``cls``'s ``__init__`` (bases first) that
+        ``self.X`` for X in ``wanted`` depend on, its parameters bound to ``args`` /
+        ``kwargs`` and, otherwise, to their defaults."""
+        defaults = init_defaults(self.tree, relative, cls)
+        for where, statements, params in init_slice(self.tree, relative, cls, wanted, skip):
+            scope = self._file_scope(where, statements)
+            for name, expr in defaults.items():
+                try:
+                    scope[name] = eval(
+                        compile(ast.Expression(expr), "<default>", "eval"), dict(self.code.ns)
+                    )
+                except Exception:
+                    continue
+            named = [p for p in params if p != "self"]
+            scope.update(dict(zip(named, args, strict=False)))
+            scope.update({k: v for k, v in kwargs.items() if k in params})
+            scope["self"] = instance
+            module = ast.fix_missing_locations(ast.Module(body=statements, type_ignores=[]))
+            exec(compile(module, f"vllm-{self.version}:{where}", "exec", dont_inherit=True), scope)
+
+    def _file_scope(self, relative: str, statements: list[ast.stmt]) -> dict[str, Any]:
+        """A namespace for ``statements`` of ``relative``: this release's shared one, plus the
+        top-level definitions of ``relative`` they read (``resolve_kda_prefill_backend`` and
+        ``is_flashkda_supported`` of vllm-0.29.0:vllm/models/kimi_k3/nvidia/kda.py:176-316),
+        executed into a copy so that a same-named definition of another file stays as it is,
+        and what those import, loaded from the release (``ReleaseCode.follow_imports``)."""
+        scope = dict(self.code.ns)
+        nodes = {
+            name: node
+            for node in self.tree._tree(relative).body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign))
+            for name in _defined_names(node)
+        }
+        reads = {
+            n.id
+            for stmt in statements
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        self.code.follow_imports(relative, [])
+        done: set[str] = set()
+        while True:
+            own = sorted((reads & set(nodes)) - done)
+            if not own:
+                break
+            done.update(own)
+            self.code.follow_imports(relative, own)
+            for name in own:
+                node = nodes[name]
+                reads |= {
+                    n.id
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                }
+            for key, value in self.code.ns.items():
+                scope.setdefault(key, value)
+            for node in dict.fromkeys(nodes[name] for name in own):
+                module = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
+                try:
+                    exec(
+                        compile(
+                            module,
+                            f"vllm-{self.version}:{relative}",
+                            "exec",
+                            flags=__import__("__future__").annotations.compiler_flag,
+                            dont_inherit=True,
+                        ),
+                        scope,
+                    )
+                except Exception as error:
+                    self.code.failed.append((f"{relative}:{node.lineno}", repr(error)))
+                    if isinstance(node, ast.ClassDef):
+                        # A class whose bases or decorators are not here (``ChunkGatedDeltaRule
+                        # (CustomOp)``, vllm-0.33.0:vllm/model_executor/layers/mamba/gdn/
+                        # qwen_gdn_linear_attn.py:373-380): built as an object whose attributes
+                        # are computed, when read, by the slice of its own ``__init__``.
+                        scope[node.name] = self._sliced_class(relative, node.name)
+        # Imported names the statements read directly.
+        for name in reads - set(nodes):
+            if name not in scope:
+                source = self.tree.import_source(relative, name)
+                if source is not None and self.code.load(source, [name]):
+                    # A definition or a module constant (``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
+                    # = 64``, vllm-0.33.0:vllm/v1/attention/backends/gdn_attn.py:34).
+                    self.code.follow_imports(source, [name])
+                    if name in self.code.ns:
+                        scope[name] = self.code.ns[name]
+        return scope
+
+    def _build_layer(
+        self,
+        vc: Any,
+        shapes: list[tuple[int, ...]],
+        dtypes: list[Any],
+        mamba_type: str,
+        text: Any,
+        layer_names: tuple[str, ...],
+    ) -> tuple[Any, Any] | None:
+        """The recurrent layer the model builds, where its class overrides
+        ``get_kv_cache_spec`` (``_layer_class``): a stand-in instance answering the model view
+        (``get_state_shape`` / ``get_state_dtype``), with what its ``__init__`` sets that its
+        methods read computed by the release's own statements (``_init_attributes``); and,
+        from here to the end of the case, the forward context's Mamba layers
+        (``get_layers_from_vllm_config(vllm_config, MambaBase)``) are it, one per recurrent
+        layer, as the server builds them before it aligns the block size
+        (``load_model`` then ``update_block_size_for_backend``, vllm-0.33.0:vllm/v1/executor/
+        uniproc_executor.py:71-75; ``get_mamba_prefill_checkpoint_alignment``, vllm-0.33.0:
+        vllm/platforms/interface.py:1093, vllm/model_executor/layers/mamba/abstract.py:98-113).
+        None where no class overrides it (``MambaBase``'s own spec, no layer listed)."""
+        made = self._layer_class(mamba_type, vc, text)
+        if made is None:
+            return None
+        layer_cls, owner_file, owner_cls = made
+        answers = {
+            "get_state_shape": lambda self: tuple(shapes),
+            "get_state_dtype": lambda self: tuple(dtypes),
+            "mamba_type": mamba_type,
+            "is_kv_cache_tp_replicated": False,
+            "num_prefill_checkpoint_blocks": 0,
+        }
+        layer: Any = object.__new__(type("StandInLayer", (layer_cls,), answers))
+        self._init_attributes(layer, (owner_file, owner_cls), vc, text, layer_names[0])
+        ns = self.code.ns
+        ns["get_layers_from_vllm_config"] = lambda config, kind=None, *a, **k: (
+            dict.fromkeys(layer_names, layer) if kind is ns.get("MambaBase") else {}
+        )
+        return layer_cls, layer
 
     def _mamba_spec(
         self,
@@ -670,6 +948,7 @@ class ReleaseVllm:
         mamba_type: str,
         spec: int,
         prefix_caching: bool,
+        built: tuple[Any, Any] | None = None,
     ) -> Any:
         """``MambaBase.get_kv_cache_spec`` of the release on a stand-in layer answering the
         model view; before the release had it (0.10.2, 0.11.0), ``GPUModelRunner
@@ -677,15 +956,7 @@ class ReleaseVllm:
         gpu_model_runner.py:4112-4140: its speculative and prefix-caching checks, a block of
         ``max_model_len``)."""
         if self.mamba_base is not None:
-            answers = {
-                "get_state_shape": lambda self: tuple(shapes),
-                "get_state_dtype": lambda self: tuple(dtypes),
-                "mamba_type": mamba_type,
-                "is_kv_cache_tp_replicated": False,
-                "num_prefill_checkpoint_blocks": 0,
-            }
-            layer_cls = self._layer_class(mamba_type)
-            if layer_cls is None:
+            if built is None:
                 layer = NS(
                     get_state_shape=lambda: tuple(shapes),
                     get_state_dtype=lambda: tuple(dtypes),
@@ -695,11 +966,9 @@ class ReleaseVllm:
                     num_prefill_checkpoint_blocks=0,
                 )
                 return self.mamba_base.get_kv_cache_spec(layer, vc)
-            # The layer class's own override, on the stand-in's answers; an attribute its
-            # ``__init__`` sets (a prefill backend, a checkpoint alignment) is not here: the
-            # override's AttributeError is an oracle gap.
-            layer = type("StandInLayer", (layer_cls,), answers)
-            return layer_cls.get_kv_cache_spec(object.__new__(layer), vc)
+            # The layer class's own override, on the layer built by ``_build_layer``.
+            layer_cls, layer = built
+            return layer_cls.get_kv_cache_spec(layer, vc)
         if spec and vc.model_config.hf_config.model_type not in ["qwen3_next"]:
             raise NotImplementedError("Mamba with speculative decoding is not supported yet.")
         if vc.cache_config.enable_prefix_caching:
@@ -838,6 +1107,18 @@ def _class_names(tree: ReleaseTree, relative: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             out.update(a.asname or a.name for a in node.names)
     return out
+
+
+def _defined_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def _source(tree: ReleaseTree, relative: str, name: str) -> str | None:
+    """The file defining class ``name`` as ``relative`` sees it (its own, or imported)."""
+    return relative if tree.class_node(relative, name) else tree.import_source(relative, name)
 
 
 def _returned_type(tree: ReleaseTree, relative: str, cls: str) -> str | None:
