@@ -189,6 +189,8 @@ def _release_answer(
             overlap=overlap,
             max_running_requests=flags.get("max_running_requests"),
             max_mamba_cache_size=flags.get("max_mamba_cache_size"),
+            architecture=plan.get("architecture") or _architecture(case["config"]),
+            model_type=_config(case["config"]).get("model_type"),
         )
         if resolved is not None and "refusal" not in answer:
             answer["strategy"] = _strategy_text(*resolved)
@@ -201,6 +203,11 @@ def _release_answer(
 def _config(path: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
     return data
+
+
+def _architecture(path: str) -> str | None:
+    architectures = _config(path).get("architectures") or [None]
+    return str(architectures[0]) if architectures[0] is not None else None
 
 
 def _strategy_text(radix_off: bool, strategy: str, overlap: bool) -> str:
