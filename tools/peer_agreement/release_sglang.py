@@ -305,6 +305,32 @@ def _field_default(root: Path, name: str) -> tuple[Any, str] | None:
     return None
 
 
+def _field_where(root: Path, name: str) -> str | None:
+    """Where R declares server argument ``name`` (a ``ServerArgs`` field of ``server_args.py``
+    or, from 0.5.19, of ``arg_groups/fields/*.py``); ``None`` where R has no such argument."""
+    files = [root / "sglang/srt/server_args.py"]
+    files += sorted((root / "sglang/srt/arg_groups/fields").glob("*.py"))
+    for path in files:
+        if not path.exists():
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if (
+                        isinstance(item, ast.AnnAssign)
+                        and isinstance(item.target, ast.Name)
+                        and item.target.id == name
+                    ):
+                        return f"{path.relative_to(root)}:{item.lineno}"
+    return None
+
+
+# The launch flags by the package's argument name, and the names R's ServerArgs has had for each
+# (--mamba-scheduler-strategy, 0.5.9-0.5.13, is --mamba-radix-cache-strategy from 0.5.14).
+FLAG_NAMES = {"mamba_radix_cache_strategy": ("mamba_radix_cache_strategy",
+                                             "mamba_scheduler_strategy")}  # fmt: skip
+
+
 def _speculative_running_default(root: Path) -> tuple[int, str] | None:
     """Where the release sets ``max_running_requests = 48`` for EAGLE (``server_args.py``, from
     0.5.14 ``arg_groups/speculative_hook.py``)."""
@@ -839,6 +865,21 @@ class ReleaseSglang:
                     f"sglang-{self.version}:{self.env_where[name]}",
                 )
         return out
+
+    def missing_flag(self, name: str) -> str | None:
+        """A refusal where R's ServerArgs has no argument for the package's flag ``name`` (R's
+        argument parser rejects the flag), else ``None``."""
+        names = FLAG_NAMES.get(name, (name,))
+        for candidate in names:
+            where = _field_where(self.root, candidate)
+            if where is not None:
+                self.where[f"flag {name}"] = f"sglang-{self.version}:{where} ({candidate})"
+                return None
+        self.where[f"flag {name}"] = f"none of {', '.join(names)} in R's ServerArgs"
+        return (
+            f"NoSuchArgument: sglang {self.version} has no --{names[-1].replace('_', '-')} "
+            f"(no ServerArgs field {' / '.join(names)})"
+        )
 
     # -- one case ----------------------------------------------------------------------------
 

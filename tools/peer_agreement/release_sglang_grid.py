@@ -145,6 +145,11 @@ def _release_answer(
     flags = LAUNCHES[case["launch"]]
     if "refusal" in state:
         return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
+    for flag in flags:
+        # A flag R's ServerArgs does not declare: R's argument parser refuses the launch.
+        missing = release.missing_flag(flag)
+        if missing is not None:
+            return {"refusal": missing}
     if "refusal" in plan and "refusal" not in probe:
         plan = probe
     resolved: tuple[bool, str, bool] | None = None
@@ -278,11 +283,6 @@ def run_grid(
             release: ReleaseSglang | None = ReleaseSglang(code_of.get(version, version))
         except Exception as error:
             release, load_error = None, f"loading: {error!r}"
-        if release is not None:
-            where[version] = {
-                **release.where,
-                **{f"default {k}": f"{v[0]!r} ({v[1]})" for k, v in release.defaults.items()},
-            }
         clock = time.monotonic()
         for case in cases:
             state, plan, probe = next(package), next(package), next(package)
@@ -329,6 +329,11 @@ def run_grid(
             entry["count"] += 1
             if version not in entry["releases"]:
                 entry["releases"].append(version)
+        if release is not None:  # after the cases: what they located (the flags) too
+            where[version] = {
+                **release.where,
+                **{f"default {k}": f"{v[0]!r} ({v[1]})" for k, v in release.defaults.items()},
+            }
         rows[version] = {
             **tally,
             "gaps": dict(gaps),
