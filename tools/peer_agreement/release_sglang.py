@@ -19,8 +19,9 @@
 * the ratio: ``_calculate_mamba_ratio`` (from 0.5.10); before, the ratio statements of the
   release's ``init_memory_pool``, run as far as the cap on ``max_num_reqs`` (the body is cut
   before the first statement that builds a pool; the hybrid-SWA token split, an ``if`` on
-  ``is_hybrid``, is skipped, the "Not enough memory" check on the tokens is kept); no ratio
-  before 0.5.3.post2;
+  ``is_hybrid``, is skipped, the "Not enough memory" check on the tokens is kept); before
+  0.5.3.post2 the release has no ratio (its ``init_memory_pool`` caps ``max_num_reqs`` at K
+  itself, one mamba slot a request), reported as 1 (mirrored);
 * the running cap: ``_resolve_max_num_reqs`` / ``resolve_max_num_reqs`` (from 0.5.10, after
   ``_apply_token_constraints`` where the release has it); before, the truncated
   ``init_memory_pool`` and the release's own ``self.max_running_requests = min(...)``
@@ -79,6 +80,8 @@ FED = (
     "pool bytes = (size + 1) * p (MambaPool's + 1 mirrored; size = the release's own "
     "HybridReqToTokenPool argument before 0.5.10: max_num_reqs to 0.5.3.post1, K after; "
     "K from 0.5.10, mirrored)",
+    "before 0.5.3.post2 (no ratio in the release: init_memory_pool caps max_num_reqs at K, "
+    "one mamba slot a request) the ratio is reported as 1 (mirrored)",
     "0.5.2 to 0.5.3.post1: hf_config is a stand-in of the release's config class whose "
     "model_type is the fixture's (for the release's isinstance predicates), carrying the "
     "package's per-request bytes as mamba_cache_per_req / mamba2_cache_params",
@@ -1123,7 +1126,14 @@ class ReleaseSglang:
         local = self.init_fn(runner, 0, **kwargs)
         tokens = runner.max_total_num_tokens
         size = local["max_num_reqs"]
-        out = {"ratio": local.get("ratio"), "kv_tokens": tokens, "pool_size": size}
+        # Before 0.5.3.post2 init_memory_pool has no ratio: it caps max_num_reqs at K itself
+        # (sglang-0.5.2:sglang/srt/model_executor/model_runner.py:1262-1263) and each request
+        # maps to one mamba slot (HybridReqToTokenPool.req_index_to_mamba_index_mapping), which
+        # is the package's ratio 1 (its field is the state slots one request holds): mirrored.
+        ratio = local.get("ratio", 1)
+        if "ratio" not in local:
+            self.where["ratio"] = "none in R's init_memory_pool: one mamba slot a request (1)"
+        out = {"ratio": ratio, "kv_tokens": tokens, "pool_size": size}
         if self.mamba_size is not None:
             expression, filename = self.mamba_size
             out["mamba_size"] = eval(  # the release's own argument to HybridReqToTokenPool
