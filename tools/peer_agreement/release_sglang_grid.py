@@ -5,13 +5,15 @@ case, and the per-release table.
 A case is a config, a tp (1, 2, 4, 8), a speculative length (0, 2: EAGLE/NEXTN, topk 1) and the
 radix cache on or off (``--disable-radix-cache``), with ``available_memory`` 40 GiB (the
 ``rest`` the pool function receives) and every other flag at its default. Compared: ``ratio``,
-``slots`` (K), ``pool_bytes``, ``kv_tokens`` and ``max_running_requests``; a refusal is an
-answer (both refusing agree). The release's functions are fed the package's per-request state
-bytes, state-layer count, KV bytes per token, context length, page size and strategy
-resolution (``release_sglang.FED``). Cases the package refuses as not modelled are counted
-apart; cases it refuses before the pool (an architecture the release does not serve, a config
-it cannot read) and cases the release's code cannot be run on are "not compared", with the
-reason, never agreement.
+``slots`` (K), ``pool_bytes``, ``kv_tokens`` and ``max_running_requests`` (and the strategy
+resolution where the release's code decides it: from 0.5.15, and 0.5.2 - 0.5.3.post1, whose
+``initialize`` turns the radix cache off); a refusal is an answer (both refusing agree; a launch
+flag the release's ``ServerArgs`` does not declare is the release's refusal). The release's
+functions are fed the package's per-request state bytes, state-layer count, KV bytes per token,
+context length, page size and strategy resolution (``release_sglang.FED``). Cases the package
+refuses as not modelled are counted apart; cases it refuses before the pool (an architecture the
+release does not serve, a config it cannot read) and cases the release's code cannot be run on
+are "not compared", with the reason, never agreement.
 """
 
 from __future__ import annotations
