@@ -117,6 +117,92 @@ def test_the_drafters_weights_load_with_the_targets(tmp_path: Path) -> None:
     )
 
 
+def test_the_drafters_weights_add_to_a_snapshots_weights(tmp_path: Path) -> None:
+    # load_model (vllm/v1/worker/gpu_model_runner.py:4960-5076) loads the drafter with the
+    # target. A target snapshot of one down projection, 5120 x 17408 bfloat16 split by tp 2:
+    # 89,128,960 B a rank, and the drafter's as much: 178,257,920 B.
+    drafter = drafter_snapshot(tmp_path)
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(Path(QWEN3_5_27B).read_text())
+    write_safetensors(
+        target / "model.safetensors",
+        {"model.language_model.layers.0.mlp.down_proj.weight": ("BF16", [5120, 17408])},
+    )
+    config = str(target / "config.json")
+    held = vllm_reservation(config, draft_config=drafter / "config.json", **DFLASH_LAUNCH)
+    assert held.draft_weights_bytes == 89_128_960
+    assert held.weights_bytes == 178_257_920
+    assert held.weights_rule.endswith("MTP layers left out; and the drafter's 89,128,960 B")
+    # The weights load in the model dtype, bfloat16, whatever the state's dtype is.
+    wide = vllm_reservation(
+        config,
+        draft_config=drafter / "config.json",
+        mamba_cache_dtype="float32",
+        **DFLASH_LAUNCH,
+    )
+    assert wide.weights_bytes == 178_257_920
+    # --cpu-offload-gb moves 0.1 GiB (107,374,182 B) of the two: 70,883,738 B stay.
+    offloaded = vllm_reservation(
+        config, draft_config=drafter / "config.json", cpu_offload_gb=0.1, **DFLASH_LAUNCH
+    )
+    assert offloaded.weights_bytes == 70_883_738
+    assert offloaded.weights_rule.endswith(
+        "; and the drafter's 89,128,960 B; less 107,374,182 B offloaded (--cpu-offload-gb 0.1)"
+    )
+    # A drafter without a snapshot adds no weights, and the rule names none.
+    bare = vllm_reservation(config, draft_config=DFLASH, **DFLASH_LAUNCH)
+    assert (bare.draft_weights_bytes, bare.weights_bytes) == (0, 89_128_960)
+    assert bare.weights_rule.endswith(
+        "norms and routers whole, an omni model's talker and "
+        "token2wav left out; MTP layers left out"
+    )
+
+
+def test_a_drafters_kv_heads_are_split_as_the_targets_are(tmp_path: Path) -> None:
+    # A drafter of 2 KV heads at tp 4: each rank holds one (vLLM replicates KV heads past the
+    # count), so its page is 1 x 128 x 2 x 2 B = 512 B a token and its k_proj (2 x 128 rows of
+    # 5120, bfloat16) loads half a rank: 256 x 5120 x 2 / 2 = 1,310,720 B, not a quarter.
+    folder = tmp_path / "drafter"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**DFLASH, "num_key_value_heads": 2}))
+    write_safetensors(
+        folder / "model.safetensors", {"layers.0.self_attn.k_proj.weight": ("BF16", [256, 5120])}
+    )
+    held = vllm_reservation(
+        QWEN3_5_27B,
+        draft_config=folder / "config.json",
+        tensor_parallel_size=4,
+        max_model_len=200_000,
+        kv_cache_memory_bytes=int(10.16 * GIB),
+        num_speculative_tokens=5,
+        gpu="h200",
+    )
+    assert held.draft_weights_bytes == 1_310_720
+    assert held.draft_rule.startswith("5 draft attention layers, 512 B a token a rank, ")
+    # The drafter's block and groups are whole numbers, as vLLM's ints are.
+    assert type(held.draft_block_size) is int and type(held.draft_groups) is int
+
+
+def test_a_drafter_is_read_under_the_launchs_release() -> None:
+    # vLLM 0.28.0's registry has no Glm5NextForConditionalGeneration (it names it from 0.30.0),
+    # so that release cannot load it as a drafter; the newest reads it and the package refuses
+    # its recurrent layers.
+    glm5_next = CONFIGS / "written" / "glm5-next-transformers-5.23.0.json"
+    launch: dict[str, Any] = {"num_speculative_tokens": 2, "kv_cache_memory_bytes": 16 * GIB}
+    with pytest.raises(ModelConfigError) as unserved:
+        vllm_reservation(QWEN3_NEXT, version="0.28.0", draft_config=glm5_next, **launch)
+    assert str(unserved.value).endswith(
+        "glm5_next config: field 'architectures': vLLM 0.28.0 does not serve "
+        "'Glm5NextForConditionalGeneration' (its registry names it from 0.30.0 to 0.33.0)"
+    )
+    with pytest.raises(ServerArgumentError) as recurrent:
+        vllm_reservation(QWEN3_NEXT, draft_config=glm5_next, **launch)
+    assert str(recurrent.value) == (
+        "argument draft_config: a drafter with recurrent layers (or no attention) is not modelled"
+    )
+
+
 def test_the_launch_lines_speculative_config_names_the_drafter(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -167,6 +253,27 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
     )  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert status == 0 and out["kv_bytes_per_token"] == drafted.kv_bytes_per_token
+
+
+def test_vllm_splits_a_drafter_at_the_targets_tp() -> None:
+    # The drafter runs at the target's tp, and vLLM shards its attention heads evenly
+    # (vllm/config/model.py:1557-1564): 6 heads at tp 4 do not split.
+    six_heads = {
+        **DFLASH,
+        "architectures": ["LlamaForCausalLM"],
+        "num_hidden_layers": 2,
+        "num_attention_heads": 6,
+        "num_key_value_heads": 6,
+    }
+    with pytest.raises(TensorParallelSplitError) as raised:
+        vllm_reservation(
+            QWEN3_NEXT,
+            draft_config=six_heads,
+            tensor_parallel_size=4,
+            num_speculative_tokens=2,
+            kv_cache_memory_bytes=16 * GIB,
+        )
+    assert raised.value.field == "num_attention_heads"
 
 
 def test_sglang_splits_an_eagle_draft_at_the_targets_tp() -> None:

@@ -69,8 +69,8 @@ def qwen_9b(version: str, **options: Any) -> Any:
 
 
 def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() -> None:
-    assert MODELLED == "0.5.3.post2" and rules("0.5.10") == rules("0.5.10.post1")
-    assert rules("0.5.3.post2") == BASELINE.__class__(
+    assert MODELLED == "0.5.2" and rules("0.5.10") == rules("0.5.10.post1")
+    assert rules("0.5.2") == BASELINE.__class__(
         **{f.name: getattr(BASELINE, f.name) for f in fields(BASELINE)} | {"covered": frozenset()}
     )
     since = [parse_version(change.since).release for change in CHANGES]
@@ -84,6 +84,24 @@ def test_the_rules_start_at_the_oldest_modelled_release_and_change_in_order() ->
 @pytest.mark.parametrize(
     ("release", "rule", "before", "after"),
     [
+        # sglang-0.5.2:sglang/srt/server_args.py:509-527 chunked prefill 8192 from 35 GiB;
+        # sglang-0.5.3:sglang/srt/server_args.py:542-620 4096 from 35 to 60 GiB.
+        ("0.5.3", "memory_tiers",
+         ((35 * 1024, 2048, 8, 80), (160 * 1024, 8192, 160, 160)),
+         ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), (60 * 1024, 4096, 32, 160),
+          (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512))),
+        # sglang-0.5.3.post2:sglang/srt/server_args.py:374: the flag, 0.2; before, no ratio.
+        ("0.5.3.post2", "default_mamba_full_memory_ratio", None, 0.2),
+        # sglang-0.5.3.post2:sglang/srt/model_executor/model_runner.py:401-404: only the mamba2
+        # configs turn the radix cache off; before, ModelRunner.initialize turns it off for
+        # Qwen3-Next too (sglang-0.5.3.post1:...:358-375).
+        ("0.5.3.post2", "radix_off_archs",
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM", "Qwen3NextForCausalLM"},
+         {"FalconH1ForCausalLM", "NemotronHForCausalLM"}),
+        # sglang-0.5.3.post2:sglang/srt/mem_cache/memory_pool.py:257-280 (mamba_size) and
+        # :192-205 (the log names it).
+        ("0.5.3.post2", "mamba_pool_holds_requests", True, False),
+        ("0.5.3.post2", "mamba_log_names_size", False, True),
         # sglang-0.5.3.post2:sglang/srt/server_args.py:374 0.2; sglang-0.5.3.post3:...:374 0.9.
         ("0.5.3.post3", "default_mamba_full_memory_ratio", 0.2, 0.9),
         # sglang-0.5.4:sglang/srt/server_args.py (_handle_gpu_memory_settings): 20-35 GiB max_bs
@@ -574,7 +592,83 @@ def test_before_0_5_7_there_is_no_strategy_flag() -> None:
     assert error.value.field == "mamba_radix_cache_strategy"
 
 
-# --- 0.5.3.post2 to 0.5.5.post3 ----------------------------------------------------------------
+# --- 0.5.2 to 0.5.5.post3 ----------------------------------------------------------------------
+
+
+def test_before_0_5_3_post2_the_radix_cache_is_off_and_the_pool_holds_512() -> None:
+    # Qwen3-Next tp 1 (p = 77,266,944 B, 24,576 B a token) at 100 GiB. sglang-0.5.2:sglang/srt/
+    # model_executor/model_runner.py:308-325: the radix cache off, K = 512 (no running
+    # requests asked for); :1125-1132: (100 x 2**30 - 512 p) // 24,576 = 2,759,338 tokens;
+    # :1251-1263: min(clamp(2,759,338 / 262,144 x 512, 2048, 4096), 512) = 512; the pool is
+    # HybridReqToTokenPool(size=512)'s MambaPool, 513 slots (:1532, memory_pool.py:207-235),
+    # logged without max_mamba_cache_size (memory_pool.py:166-170): conv 513 x 36 layers x
+    # 3 x 8,192 x 2 B = 0.85 GB, ssm 513 x 36 x 32 x 128 x 128 x 4 B = 36.07 GB.
+    for version in ("0.5.2", "0.5.3", "0.5.3.post1"):
+        answer = sglang_reservation(QWEN3_NEXT, version=version, available_memory=100 * GIB)
+        assert (answer.mamba_radix_cache_strategy, answer.ratio) == ("none", 1)
+        assert (answer.slots, answer.kv_tokens, answer.max_running_requests) == (
+            512,
+            2759338,
+            512,
+        )
+        assert answer.pool_bytes == 513 * 77266944
+        assert answer.mamba_full_memory_ratio is None
+        assert (
+            "Mamba Cache is allocated. conv_state size: 0.85GB, ssm_state size: 36.07GB "
+            in answer.log_lines
+        )
+
+
+def test_before_0_5_3_post2_the_mamba_pool_holds_the_request_pool() -> None:
+    # --max-mamba-cache-size 600 --max-running-requests 100 at 100 GiB, sglang-0.5.3.post1:
+    # the KV budget takes K = 600 slots ((100 x 2**30 - 600 p) // 24,576 = 2,482,666 tokens,
+    # model_runner.py profile_max_num_token), the request pool is min(100, 600) = 100
+    # (init_memory_pool), and its MambaPool 101 slots; from 0.5.3.post2 the pool is K + 1.
+    flags: dict[str, Any] = {"available_memory": 100 * GIB, "max_mamba_cache_size": 600}
+    flags["max_running_requests"] = 100
+    early = sglang_reservation(QWEN3_NEXT, version="0.5.3.post1", **flags)
+    assert (early.slots, early.kv_tokens, early.max_running_requests) == (600, 2482666, 100)
+    assert early.pool_bytes == 101 * 77266944
+    assert early.pool_bytes_rule.startswith("(request pool 100 + 1) x per request")
+    later = sglang_reservation(QWEN3_NEXT, version="0.5.3.post2", disable_radix_cache=True, **flags)
+    assert (later.slots, later.pool_bytes) == (600, 601 * 77266944)
+
+
+def test_before_0_5_3_post2_there_is_no_ratio_flag() -> None:
+    with pytest.raises(ServerArgumentError, match="has no --mamba-full-memory-ratio") as error:
+        sglang_reservation(QWEN3_NEXT, version="0.5.3.post1", mamba_full_memory_ratio=0.5)
+    assert error.value.field == "mamba_full_memory_ratio"
+
+
+def test_the_first_releases_serve_qwen3_next_then_falcon_h1_then_nemotron_h() -> None:
+    # sglang-0.5.2: Qwen3-Next only; 0.5.3 registers FalconH1ForCausalLM, 0.5.3.post1
+    # NemotronHForCausalLM (their model modules' EntryClass); each with the radix cache off.
+    for path, first, before in (
+        (FALCON_H1, "0.5.3", "0.5.2"),
+        (NEMOTRON, "0.5.3.post1", "0.5.3"),
+    ):
+        answer = sglang_reservation(path, version=first, available_memory=100 * GIB)
+        assert (answer.slots, answer.ratio, answer.mamba_radix_cache_strategy) == (512, 1, "none")
+        with pytest.raises(ModelConfigError, match=f"SGLang {before} does not serve"):
+            sglang_reservation(path, version=before, available_memory=100 * GIB)
+
+
+def test_0_5_2_takes_8192_chunked_prefill_tokens_on_a_48_gb_gpu() -> None:
+    # An L40S (< 60 GiB): sglang-0.5.2:sglang/srt/server_args.py:509-517 8192 below 160 GiB;
+    # sglang-0.5.3:sglang/srt/server_args.py:542-620 4096 from 35 to 60 GiB.
+    flags: dict[str, Any] = {"gpu": "l40s", "mem_fraction_static": 0.8, "weights_bytes": 0}
+    flags["max_running_requests"] = 64
+    chunked = {
+        version: next(
+            line
+            for line in sglang_reservation(QWEN3_NEXT, version=version, **flags).log_lines
+            if "chunked_prefill_size=" in line
+        )
+        .split("chunked_prefill_size=")[1]
+        .split(",")[0]
+        for version in ("0.5.2", "0.5.3")
+    }
+    assert chunked == {"0.5.2": "8192", "0.5.3": "4096"}
 
 
 def test_0_5_3_post2_splits_a_fifth_of_the_rest_by_default() -> None:
@@ -637,12 +731,12 @@ def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
 # --- refusals -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["0.5.2", "0.5.3.post1", "0.5.3"])
-def test_releases_before_0_5_3_post2_are_refused_naming_the_modelled_ones(version: str) -> None:
+@pytest.mark.parametrize("version", ["0.5.1.post3", "0.5.1", "0.4.10"])
+def test_releases_before_0_5_2_are_refused_naming_the_modelled_ones(version: str) -> None:
     with pytest.raises(UnmodelledReleaseError) as error:
         qwen_9b(version)
-    assert error.value.modelled == SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.3.post2") :]
-    assert "models SGLang's rules from 0.5.3.post2 to 0.5.23" in str(error.value)
+    assert error.value.modelled == SGLANG_RELEASES
+    assert f"SGLang {version} predates the releases modelled: 0.5.2 to 0.5.23" in str(error.value)
 
 
 def test_a_build_before_a_release_takes_its_rules() -> None:
@@ -678,8 +772,8 @@ def test_the_command_line_names_the_release(capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and answer["server_version"] == "0.5.10.post1"
     status, out, _ = run(capsys, *line[:2], "0.5.9", *line[3:])
     assert status == 0 and out.startswith("SGLang 0.5.9 reserves for qwen3_5 ")
-    status, out, err = run(capsys, *line[:2], "0.5.3.post1", *line[3:])
-    assert status == 2 and "0.5.3.post1" in err and "from 0.5.3.post2 to 0.5.23" in err
+    status, out, err = run(capsys, *line[:2], "0.5.1.post3", *line[3:])
+    assert status == 2 and "0.5.1.post3 predates the releases modelled: 0.5.2 to 0.5.23" in err
 
 
 def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> None:
@@ -696,7 +790,7 @@ def test_compare_walks_the_sglang_rules(capsys: pytest.CaptureFixture[str]) -> N
     assert comparison.differences["ratio"] == (3, 5)
     assert comparison.differences["slots"] == (186, 185)
     with pytest.raises(UnmodelledReleaseError) as error:
-        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.3.post1",
+        compare_releases(sglang_reservation, qwen3_5_9b(), version="0.5.13", other="0.5.1.post3",
                          options={"tp_size": 2}, server="sglang")  # fmt: skip
     assert error.value.argument == "compare"
     status, answer = run_json(

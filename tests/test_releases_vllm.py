@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -311,6 +312,93 @@ def test_vllm_0_19_0_granite_4_0_h_1b_log_is_reproduced(budget: int) -> None:
     assert answer.log_lines[-2] == "GPU KV cache size: 53,200 tokens"  # 1339 // 10 x 400
 
 
+def test_before_0_20_1_the_token_count_is_blocks_a_group_times_the_smallest_block() -> None:
+    # vllm-0.19.0:vllm/v1/core/kv_cache_utils.py: num_blocks // len(kv_cache_groups) x the
+    # smallest group block. Mamba-2.8B alone, no prefix caching: the one Mamba group's block is
+    # max_model_len. A block is 64 layers x (conv (5120, 3) + SSM (5120, 16)) x 2 B =
+    # 12,451,840 B; 4 GiB holds 344 of them: 344 // 1 x 4,096 = 1,409,024 tokens.
+    mamba = vllm_reservation(
+        CONFIGS / "mamba-2.8b-hf.json",
+        version="0.19.0",
+        max_model_len=4096,
+        enable_prefix_caching=False,
+        kv_cache_memory_bytes=4 * GIB,
+    )
+    assert (mamba.attention_groups, mamba.state_groups, mamba.num_blocks) == (0, 1, 344)
+    assert mamba.kv_cache_tokens == 1_409_024
+    assert mamba.log_lines[-2] == "GPU KV cache size: 1,409,024 tokens"
+    # Qwen3-Next with every layer a gated delta net: one group of 48 pages of 548,864 B (tp 2),
+    # 26,345,472 B a block, 163 of them in 4 GiB. Without prefix caching the group's block is
+    # max_model_len: 163 x 4,096 = 667,648 tokens; in align mode it is the 16-token block:
+    # 163 x 16 = 2,608.
+    gdn = {**json.loads(QWEN3_NEXT.read_text()), "full_attention_interval": 100}
+    for caching, mode, tokens in ((False, "none", 667_648), (True, "align", 2_608)):
+        held = vllm_reservation(
+            gdn,
+            version="0.20.0",
+            tensor_parallel_size=2,
+            max_model_len=4096,
+            enable_prefix_caching=caching,
+            kv_cache_memory_bytes=4 * GIB,
+        )
+        assert (held.mamba_cache_mode, held.attention_groups, held.num_blocks) == (mode, 0, 163)
+        assert held.kv_cache_tokens == tokens
+    # A DFlash drafter's group is counted beside the target's (tests/test_draft_models.py):
+    # 1,305 blocks // (4 attention + 10 GDN + 1 draft groups) x 816 = 87 x 816 = 70,992.
+    draft = {
+        "architectures": ["DFlashDraftModel"],
+        "model_type": "qwen3",
+        "hidden_size": 5120,
+        "num_hidden_layers": 5,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "torch_dtype": "bfloat16",
+        "vocab_size": 248320,
+        "max_position_embeddings": 262144,
+    }
+    drafted = vllm_reservation(
+        QWEN3_5,
+        version="0.20.0",
+        draft_config=draft,
+        tensor_parallel_size=2,
+        max_model_len=200_000,
+        kv_cache_memory_bytes=int(10.16 * GIB),
+        num_speculative_tokens=5,
+        gpu="rtx-3090",
+    )
+    assert (drafted.attention_groups, drafted.state_groups, drafted.draft_groups) == (4, 10, 1)
+    assert (drafted.num_blocks, drafted.block_size) == (1305, 816)
+    assert drafted.kv_cache_tokens == 70_992
+
+
+def test_before_0_14_0_the_budget_prints_two_decimals() -> None:
+    # vllm-0.10.2:vllm/v1/worker/gpu_worker.py:298-299 prints "%.2f"; from 0.14.0 format_gib
+    # (round(x, 2)) drops the trailing 0. Before 0.20.0 the default utilization is 0.9:
+    # ceil(150,119,844,413 x 0.9) = 135,107,859,972 B less 70.125 + 5 + 1 GiB is
+    # 53,369,263,620 B, 49.7037 GiB.
+    given: dict[str, Any] = {
+        "tensor_parallel_size": 2,
+        "gpu": "h200",
+        "weights_bytes": 70 * GIB + GIB // 8,
+        "activation_bytes": 5 * GIB,
+        "non_torch_bytes": GIB,
+        "cuda_graph_bytes": 0,
+    }
+    for version, shown in (("0.13.0", "49.70"), ("0.14.0", "49.7")):
+        held = vllm_reservation(QWEN3_NEXT, version=version, **given)
+        assert held.available_kv_cache_memory == 53_369_263_620
+        assert f"Available KV cache memory: {shown} GiB" in held.log_lines
+
+
+def test_the_estimates_name_the_oldest_release_they_are_calibrated_on() -> None:
+    # servers.profile's estimates are fitted to the logs of vLLM 0.27.0 on (tests/logs/).
+    given: dict[str, Any] = {"gpu": "h200", "weights_bytes": 70 * GIB}
+    calibrated = "the estimates are calibrated on the logs of vLLM 0.27.0 and later"
+    assert calibrated in vllm_reservation(QWEN3_NEXT, version="0.26.0", **given).assumptions
+    assert calibrated not in vllm_reservation(QWEN3_NEXT, version="0.27.0", **given).assumptions
+
+
 def test_granite_4_0_h_1b_under_the_newest_rules_is_the_issues_35_26x() -> None:
     # 0.33.0 plans three state blocks a request with prefix caching on: 11 + 9 x 3 = 38.
     answer = vllm_reservation(
@@ -323,11 +411,17 @@ def test_granite_4_0_h_1b_under_the_newest_rules_is_the_issues_35_26x() -> None:
 
 def test_prefix_caching_a_mamba_family_before_0_28_is_refused_as_not_modelled() -> None:
     # 0.11.1-0.27.x put SupportsMambaPrefixCaching models in the chunk-aligned 'all' mode.
-    with pytest.raises(ServerArgumentError, match=r"mamba_cache_mode 'all'.*not modelled"):
+    with pytest.raises(ServerArgumentError) as raised:
         vllm_reservation(GRANITE_1B, version="0.15.0", enable_prefix_caching=True)
+    assert raised.value.field == "enable_prefix_caching"
+    assert str(raised.value) == (
+        "argument enable_prefix_caching: vLLM 0.15.0 caches granitemoehybrid prefixes in "
+        "mamba_cache_mode 'all' (chunk-aligned blocks, a state page per block of context); not "
+        "modelled"
+    )
     # 0.10.2 turns it off for every hybrid, so there is nothing to refuse.
     off = vllm_reservation(GRANITE_1B, version="0.10.2", enable_prefix_caching=True)
-    assert not off.enable_prefix_caching
+    assert (off.enable_prefix_caching, off.mamba_cache_mode) == (False, "none")
     assert off.prefix_caching_rule == "vLLM 0.10.2 turns it off for a hybrid generative model"
 
 
@@ -388,15 +482,23 @@ def test_an_architecture_a_release_does_not_register_is_refused(
 
 
 def test_speculative_decoding_before_0_17_only_for_qwen3_next() -> None:
-    with pytest.raises(ServerArgumentError, match="not supported yet"):
+    # vllm-0.10.2:vllm/v1/worker/gpu_model_runner.py:3701-3705, in its words.
+    with pytest.raises(ServerArgumentError) as raised:
         vllm_reservation(NEMOTRON, version="0.16.0", num_speculative_tokens=2)
+    assert raised.value.field == "num_speculative_tokens"
+    assert str(raised.value) == (
+        "argument num_speculative_tokens: vLLM 0.16.0 refuses it for nemotron_h: 'Mamba with "
+        "speculative decoding is not supported yet.'"
+    )
     assert vllm_reservation(QWEN3_NEXT, version="0.16.0", num_speculative_tokens=2)
     assert vllm_reservation(NEMOTRON, version="0.17.0", num_speculative_tokens=2)
 
 
 def test_replayssm_before_0_27_is_refused() -> None:
-    with pytest.raises(ServerArgumentError, match=r"vLLM 0\.26\.0 has no --use-replayssm"):
+    with pytest.raises(ServerArgumentError) as raised:
         vllm_reservation(NEMOTRON, version="0.26.0", use_replayssm=True)
+    assert raised.value.field == "use_replayssm"
+    assert str(raised.value) == "argument use_replayssm: vLLM 0.26.0 has no --use-replayssm"
     assert vllm_reservation(NEMOTRON, version="0.27.0", use_replayssm=True).use_replayssm
 
 
@@ -526,6 +628,7 @@ def test_align_mode_refuses_speculative_decoding_in_0_15_and_0_16() -> None:
             vllm_reservation(
                 QWEN3_NEXT, version=version, num_speculative_tokens=2, enable_prefix_caching=True
             )
+        assert raised.value.field == "enable_prefix_caching"
         assert raised.value.server_refusal == (
             "AssertionError: Mamba cache mode 'align' is currently not compatible with "
             "speculative decoding."

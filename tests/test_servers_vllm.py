@@ -421,6 +421,21 @@ def test_vllm_glm5_next_prefills_with_flashkda_and_plans_its_checkpoint_block() 
     assert r.planned_state_bytes == 150_592_290_816
     ampere = vllm_reservation(GLM5_NEXT, gpu_arch="sm80")
     assert ampere.planned_blocks_per_request == 2
+    # GLM-5.3-Flash's KDA plans the FlashKDA checkpoint from 0.32.0 (decode_ring.releases.vllm);
+    # 0.31.0 serves the model without it.
+    before = vllm_reservation(GLM5_NEXT, version="0.31.0")
+    assert (before.prefill_checkpoint_blocks, before.planned_blocks_per_request) == (0, 2)
+
+
+def test_vllm_an_attention_free_kimi_linear_on_ampere_plans_no_flashkda_block() -> None:
+    # Every layer KDA (no full_attn_layers): no attention layer, and on SM80 no FlashKDA, whose
+    # Kimi check needs capability major 9 (is_flashkda_supported): 2 + 0 + 0 blocks planned in
+    # align mode.
+    config = json.loads((CONFIGS / "kimi-linear-48b-a3b-instruct.json").read_text())
+    layers = {**config["linear_attn_config"], "full_attn_layers": [], "kda_layers": [*range(1, 28)]}
+    r = vllm_reservation({**config, "linear_attn_config": layers}, gpu_arch="sm80")
+    assert (r.attention_backend, r.mamba_cache_mode) == (None, "align")
+    assert (r.prefill_checkpoint_blocks, r.planned_blocks_per_request) == (0, 2)
 
 
 def test_vllm_plans_no_checkpoint_block_without_prefix_caching() -> None:
@@ -576,6 +591,8 @@ def test_vllm_fp8_kv_cache_halves_the_attention_page() -> None:
             12288,
             "config max_position_embeddings x RoPE factor 3 (vLLM derived)",
         ),
+        # vLLM refuses a max_model_len below 1 (model.py:1070-1075): 1 is taken.
+        ({"max_position_embeddings": 1}, 1, "config max_position_embeddings (vLLM derived)"),
         # LongRoPE defaults to original_max_position_embeddings (model.py:2640-2650).
         (
             {
@@ -731,6 +748,29 @@ def test_vllm_startup_check_holds_back_the_null_block() -> None:
     )
 
 
+def test_vllm_before_0_29_0_the_startup_check_takes_the_whole_budget() -> None:
+    # vllm-0.29.0:vllm/v1/core/kv_cache_utils.py leaves the null block out of the check; 0.28.0
+    # checks the whole budget. One request at 4096 under 0.28.0's align mode: 4 attention blocks
+    # + 7 state groups x 2 = 18, so 18 blocks of budget start 0.28.0 and not 0.29.0.
+    fits = vllm_reservation(
+        NEMOTRON, version="0.28.0", max_model_len=4096, kv_cache_memory_bytes=18 * _BYTES_PER_BLOCK
+    )
+    assert (fits.num_blocks, fits.blocks_per_request_at_max_model_len) == (18, 18)
+    assert fits.max_concurrency == 1.0
+    with pytest.raises(ServerArgumentError) as short:
+        vllm_reservation(
+            NEMOTRON,
+            version="0.29.0",
+            max_model_len=4096,
+            kv_cache_memory_bytes=18 * _BYTES_PER_BLOCK,
+        )
+    assert str(short.value) == (
+        f"argument kv_cache_memory_bytes: {18 * _BYTES_PER_BLOCK} B holds 17 usable blocks "
+        f"of {_BYTES_PER_BLOCK} B; one request at max_model_len 4096 needs 18: vLLM refuses to "
+        "start"
+    )
+
+
 def test_vllm_backends_by_gpu() -> None:
     # _get_backend_priorities (vllm/platforms/cuda.py:84-178): FlashAttention-MLA on SM90,
     # Triton-MLA before it; GDN prefill on FlashInfer only on SM90.
@@ -773,6 +813,16 @@ def test_vllm_falls_back_from_a_head_flash_attention_does_not_take(head_dim: int
             "FLASHINFER",
             "FLASH_ATTN refused: an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x); first of "
             "FLASH_ATTN, FLASHINFER, TRITON_ATTN on sm80",
+        ),
+        # FA3 takes an fp8 KV cache on SM90.
+        ("sm90", 256, "FLASH_ATTN", "first of FLASH_ATTN, FLASHINFER, TRITON_ATTN on sm90"),
+        # FlashInfer's capabilities run to 12.1 (flashinfer.py:695-704): the GB10 is taken.
+        (
+            "sm121",
+            256,
+            "FLASHINFER",
+            "FLASH_ATTN refused: an fp8 KV cache needs FA3 (SM90) or FA4 (SM10x); first of "
+            "FLASH_ATTN, FLASHINFER, TRITON_ATTN on sm121",
         ),
         # SM10x tries FlashInfer first; a head of 96 sends it on to FA4, which takes fp8.
         (

@@ -188,6 +188,25 @@ def test_enforce_eager_and_mode_none_capture_no_graphs() -> None:
     assert piecewise.cuda_graph_bytes == 11 * 48 * 314_573 + 107_374_182
 
 
+def test_full_decode_graphs_span_one_plus_s_to_max_num_seqs_times_one_plus_s() -> None:
+    # CudagraphDispatcher (vllm/v1/cudagraph_dispatcher.py:186-227) keys a FULL decode graph for
+    # each capture size from 1 + s to (1 + s) x max_num_seqs, both ends included.
+    # 8 sequences, no speculation: sizes 1, 2, 4, 8, 16 (min(8 x 1 x 2, 512)); FULL for 1, 2, 4
+    # and 8 (8 = 1 x 8 itself): 5 + 4 = 9 graphs.
+    plain = vllm_reservation(QWEN3_NEXT, gpu="h200", max_num_seqs=8, **EXPLICIT)
+    assert plain.cuda_graph_sizes == 5
+    assert plain.cuda_graph_rule == "estimate: 9 graphs x 48 layers x 0.30 MiB + 0.1 GiB"
+    assert plain.cuda_graph_bytes == 9 * 48 * 314_573 + 107_374_182
+    # 2 speculative tokens: sizes 1, 2, 4, 8..48 by 8 (min(8 x 3 x 2, 512)), 9 of them; FULL for
+    # 3 to 24: 4, 8, 16, 24, so 9 + 4 = 13 graphs.
+    speculating = vllm_reservation(
+        QWEN3_NEXT, gpu="h200", max_num_seqs=8, num_speculative_tokens=2, **EXPLICIT
+    )
+    assert speculating.cuda_graph_sizes == 9
+    assert speculating.cuda_graph_rule == "estimate: 13 graphs x 48 layers x 0.30 MiB + 0.1 GiB"
+    assert speculating.cuda_graph_bytes == 13 * 48 * 314_573 + 107_374_182
+
+
 def test_max_num_batched_tokens_moves_the_activation() -> None:
     small = vllm_reservation(
         QWEN3_NEXT, gpu="h200", max_num_batched_tokens=2048, max_num_seqs=8, **EXPLICIT
@@ -744,6 +763,21 @@ def test_the_budgets_log_lines_and_the_cuda_graph_note() -> None:
         line.startswith("Initial free memory 139.81 GiB, reserved 40.0 GiB memory for KV Cache")
         for line in given.log_lines
     )
+
+
+def test_the_cuda_graph_note_rounds_to_four_places_once() -> None:
+    # gpu_worker.py:777-798 prints round(util -/+ delta, 4) with 4 places. 537 MiB of graphs on
+    # the H200: delta = 563,085,312 / 150,119,844,413 = 0.00375091, so 0.92 - delta =
+    # 0.91624909 is 0.9162 (rounded to 5 places first it would print 0.9163) and 0.92 + delta =
+    # 0.92375091 is 0.9238 (0.92375 would print 0.9237).
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu="h200",
+        cuda_graph_bytes=537 * 2**20,
+        **EXPLICIT,
+    )
+    assert cuda_graph_note("0.9200", "0.9162", "0.9238") in held.log_lines
 
 
 def test_the_memory_summary_after_capture() -> None:

@@ -114,3 +114,27 @@ def test_the_views_agree_where_vllm_calls_the_same_functions() -> None:
             model = ssm_state(CONFIGS / name, speculative_tokens=spec, view="model")
             assert layer == model
     assert json.dumps(ssm_state(KIMI, layout="sglang", view="model").as_dict())
+
+
+def test_granite_with_speculative_tokens_starts_where_its_model_level_window_widens() -> None:
+    # The layer widens its conv window by the speculative tokens from 0.17.0; GraniteMoeHybrid's
+    # model-level shape leaves them out until 0.32.0 (vllm-0.32.0:vllm/model_executor/models/
+    # granitemoehybrid.py:618-647). Granite-4.0-H-Tiny with 2 speculative tokens: conv_dim
+    # 48 x 64 + 2 x 128 = 3,328; the SSM state (48, 64, 128) bfloat16, 786,432 B; attention
+    # 4 KV heads x 128 x 2 x 2 B = 2,048 B a token.
+    granite = CONFIGS / "granite-4.0-h-tiny.json"
+    # 0.31.0: the model-level page, 3 x 3,328 x 2 + 786,432 = 806,400 B, sizes 400-token blocks
+    # (819,200 B), less than the layer's 5 x 3,328 x 2 + 786,432 = 819,712 B.
+    with pytest.raises(ServerArgumentError) as caught:
+        vllm_reservation(granite, version="0.31.0", num_speculative_tokens=2)
+    assert caught.value.field == "num_speculative_tokens"
+    assert str(caught.value) == (
+        "argument num_speculative_tokens: the layer allocates a state page of 819712 B, but "
+        "vLLM 0.31.0 pads state pages to 819200 B (400-token attention blocks sized by the "
+        "model-level page of 806400 B): its startup assert page_size_padded >= page_size "
+        "fails (vllm/v1/kv_cache_interface.py:1127); a larger --block-size pads more"
+    )
+    # 0.32.0: both views 819,712 B, so 416-token blocks (ceil(819,712 / 2,048 / 16) x 16) of
+    # 851,968 B.
+    r = vllm_reservation(granite, version="0.32.0", num_speculative_tokens=2)
+    assert (r.block_size, r.state_page_bytes, r.state_page_bytes_padded) == (416, 819_712, 851_968)

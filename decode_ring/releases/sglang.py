@@ -1,25 +1,25 @@
 """SGLang's sizing rules release by release: each change stated once, as a rule that holds from
 one release onward, in the step of ``servers.sglang`` it changes.
 
-``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.3.post2's, the oldest release
+``SglangRules`` is every rule one release follows; ``BASELINE`` is 0.5.2's, the oldest release
 modelled; ``CHANGES`` lists, oldest first, the release where a rule took a new value, with what
 changed and where (``sglang-X:path:line`` in that release's wheel). ``sglang_rules`` folds the
 changes up to a release; ``rule_changes`` lists those between two. The architectures each
 release serves are data, ``sglang-architectures.json`` (generated from the releases' model
 modules by ``tools/served-architectures-sglang``).
 
-Read from every wheel 0.5.3.post2 to 0.5.23; a ``.postN`` release is a release of its own (some,
-such as 0.5.3.post3, 0.5.4.post1, 0.5.4.post2, 0.5.5.post2 and 0.5.6.post1, change a rule;
-0.5.6.post2's and 0.5.8.post1's sizing code is 0.5.6.post1's and 0.5.8's). Until 0.5.6.post2 the
-pool is sized in ``model_runner.py`` (``handle_max_mamba_cache``) and a KV token as
-``2 x head_dim``, the same bytes as the later ``head_dim + v_head_dim`` for every architecture
-those releases serve (none has an MHA ``v_head_dim`` of its own); the conv state's list form
-(0.5.6) keeps its bytes. 0.5.3.post2's sizing code is 0.5.3.post3's but for the default
-``--mamba-full-memory-ratio`` (0.2, then 0.9): its pool and caps in ``model_runner.py``, its
-``configs/`` and its mamba pool's tensors are 0.5.3.post3's (diffed), so ``BASELINE`` cites
-0.5.3.post3's lines. Releases before 0.5.3.post2 are not modelled (``MODELLED``): 0.5.2 to
-0.5.3.post1 have no ratio at all (the pool is the running cap or 512, the radix cache always
-off for the hybrid architectures they serve).
+Read from every wheel 0.5.2 to 0.5.23; a ``.postN`` release is a release of its own (some,
+such as 0.5.3.post2, 0.5.3.post3, 0.5.4.post1, 0.5.4.post2, 0.5.5.post2 and 0.5.6.post1, change a
+rule; 0.5.6.post2's and 0.5.8.post1's sizing code is 0.5.6.post1's and 0.5.8's). Until
+0.5.6.post2 the pool is sized in ``model_runner.py`` and a KV token as ``2 x head_dim``, the same
+bytes as the later ``head_dim + v_head_dim`` for every architecture those releases serve (none
+has an MHA ``v_head_dim`` of its own); the conv state's list form (0.5.6) keeps its bytes.
+0.5.2 is the first release with a mamba pool (Qwen3-Next; 0.5.1.post3 has none); until
+0.5.3.post1 ``ModelRunner.initialize`` turns the radix cache off for every hybrid architecture
+it serves and sizes ``K`` as the flag, the running requests or 512, with no ratio and no
+``--mamba-full-memory-ratio``, and the mamba pool holds the request pool's slots. 0.5.3.post2's
+sizing code is 0.5.3.post3's but for the ratio's default (0.2, then 0.9). Where a rule did not
+change, ``BASELINE`` cites 0.5.3.post3's lines (the earlier releases' were diffed against them).
 
 Where the package models a launch only from some release on (``COVERAGE``: speculative
 decoding, the extra-buffer strategies asked for by name, the default ``--mem-fraction-static``,
@@ -90,10 +90,12 @@ class SglangRules:
     the radix cache on is the ``no_buffer`` behaviour, and only ``auto`` is a value).
 
     The pool (``handle_max_mamba_cache``): ``default_mamba_full_memory_ratio``, what
-    ``--mamba-full-memory-ratio`` is when not given; ``slots_flag_with_radix``, whether
-    ``--max-mamba-cache-size`` sizes the pool with the radix cache on (before, the ratio split
-    overwrites it); ``radix_off_default_slots``, the slots with the radix
-    cache off and neither ``--max-mamba-cache-size`` nor ``--max-running-requests`` given
+    ``--mamba-full-memory-ratio`` is when not given (``None``: the release has no such flag and
+    no ratio split); ``mamba_pool_holds_requests``, whether the mamba pool is built with the
+    request pool's size (before 0.5.3.post2; from it, with ``K``); ``slots_flag_with_radix``,
+    whether ``--max-mamba-cache-size`` sizes the pool with the radix cache on (before, the ratio
+    split overwrites it); ``radix_off_default_slots``, the slots with the radix cache off and
+    neither ``--max-mamba-cache-size`` nor ``--max-running-requests`` given
     (``None``: the ratio split sizes them); ``charges_padding_slot``, whether the padding slot is
     taken from the budget before it is divided into slots (and from the KV budget with the
     others); ``joint_speculative_solve``, whether the ratio-sized pool and its speculative
@@ -106,9 +108,10 @@ class SglangRules:
     ``estimate_from_profiled_tokens``, whether SGLang's estimate reads the profiled tokens, before
     ``--max-total-tokens`` and the page alignment (else the pool's final tokens).
 
-    Logs: ``kv_log_names_dtype``, whether "KV Cache is allocated" names the dtype;
-    ``weight_log_names_elapsed`` and ``weight_log_names_dtype``, whether "Load weight end" names
-    the time it took and the model's dtype."""
+    Logs: ``mamba_log_names_size``, whether "Mamba Cache is allocated" names
+    ``max_mamba_cache_size``; ``kv_log_names_dtype``, whether "KV Cache is allocated" names the
+    dtype; ``weight_log_names_elapsed`` and ``weight_log_names_dtype``, whether "Load weight
+    end" names the time it took and the model's dtype."""
 
     ssm_dtype_from_config: bool
     mamba_ssm_dtypes: tuple[str, ...]
@@ -127,7 +130,8 @@ class SglangRules:
     no_buffer_resets_page: bool
     no_buffer_tracking_slots: int
     strategy_flag: bool
-    default_mamba_full_memory_ratio: float
+    default_mamba_full_memory_ratio: float | None
+    mamba_pool_holds_requests: bool
     slots_flag_with_radix: bool
     radix_off_default_slots: int | None
     charges_padding_slot: bool
@@ -135,6 +139,7 @@ class SglangRules:
     empty_pool_refused: bool
     running_flag_held_to: str
     estimate_from_profiled_tokens: bool
+    mamba_log_names_size: bool
     kv_log_names_dtype: bool
     weight_log_names_elapsed: bool
     weight_log_names_dtype: bool
@@ -188,6 +193,11 @@ _PREFILL_GRAPH_ARCHS_0_5_19: Final = frozenset(
 # overlap scheduler for Qwen3-Next (0.5.5.post2) and the NemotronH VL wrapper's llm_config
 # (0.5.6).
 _RADIX_0_5_3_POST3: Final = frozenset({"FalconH1ForCausalLM", "NemotronHForCausalLM"})
+# Before 0.5.3.post2 ModelRunner.initialize turns the radix cache off for every hybrid
+# architecture it serves (sglang-0.5.2:sglang/srt/model_executor/model_runner.py:308-325,
+# Qwen3-Next; sglang-0.5.3:...:357-375, :1301-1307, and FalconH1; sglang-0.5.3.post1:...:
+# 358-375, :1315-1330, the Qwen3-Next, FalconH1 and NemotronH configs).
+_RADIX_0_5_2: Final = _RADIX_0_5_3_POST3 | {"Qwen3NextForCausalLM"}
 _RADIX_0_5_6: Final = _RADIX_0_5_3_POST3 | {
     "KimiLinearForCausalLM",
     "Qwen3NextForCausalLM",
@@ -254,16 +264,17 @@ BASELINE: Final = SglangRules(
     nemotron_moe_layers=False,
     # sglang-0.5.3.post3:sglang/srt/server_args.py:1628 (choices auto, fp8_e5m2, fp8_e4m3).
     kv_cache_dtypes=("auto", "fp8_e5m2", "fp8_e4m3"),
-    # sglang-0.5.3.post3:sglang/srt/server_args.py:599-680 (_handle_gpu_memory_settings): max_bs
-    # 16 below 35 GiB, else the 0.5.10 tiers.
-    memory_tiers=((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), *_TIERS_0_5_10[2:]),
+    # sglang-0.5.2:sglang/srt/server_args.py:509-527 (__post_init__): chunked prefill 2048 below
+    # 35 GiB, 8192 below 160 GiB, 16384 above; max_bs 8 (80 from tp 4) below 35 GiB, else the
+    # default 160.
+    memory_tiers=((35 * 1024, 2048, 8, 80), (160 * 1024, 8192, 160, 160)),
     decode_graph_capped_by_running=False,
     multimodal_prefill_graph_archs=_PREFILL_GRAPH_ARCHS_0_5_19,
     multimodal_reserve_mib=0,
     # The radix cache on is MambaRadixCache, what 0.5.7 names no_buffer.
     auto_strategy="no_buffer",
-    radix_archs=_RADIX_0_5_3_POST3,
-    radix_off_archs=_RADIX_0_5_3_POST3,
+    radix_archs=_RADIX_0_5_2,
+    radix_off_archs=_RADIX_0_5_2,
     extra_buffer_archs=frozenset(),
     no_buffer_asserts_overlap=False,
     no_buffer_resets_page=False,
@@ -271,8 +282,12 @@ BASELINE: Final = SglangRules(
     # radix cache on, 1 off.
     no_buffer_tracking_slots=0,
     strategy_flag=False,
-    # sglang-0.5.3.post2:sglang/srt/server_args.py:374.
-    default_mamba_full_memory_ratio=0.2,
+    # No --mamba-full-memory-ratio (sglang-0.5.2:sglang/srt/server_args.py); the mamba pool is
+    # built with the request pool's size (sglang-0.5.2:sglang/srt/model_executor/
+    # model_runner.py:1532, mem_cache/memory_pool.py:207-235: HybridReqToTokenPool(size=
+    # max_num_reqs) builds MambaPool(size)).
+    default_mamba_full_memory_ratio=None,
+    mamba_pool_holds_requests=True,
     # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:1375-1422: K = the flag, else
     # max_running_requests, else 512 with the radix cache off; the ratio split (overwriting the
     # flag) with it on; the KV budget rest - K p.
@@ -287,6 +302,7 @@ BASELINE: Final = SglangRules(
     # without the flag).
     running_flag_held_to="slots",
     estimate_from_profiled_tokens=True,
+    mamba_log_names_size=False,  # sglang-0.5.2:sglang/srt/mem_cache/memory_pool.py:166-170
     kv_log_names_dtype=False,  # sglang-0.5.3.post3:sglang/srt/mem_cache/memory_pool.py:451
     # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:898-904.
     weight_log_names_elapsed=False,
@@ -295,6 +311,38 @@ BASELINE: Final = SglangRules(
 
 
 CHANGES: Final = (
+    RuleChange(
+        "0.5.3", "memory_tiers",
+        ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 16, 80), *_TIERS_0_5_10[2:]),
+        "GPU tiers of _handle_gpu_memory_settings: chunked prefill 4096 from 35 to 60 GiB (was "
+        "8192), max_bs 8 below 20 GiB and 16 to 35 GiB below tp 4",
+        "sglang-0.5.3:sglang/srt/server_args.py:542-620",
+    ),
+    RuleChange(
+        "0.5.3.post2", "default_mamba_full_memory_ratio", 0.2,
+        "--mamba-full-memory-ratio (default 0.2) and the ratio split with the radix cache on",
+        "sglang-0.5.3.post2:sglang/srt/server_args.py:374; model_runner.py:1376-1423",
+    ),
+    RuleChange(
+        "0.5.3.post2", "radix_archs", _RADIX_0_5_3_POST3,
+        "ModelRunner handles the radix cache of the mamba2 configs only (FalconH1, NemotronH)",
+        "sglang-0.5.3.post2:sglang/srt/model_executor/model_runner.py:401-404",
+    ),
+    RuleChange(
+        "0.5.3.post2", "radix_off_archs", _RADIX_0_5_3_POST3,
+        "Qwen3-Next keeps the radix cache (only the mamba2 configs turn it off)",
+        "sglang-0.5.3.post2:sglang/srt/model_executor/model_runner.py:401-404",
+    ),
+    RuleChange(
+        "0.5.3.post2", "mamba_pool_holds_requests", False,
+        "the mamba pool is built with K slots (HybridReqToTokenPool's mamba_size)",
+        "sglang-0.5.3.post2:sglang/srt/mem_cache/memory_pool.py:257-280",
+    ),
+    RuleChange(
+        "0.5.3.post2", "mamba_log_names_size", True,
+        '"Mamba Cache is allocated" names max_mamba_cache_size',
+        "sglang-0.5.3.post2:sglang/srt/mem_cache/memory_pool.py:192-205",
+    ),
     RuleChange(
         "0.5.3.post3", "default_mamba_full_memory_ratio", 0.9,
         "--mamba-full-memory-ratio defaults to 0.9 (was 0.2)",
@@ -689,7 +737,7 @@ CHANGES: Final = (
 # extra-buffer strategies by name from 0.5.14, where auto first picks the extra buffer; the
 # default --mem-fraction-static from 0.5.19 (arg_groups/memory_hook.py); a Blackwell (SM10x)
 # GPU's attention and page defaults in 0.5.23 only.
-MODELLED: Final = "0.5.3.post2"
+MODELLED: Final = "0.5.2"
 COVERAGE: Final = {
     "speculative": "0.5.14",
     "extra_buffer_by_name": "0.5.14",

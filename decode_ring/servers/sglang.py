@@ -248,7 +248,7 @@ class SglangReservation:
     kv_cache_dtype: str
     page_size: int
     page_size_rule: str
-    mamba_full_memory_ratio: float
+    mamba_full_memory_ratio: float | None
     mamba_radix_cache_strategy: str
     strategy_rule: str
     overlap_schedule: bool
@@ -257,6 +257,7 @@ class SglangReservation:
     slots: int
     slots_rule: str
     pool_bytes: int
+    pool_bytes_rule: str
     max_running_requests: int
     max_running_requests_rule: str
     speculative_num_draft_tokens: int
@@ -316,7 +317,7 @@ class _Launch:
     tp_size: int
     available_memory: int | None
     max_mamba_cache_size: int | None
-    mamba_full_memory_ratio: float
+    mamba_full_memory_ratio: float | None
     mamba_radix_cache_strategy: str
     disable_radix_cache: bool
     disable_overlap_schedule: bool
@@ -351,13 +352,14 @@ class _Launch:
         check_optional_count("weights_bytes", self.weights_bytes, 0)
         check_optional_count("available_memory", self.available_memory, 0)
         check_optional_count("max_mamba_cache_size", self.max_mamba_cache_size, 0)
-        ratio = check_ratio("mamba_full_memory_ratio", self.mamba_full_memory_ratio)
-        if ratio > _LARGEST_RATIO:
-            raise fail(
-                "mamba_full_memory_ratio",
-                f"{ratio!r} overflows SGLang's rest x r / (1 + r) (at most {_LARGEST_RATIO:g})",
-            )
-        object.__setattr__(self, "mamba_full_memory_ratio", ratio)
+        if self.mamba_full_memory_ratio is not None:
+            ratio = check_ratio("mamba_full_memory_ratio", self.mamba_full_memory_ratio)
+            if ratio > _LARGEST_RATIO:
+                raise fail(
+                    "mamba_full_memory_ratio",
+                    f"{ratio!r} overflows SGLang's rest x r / (1 + r) (at most {_LARGEST_RATIO:g})",
+                )
+            object.__setattr__(self, "mamba_full_memory_ratio", ratio)
         check_choice(
             "mamba_radix_cache_strategy",
             self.mamba_radix_cache_strategy,
@@ -415,6 +417,17 @@ class _Launch:
                 raise not_covered(self.release, feature, argument)
 
 
+def _ratio_flag(release: ResolvedRelease, rules: SglangRules, given: float | None) -> float | None:
+    """``--mamba-full-memory-ratio``: as given, else the release's default; a release without
+    the flag (before 0.5.3.post2) refuses it."""
+    if rules.default_mamba_full_memory_ratio is None and given is not None:
+        raise fail(
+            "mamba_full_memory_ratio",
+            f"{release.release} has no --mamba-full-memory-ratio (SGLang 0.5.3.post2 adds it)",
+        )
+    return rules.default_mamba_full_memory_ratio if given is None else given
+
+
 def sglang_reservation(
     config: ConfigSource,
     *,
@@ -453,7 +466,8 @@ def sglang_reservation(
     ``disable_radix_cache`` with ``max_running_requests``) fixes it, and it is needed for
     ``kv_cache_bytes``, the KV pool's tokens and so the running-request cap SGLang derives from
     them.
-    ``mamba_full_memory_ratio`` ``None`` is the release's default (0.9; 0.2 in 0.5.3.post2).
+    ``mamba_full_memory_ratio`` ``None`` is the release's default (0.9; 0.2 in 0.5.3.post2;
+    none before, where the flag is refused).
     ``speculative_num_draft_tokens > 0`` means EAGLE/NEXTN speculation with topk 1.
     ``context_length`` (default: SGLang's reading of the config) enters that cap; one longer
     than the config's is refused, as SGLang refuses it. ``max_total_tokens`` caps the KV pool's
@@ -475,8 +489,7 @@ def sglang_reservation(
     arch = gpu_arch or (gpu_device.gpu_arch if gpu_device is not None else None) or "sm90"
     rules = sglang_rules(release.version)
     given = {"release": release, "rules": rules, "gpu": gpu_device, "gpu_arch": arch}
-    if mamba_full_memory_ratio is None:
-        given["mamba_full_memory_ratio"] = rules.default_mamba_full_memory_ratio
+    given["mamba_full_memory_ratio"] = _ratio_flag(release, rules, mamba_full_memory_ratio)
     launch = _Launch(**{**arguments, **given})
     model = hybrid_model(
         _configured(config, launch),
@@ -500,8 +513,9 @@ def sglang_reservation(
     page = _page_size(launch, architecture, strategy)
     tokens = _calculate_pool_sizes(launch, cache, cell, context, page)
     requests = _resolve_max_num_reqs(launch, ratio.ratio, running, cache, (cell, tokens), context)
+    pool = _mamba_pool(model, launch, cache.slots, requests)
     scratch = _speculative_scratch(model, requests.max_running_requests, launch)
-    steps = (context, fraction, budget, strategy, ratio, cache, cell, page, tokens, requests)
+    steps = (context, fraction, budget, strategy, ratio, cache, pool, cell, page, tokens, requests)
     log = _log_lines(model, launch, architecture, _fields(*steps, scratch))
     return within_64_bits(
         _reservation(model, launch, architecture, running, _fields(*steps, scratch, log))
@@ -1091,7 +1105,6 @@ def _handle_eagle_family(launch: _Launch) -> int | None:
 class _MambaCache:
     slots: int
     slots_rule: str
-    pool_bytes: int
     kv_cache_bytes: int | None
 
 
@@ -1104,9 +1117,8 @@ def _handle_max_mamba_cache(
     requests and, from 0.5.17, one padding slot; before 0.5.9, 512 with the radix cache off and
     no running requests asked for: ``SglangRules.radix_off_default_slots``; before 0.5.7 the
     ratio split overwrites ``--max-mamba-cache-size`` with the radix cache on:
-    ``slots_flag_with_radix``), the pool of ``K + 1`` slots (``MambaPool``,
-    memory_pool.py:722-753), and what is left for the KV pool (:3042-3058): the ``K + 1`` slots
-    from 0.5.17, ``K`` before (``SglangRules.charges_padding_slot``)."""
+    ``slots_flag_with_radix``), and what is left for the KV pool (:3042-3058) after the ``K + 1``
+    slots from 0.5.17, ``K`` before (``SglangRules.charges_padding_slot``)."""
     per_req, draft = model.state.per_sequence_bytes, launch.speculative_num_draft_tokens
     budget, slots_given = launch.available_memory, launch.max_mamba_cache_size
     rest = None if budget is None else budget / _GIB
@@ -1136,9 +1148,8 @@ def _handle_max_mamba_cache(
         if not launch.rules.empty_pool_refused:
             raise _unchecked(launch, "max_mamba_cache_size" if slots_given else "available_memory")
         raise _no_slot(budget, per_req, slots_given)
-    pool = (slots + 1) * per_req
     charged = (slots + padding) * per_req
-    return _MambaCache(slots, rule, pool, _kv_cache_bytes(budget, rest, charged))
+    return _MambaCache(slots, rule, _kv_cache_bytes(budget, rest, charged))
 
 
 def _fixed_slots(
@@ -1168,6 +1179,8 @@ def _ratio_slots(
     with speculative decoding solved together with the scratch of ``K / ratio`` requests
     (``D`` draft tokens each)."""
     draft, ratio_flag = launch.speculative_num_draft_tokens, launch.mamba_full_memory_ratio
+    # Before 0.5.3.post2 every hybrid architecture's radix cache is off: K is fixed, never split.
+    assert ratio_flag is not None, "no ratio split before SGLang 0.5.3.post2"
     mamba_budget_bytes = rest * ratio_flag / (1 + ratio_flag) * _GIB
     spent = per_req * (1 + draft) * padding
     slots = int((mamba_budget_bytes - spent) // (per_req * (1 + draft / ratio)))
@@ -1300,6 +1313,7 @@ def _profiled_tokens(cache: _MambaCache, cell: _CellSize) -> int | None:
 class _RunningRequests:
     max_running_requests: int
     max_running_requests_rule: str
+    _request_pool: int  # req_to_token_pool.size: the cap before the tokens // 2 one
 
 
 def _resolve_max_num_reqs(
@@ -1337,7 +1351,7 @@ def _resolve_max_num_reqs(
             wanted, rule = min(wanted, estimate), f"{rule}, {estimated}"
     else:
         wanted, rule = estimate, estimated
-    capped = min(wanted, slots // ratio)
+    capped = request_pool = min(wanted, slots // ratio)
     rule = f"min({rule}, slots {slots} // ratio {ratio}"
     if kv_tokens is not None and (running is None or held == "half_tokens"):
         capped = min(capped, kv_tokens // 2)
@@ -1346,7 +1360,34 @@ def _resolve_max_num_reqs(
         if not launch.rules.empty_pool_refused:
             raise _unchecked(launch, "available_memory")
         raise _no_request(launch, slots, ratio, kv_tokens, capped)
-    return _RunningRequests(capped, rule + ")")
+    return _RunningRequests(capped, rule + ")", request_pool)
+
+
+@dataclass(frozen=True, slots=True)
+class _MambaPool:
+    pool_bytes: int
+    pool_bytes_rule: str
+
+
+def _mamba_pool(
+    model: HybridModel, launch: _Launch, slots: int, requests: _RunningRequests
+) -> _MambaPool:
+    """``MambaPool`` (memory_pool.py:722-753): one slot more than it is built with, for padding:
+    ``K``; before 0.5.3.post2 the request pool's size (``HybridReqToTokenPool(size=max_num_reqs)``,
+    sglang-0.5.2:sglang/srt/model_executor/model_runner.py:1532, mem_cache/memory_pool.py:
+    207-235; ``SglangRules.mamba_pool_holds_requests``), though the KV budget took ``K`` slots."""
+    per_req = model.state.per_sequence_bytes
+    if launch.rules.mamba_pool_holds_requests:
+        held = requests._request_pool
+        return _MambaPool(
+            (held + 1) * per_req,
+            f"(request pool {held} + 1) x per request (HybridReqToTokenPool's MambaPool, "
+            f"{launch.release.release})",
+        )
+    return _MambaPool(
+        (slots + 1) * per_req,
+        "(K + 1) x per request (MambaPool, sglang/srt/mem_cache/memory_pool.py:722-753)",
+    )
 
 
 def _estimate(kv_tokens: int | None, context: _ContextLength, which: str = "") -> tuple[int, str]:
@@ -1446,14 +1487,16 @@ def _log_lines(
     (``weight_log_names_elapsed``, ``weight_log_names_dtype``). What the package cannot predict
     is ``?``."""
     lines = [*_weights_line(model, launch, architecture, steps)]
-    slots = steps["slots"]
+    slots, per_req = steps["slots"], model.state.per_sequence_bytes
+    allocated = steps["pool_bytes"] // per_req if per_req else slots + 1
     conv = ssm = 0
     for group in model.state.groups:
         for tensor in group.tensors:
-            size = (slots + 1) * len(group.layer_indices) * tensor.bytes
+            size = allocated * len(group.layer_indices) * tensor.bytes
             conv, ssm = (conv + size, ssm) if tensor.name.startswith("conv") else (conv, ssm + size)
+    named = f"max_mamba_cache_size: {slots}, " if launch.rules.mamba_log_names_size else ""
     mamba = (
-        f"Mamba Cache is allocated. max_mamba_cache_size: {slots}, conv_state size: "
+        f"Mamba Cache is allocated. {named}conv_state size: "
         f"{conv / _GIB:.2f}GB, ssm_state size: {ssm / _GIB:.2f}GB "
     )
     if launch.speculative_num_draft_tokens:  # the speculative pool's line names its scratch

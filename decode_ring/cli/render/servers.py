@@ -259,11 +259,7 @@ def _sglang_pools(r: SglangReservation) -> list[str]:
             else r.available_memory_rule,
         ),
         _row("state slots K", f"{r.slots:,}", f"{r.slots_rule} ({_S}:3229-3409)"),
-        _row(
-            "state pool",
-            _bytes(r.pool_bytes),
-            "(K + 1) x per request (MambaPool, sglang/srt/mem_cache/memory_pool.py:722-753)",
-        ),
+        _row("state pool", _bytes(r.pool_bytes), r.pool_bytes_rule),
         _row(
             "speculative scratch",
             _bytes(r.speculative_scratch_bytes),
