@@ -3,18 +3,35 @@
 ``ReleaseSglang(version).case(...)`` runs, from ``/work/peer_cache/sglang-<version>/``
 (``$PEER_AGREEMENT_RELEASES``), the release's own definitions of:
 
-* the pool size ``K``: ``handle_max_mamba_cache`` (``model_executor/model_runner.py`` up to
-  0.5.6.post2, ``model_executor/model_runner_kv_cache_mixin.py`` 0.5.7 to 0.5.15.post1) or
-  ``_handle_max_mamba_cache`` (``mem_cache/kv_cache_configurator.py`` from 0.5.16);
+* the pool size ``K``: ``handle_max_mamba_cache`` (``model_executor/model_runner.py``
+  0.5.3.post2 to 0.5.6.post2, ``model_executor/model_runner_kv_cache_mixin.py`` 0.5.7 to
+  0.5.15.post1) or ``_handle_max_mamba_cache`` (``mem_cache/kv_cache_configurator.py`` from
+  0.5.16); before 0.5.3.post2 (0.5.2 to 0.5.3.post1), which have no such function, the
+  statements of ``ModelRunner.initialize`` that set ``server_args.max_mamba_cache_size``
+  (found by that assignment) followed by the ``if ...: rest_memory -= K * mamba_cache_per_req
+  / 2**30`` statement of ``ModelRunner.profile_max_num_token`` (``_early_pool``), with the
+  hybrid predicates they test (``is_hybrid_gdn``; 0.5.3.post1 ``mambaish_config`` /
+  ``hybrid_gdn_config`` / ``mamba2_config``, whose ``isinstance`` tests meet stand-ins for the
+  release's own ``configs/*.py`` classes, the fixture's ``hf_config`` being the one whose
+  ``model_type`` is the fixture's) run from the release's own ``ModelRunner``; where the
+  predicate of the first such statement is false the release builds no mamba pool for the
+  model, which is reported as a refusal (``NotHybrid``);
 * the ratio: ``_calculate_mamba_ratio`` (from 0.5.10); before, the ratio statements of the
   release's ``init_memory_pool``, run as far as the cap on ``max_num_reqs`` (the body is cut
-  before the first statement that builds a pool; the hybrid-SWA token split is skipped, the
-  "Not enough memory" check on the tokens is kept);
+  before the first statement that builds a pool; the hybrid-SWA token split, an ``if`` on
+  ``is_hybrid``, is skipped, the "Not enough memory" check on the tokens is kept); before
+  0.5.3.post2 the release has no ratio (its ``init_memory_pool`` caps ``max_num_reqs`` at K
+  itself, one mamba slot a request), reported as 1 (mirrored);
 * the running cap: ``_resolve_max_num_reqs`` / ``resolve_max_num_reqs`` (from 0.5.10, after
   ``_apply_token_constraints`` where the release has it); before, the truncated
   ``init_memory_pool`` and the release's own ``self.max_running_requests = min(...)``
   expression (``managers/tp_worker.py`` up to 0.5.6.post2, ``model_executor/model_runner.py``
-  0.5.7 to 0.5.9), with ``req_to_token_pool.size`` the ``max_num_reqs`` the pool is built with.
+  0.5.7 to 0.5.9), with ``req_to_token_pool.size`` the ``max_num_reqs`` the pool is built with;
+* the mamba pool's request slots (before 0.5.10): the argument of the release's
+  ``HybridReqToTokenPool(...)`` call in ``init_memory_pool`` that its
+  ``HybridReqToTokenPool.__init__`` (``mem_cache/memory_pool.py``) hands to ``MambaPool`` as
+  ``size`` (``_mamba_pool_size``): ``size=max_num_reqs`` up to 0.5.3.post1, ``mamba_size=
+  server_args.max_mamba_cache_size`` (K) from 0.5.3.post2.
 
 Each definition is found by name in the release's own files (``locate``), never at a path
 another release uses, and compiled from its own AST (tracebacks carry the release's line
@@ -29,8 +46,10 @@ the KV bytes per token is the package's (``kv_bytes_per_token``); the strategy r
 arguments the release's functions read; the tokens are ``int(rest * 2**30) // cell`` of what
 the release's pool function leaves (mirrored from ``profile_max_num_token`` /
 ``DefaultPoolConfigurator.calculate_pool_sizes``), then page-aligned; the pool bytes are
-``(K + 1) * p`` (``MambaPool``, mirrored). Defaults the releases' functions read and the launch
-does not give are read from the release's own tree, with their file:line (``defaults``).
+``(size + 1) * p`` (``MambaPool`` allocates ``size + 1``, mirrored), ``size`` the release's own
+argument above before 0.5.10 and ``K`` (mirrored) from 0.5.10. Defaults the releases' functions
+read and the launch does not give are read from the release's own tree, with their file:line
+(``defaults``).
 """
 
 from __future__ import annotations
@@ -58,7 +77,14 @@ FED = (
     "strategy resolution (radix cache on/off, strategy, overlap scheduler): the package's "
     "answer, fed in as the server arguments the release's functions read",
     "tokens = int(rest_after_pool * 2**30) // cell, page-aligned (mirrored); "
-    "pool bytes = (K + 1) * p (MambaPool, mirrored)",
+    "pool bytes = (size + 1) * p (MambaPool's + 1 mirrored; size = the release's own "
+    "HybridReqToTokenPool argument before 0.5.10: max_num_reqs to 0.5.3.post1, K after; "
+    "K from 0.5.10, mirrored)",
+    "before 0.5.3.post2 (no ratio in the release: init_memory_pool caps max_num_reqs at K, "
+    "one mamba slot a request) the ratio is reported as 1 (mirrored)",
+    "0.5.2 to 0.5.3.post1: hf_config is a stand-in of the release's config class whose "
+    "model_type is the fixture's (for the release's isinstance predicates), carrying the "
+    "package's per-request bytes as mamba_cache_per_req / mamba2_cache_params",
     "one attention-DP shard, no pipeline parallelism, no PD role, ReplaySSM off, no fused "
     "draft state, SGLANG_* environment unset (defaults read from the release's environ.py)",
 )
@@ -282,6 +308,32 @@ def _field_default(root: Path, name: str) -> tuple[Any, str] | None:
     return None
 
 
+def _field_where(root: Path, name: str) -> str | None:
+    """Where R declares server argument ``name`` (a ``ServerArgs`` field of ``server_args.py``
+    or, from 0.5.19, of ``arg_groups/fields/*.py``); ``None`` where R has no such argument."""
+    files = [root / "sglang/srt/server_args.py"]
+    files += sorted((root / "sglang/srt/arg_groups/fields").glob("*.py"))
+    for path in files:
+        if not path.exists():
+            continue
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if (
+                        isinstance(item, ast.AnnAssign)
+                        and isinstance(item.target, ast.Name)
+                        and item.target.id == name
+                    ):
+                        return f"{path.relative_to(root)}:{item.lineno}"
+    return None
+
+
+# The launch flags by the package's argument name, and the names R's ServerArgs has had for each
+# (--mamba-scheduler-strategy, 0.5.9-0.5.13, is --mamba-radix-cache-strategy from 0.5.14).
+FLAG_NAMES = {"mamba_radix_cache_strategy": ("mamba_radix_cache_strategy",
+                                             "mamba_scheduler_strategy")}  # fmt: skip
+
+
 def _speculative_running_default(root: Path) -> tuple[int, str] | None:
     """Where the release sets ``max_running_requests = 48`` for EAGLE (``server_args.py``, from
     0.5.14 ``arg_groups/speculative_hook.py``)."""
@@ -294,6 +346,83 @@ def _speculative_running_default(root: Path) -> tuple[int, str] | None:
             if match:
                 return int(match.group(1)), f"{relative}:{number}"
     return None
+
+
+def _config_classes(root: Path) -> dict[str, type]:
+    """Stand-ins for R's own config classes (``sglang/srt/configs/*.py`` classes with a literal
+    ``model_type``), for the ``isinstance`` tests of R's ``ModelRunner`` properties (0.5.3.post1:
+    ``hybrid_gdn_config`` / ``mamba2_config``). Each carries its ``model_type``; a fixture's
+    ``hf_config`` is an instance of the class whose ``model_type`` is the fixture's."""
+    out: dict[str, type] = {}
+    for path in sorted((root / "sglang/srt/configs").glob("*.py")):
+        for node in _parse(path).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for item in node.body:
+                if (
+                    isinstance(item, ast.Assign)
+                    and len(item.targets) == 1
+                    and isinstance(item.targets[0], ast.Name)
+                    and item.targets[0].id == "model_type"
+                    and isinstance(item.value, ast.Constant)
+                    and isinstance(item.value.value, str)
+                ):
+                    where = f"{path.relative_to(root)}:{item.lineno}"
+                    out.setdefault(
+                        node.name,
+                        type(node.name, (_Bag,), {"model_type": item.value.value,
+                                                  "where": where}),
+                    )  # fmt: skip
+    return out
+
+
+def _size_of(call: ast.Call) -> ast.expr | None:
+    """The ``size`` argument of a call (keyword, else first positional)."""
+    size = next((k.value for k in call.keywords if k.arg == "size"), None)
+    return size if size is not None or not call.args else call.args[0]
+
+
+def _mamba_size_argument(
+    function: ast.FunctionDef, methods: Mapping[str, ast.FunctionDef], depth: int = 0
+) -> tuple[ast.expr, int] | None:
+    """What ``function`` passes to ``MambaPool`` as ``size``, in terms of its own parameters,
+    directly or through a ``self.method(size=...)`` of the same class (0.5.4 on:
+    ``HybridReqToTokenPool._init_mamba_pool``), with the line of the ``MambaPool`` call."""
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "MambaPool"
+        ):
+            size = _size_of(node)
+            return (size, node.lineno) if size is not None else None
+    if depth > 2:
+        return None
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+            and node.func.attr in methods
+        ):
+            method = methods[node.func.attr]
+            inner = _mamba_size_argument(method, methods, depth + 1)
+            if inner is None or not isinstance(inner[0], ast.Name):
+                continue
+            names = [a.arg for a in (*method.args.posonlyargs, *method.args.args)][1:]
+            passed = next((k.value for k in node.keywords if k.arg == inner[0].id), None)
+            if passed is None and inner[0].id in names:
+                index = names.index(inner[0].id)
+                passed = node.args[index] if index < len(node.args) else None
+            if passed is not None:
+                return passed, inner[1]
+    return None
+
+
+# ModelRunner properties that say whether R builds a mamba pool for a model (0.5.2 to
+# 0.5.3.post1 run them from R's own file).
+PREDICATES = ("is_hybrid_gdn", "hybrid_gdn_config", "mamba2_config", "mambaish_config")
 
 
 @contextlib.contextmanager
@@ -342,10 +471,21 @@ class ReleaseSglang:
         self.touched: set[str] = set()
         self.where: dict[str, str] = {}
         pool = locate(root, ("_handle_max_mamba_cache", "handle_max_mamba_cache"))
+        # Before 0.5.3.post2 there is no pool-size function: K is set by statements of
+        # ModelRunner.initialize and subtracted in profile_max_num_token (``_early_pool``).
+        self.early = pool is None
         if pool is None:
-            raise LookupError(f"sglang {version}: no handle_max_mamba_cache")
-        self.pool_file = pool[0]
-        self.constants = _literal_constants(root / pool[0])
+            initialize = locate(root, ("initialize",), POOL_FILES, cls="ModelRunner")
+            if initialize is None:
+                raise LookupError(
+                    f"sglang {version}: no handle_max_mamba_cache, no ModelRunner.initialize"
+                )
+            pool_file = initialize[0]
+        else:
+            pool_file = pool[0]
+        self.pool_file = pool_file
+        self.constants = _literal_constants(root / pool_file)
+        self.config_classes = _config_classes(root)
         env_values, self.env_where = _env_defaults(root)
         self.envs = _Envs(env_values, self.touched)
         self.helpers: dict[str, Any] = {}
@@ -354,12 +494,17 @@ class ReleaseSglang:
             found = locate(root, (name,), files)
             if found is not None and found[1] is None:
                 self.helpers[name] = self._compile(found, name)
-        self.pool_fn = self._compile(pool, "pool")
-        ratio = locate(root, ("_calculate_mamba_ratio",), (pool[0],))
+        self.predicates: dict[str, Any] = {}
+        self.hybrid_test: tuple[ast.expr, str, str] | None = None
+        if pool is None:
+            self.pool_fn = self._early_pool(pool_file)
+        else:
+            self.pool_fn = self._compile(pool, "pool")
+        ratio = locate(root, ("_calculate_mamba_ratio",), (pool_file,))
         self.ratio_fn = self._compile(ratio, "ratio") if ratio else None
-        cap = locate(root, ("resolve_max_num_reqs", "_resolve_max_num_reqs"), (pool[0],))
+        cap = locate(root, ("resolve_max_num_reqs", "_resolve_max_num_reqs"), (pool_file,))
         self.cap_fn = self._compile(cap, "cap") if cap else None
-        constraints = locate(root, ("_apply_token_constraints",), (pool[0],))
+        constraints = locate(root, ("_apply_token_constraints",), (pool_file,))
         self.constraints_fn = self._compile(constraints, "constraints") if constraints else None
         # The checks that refuse a budget the pool leaves empty: MemoryPoolConfig.__post_init__
         # (no KV token; from 0.5.10) and _profile_available_bytes' "rest_memory <= 0" after the
@@ -367,19 +512,21 @@ class ReleaseSglang:
         post_init = locate(
             root,
             ("__post_init__",),
-            (pool[0], "sglang/srt/model_executor/pool_configurator.py"),
+            (pool_file, "sglang/srt/model_executor/pool_configurator.py"),
             cls="MemoryPoolConfig",
         )
         self.post_init_fn = self._compile(post_init, "tokens_check") if post_init else None
-        self.rest_check_fn = self._rest_check(pool[0])
+        self.rest_check_fn = self._rest_check(pool_file)
         self.init_fn = None
         self.final_cap: tuple[ast.expr, str] | None = None
+        self.mamba_size: tuple[ast.expr, str] | None = None
         if self.cap_fn is None:
-            init = locate(root, ("init_memory_pool",), (pool[0], *POOL_FILES))
+            init = locate(root, ("init_memory_pool",), (pool_file, *POOL_FILES))
             if init is None:
                 raise LookupError(f"sglang {version}: no init_memory_pool")
             self.init_fn = self._compile(init, "init_memory_pool", truncate=True)
             self.final_cap = self._final_cap_expression()
+            self.mamba_size = self._mamba_pool_size(init)
         self.resolution_fn = self._resolution()
         self.server_methods: dict[str, Any] = {}
         for name in ("enable_mamba_extra_buffer", "enable_mamba_extra_buffer_lazy"):
@@ -419,6 +566,7 @@ class ReleaseSglang:
             "resolving_view": lambda args: args,
             "log_info_on_rank0": lambda *a, **k: None,
             **self.helpers,
+            **getattr(self, "config_classes", {}),
         }
         return _Namespace(values, self.touched)
 
@@ -445,6 +593,126 @@ class ReleaseSglang:
         exec(code, namespace)
         return namespace[node.name]
 
+    def _early_pool(self, relative: str) -> Any:
+        """Before ``handle_max_mamba_cache`` (0.5.2 to 0.5.3.post1): the statements of R's
+        ``ModelRunner.initialize`` that set ``server_args.max_mamba_cache_size`` (K: the flag,
+        else ``--max-running-requests``, else 512, // dp under DP attention), then the
+        ``if ...: rest_memory -= K * mamba_cache_per_req / 2**30`` of R's
+        ``profile_max_num_token``, as one function of ``(self, rest_memory)`` returning the rest.
+        The hybrid predicates those statements test (``is_hybrid_gdn``, ``mambaish_config``,
+        ...) are R's own ``ModelRunner`` properties."""
+        path = self.root / relative
+        source = path.read_text(encoding="utf-8")
+        initialize = locate(self.root, ("initialize",), (relative,), cls="ModelRunner")
+        profile = locate(self.root, ("profile_max_num_token",), (relative,), cls="ModelRunner")
+        if initialize is None or profile is None:
+            raise LookupError(f"sglang {self.version}: no initialize / profile_max_num_token")
+
+        def sets_k(statement: ast.stmt) -> bool:
+            return any(
+                isinstance(node, ast.Assign)
+                and any(
+                    isinstance(t, ast.Attribute) and t.attr == "max_mamba_cache_size"
+                    for t in node.targets
+                )
+                for node in ast.walk(statement)
+            )
+
+        def takes_pool(statement: ast.stmt) -> bool:
+            return isinstance(statement, ast.If) and any(
+                isinstance(node, ast.AugAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "rest_memory"
+                and "max_mamba_cache_size" in (ast.get_source_segment(source, node) or "")
+                for node in ast.walk(statement)
+            )
+
+        k_statements = [s for s in initialize[2].body if sets_k(s)]
+        rest_statements = [s for s in profile[2].body if takes_pool(s)]
+        if not k_statements or len(rest_statements) != 1:
+            raise LookupError(
+                f"sglang {self.version}: initialize sets no max_mamba_cache_size, or "
+                "profile_max_num_token has no single rest_memory -= ... pool statement"
+            )
+        first = k_statements[0]
+        if isinstance(first, ast.If):
+            self.hybrid_test = (
+                first.test,
+                str(path),
+                f"sglang-{self.version}:{relative}:{first.lineno} "
+                f"({ast.get_source_segment(source, first.test)})",
+            )
+        function = ast.parse("def _early_pool(self, rest_memory):\n    return rest_memory").body[0]
+        assert isinstance(function, ast.FunctionDef)
+        tail = function.body
+        function.body = [copy.deepcopy(s) for s in (*k_statements, *rest_statements)] + tail
+        ast.copy_location(function, first)
+        ast.copy_location(tail[0], rest_statements[0])
+        ast.fix_missing_locations(function)
+        for name in PREDICATES:
+            found = locate(self.root, (name,), (relative,), cls="ModelRunner")
+            if found is not None:
+                self.predicates[name] = self._compile(found, f"predicate {name}")
+        self.where["pool"] = (
+            f"sglang-{self.version}:{relative}:"
+            + ",".join(f"{s.lineno}-{s.end_lineno}" for s in k_statements)
+            + " (ModelRunner.initialize: the max_mamba_cache_size statements) + "
+            + f"{rest_statements[0].lineno}-{rest_statements[0].end_lineno} "
+            "(ModelRunner.profile_max_num_token: rest_memory -= K * mamba_cache_per_req)"
+        )
+        namespace = self._globals()
+        exec(compile(ast.Module(body=[function], type_ignores=[]), str(path), "exec"), namespace)
+        return namespace["_early_pool"]
+
+    def _mamba_pool_size(
+        self, init: tuple[str, str | None, ast.FunctionDef]
+    ) -> tuple[ast.expr, str] | None:
+        """The number of request slots R's ``MambaPool`` is built with (it allocates one more):
+        the argument of R's ``HybridReqToTokenPool(...)`` call in ``init_memory_pool`` that R's
+        ``HybridReqToTokenPool.__init__`` (``mem_cache/memory_pool.py``) passes to
+        ``MambaPool(size, ...)``: ``max_num_reqs`` up to 0.5.3.post1, ``mamba_size=
+        server_args.max_mamba_cache_size`` (K) from 0.5.3.post2. ``None`` where not found."""
+        relative = "sglang/srt/mem_cache/memory_pool.py"
+        hybrid = locate(self.root, ("__init__",), (relative,), cls="HybridReqToTokenPool")
+        if hybrid is None:
+            return None
+        parameters = [a.arg for a in (*hybrid[2].args.posonlyargs, *hybrid[2].args.args)][1:]
+        methods = {
+            item.name: item
+            for node in _parse(self.root / relative).body
+            if isinstance(node, ast.ClassDef) and node.name == "HybridReqToTokenPool"
+            for item in node.body
+            if isinstance(item, ast.FunctionDef)
+        }
+        found = _mamba_size_argument(hybrid[2], methods)
+        parameter = found[0].id if found and isinstance(found[0], ast.Name) else None
+        if found is not None and parameter is not None:
+            self.where["mamba_pool_size"] = (
+                f"sglang-{self.version}:{relative}:{found[1]} "
+                f"(MambaPool(size=...) built from HybridReqToTokenPool.__init__'s {parameter})"
+            )
+        if parameter is None:
+            return None
+        source = (self.root / init[0]).read_text(encoding="utf-8")
+        for node in ast.walk(init[2]):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "HybridReqToTokenPool"
+            ):
+                value = next((k.value for k in node.keywords if k.arg == parameter), None)
+                if value is None and parameter in parameters:
+                    index = parameters.index(parameter)
+                    value = node.args[index] if index < len(node.args) else None
+                if value is None:
+                    return None
+                self.where["mamba_pool_size"] += (
+                    f"; {parameter}={ast.get_source_segment(source, value)} "
+                    f"(sglang-{self.version}:{init[0]}:{node.lineno}, HybridReqToTokenPool)"
+                )
+                return value, str(self.root / init[0])
+        return None
+
     def _truncated(self, node: ast.FunctionDef, relative: str) -> tuple[list[ast.stmt], int]:
         """``init_memory_pool``'s statements up to the first that builds a pool (the hybrid-SWA
         token split skipped; the "Not enough memory" check kept), then ``return locals()``."""
@@ -454,7 +722,7 @@ class ReleaseSglang:
             text = ast.get_source_segment(source, statement) or ""
             if "req_to_token_pool" in text or "ReqToTokenPool" in text:
                 break
-            if "is_hybrid" in text:  # the hybrid-SWA token split: no SWA layer here
+            if re.search(r"\bis_hybrid\b", text):  # the hybrid-SWA token split: no SWA layer
                 continue
             kept.append(statement)
         end = kept[-1].end_lineno if kept else node.lineno
@@ -601,6 +869,21 @@ class ReleaseSglang:
                 )
         return out
 
+    def missing_flag(self, name: str) -> str | None:
+        """A refusal where R's ServerArgs has no argument for the package's flag ``name`` (R's
+        argument parser rejects the flag), else ``None``."""
+        names = FLAG_NAMES.get(name, (name,))
+        for candidate in names:
+            where = _field_where(self.root, candidate)
+            if where is not None:
+                self.where[f"flag {name}"] = f"sglang-{self.version}:{where} ({candidate})"
+                return None
+        self.where[f"flag {name}"] = f"none of {', '.join(names)} in R's ServerArgs"
+        return (
+            f"NoSuchArgument: sglang {self.version} has no --{names[-1].replace('_', '-')} "
+            f"(no ServerArgs field {' / '.join(names)})"
+        )
+
     # -- one case ----------------------------------------------------------------------------
 
     def case(
@@ -618,6 +901,8 @@ class ReleaseSglang:
         overlap: bool,
         max_running_requests: int | None = None,
         max_mamba_cache_size: int | None = None,
+        architecture: str | None = None,
+        model_type: str | None = None,
     ) -> dict[str, Any]:
         """K, the pool bytes, the ratio, the KV tokens and the running cap for one launch, from
         the release's own functions; ``{"refusal": ...}`` where they refuse."""
@@ -693,14 +978,40 @@ class ReleaseSglang:
             layers=list(range(state_layers)),
         )
         hybrid = _Bag(touched, "mambaish_config", mamba2_cache_params=params)
-        runner = _Bag(
+        runner_class: type[_Bag] = _Bag
+        views: dict[str, Any] = {
+            "mambaish_config": hybrid,
+            "hybrid_gdn_config": None,
+            "hybrid_kda_config": None,
+        }
+        model_config = _Bag(touched, "model_config", context_len=context_len)
+        if self.early:
+            # 0.5.2 to 0.5.3.post1: R's own ModelRunner properties decide whether the model is
+            # a mamba hybrid, on an hf_config of R's config class for the fixture's model_type
+            # (a plain config where R has none) carrying the package's per-request bytes.
+            config_class = next(
+                (c for c in self.config_classes.values()
+                 if getattr(c, "model_type", None) == model_type),
+                _Bag,
+            )  # fmt: skip
+            hf_config = config_class(
+                touched,
+                "hf_config",
+                architectures=[architecture],
+                mamba_cache_per_req=per_req,
+                mamba2_cache_params=params,
+            )
+            object.__setattr__(model_config, "hf_config", hf_config)
+            runner_class = type(
+                "ModelRunner", (_Bag,), {n: property(f) for n, f in self.predicates.items()}
+            )
+            views = {k: v for k, v in views.items() if k not in self.predicates}
+        runner = runner_class(
             touched,
             "self",
             server_args=args,
-            mambaish_config=hybrid,
-            hybrid_gdn_config=None,
-            hybrid_kda_config=None,
-            model_config=_Bag(touched, "model_config", context_len=context_len),
+            **views,
+            model_config=model_config,
             spec_algorithm=_SpecAlgorithm(spec),
             dp_size=1,
             attn_dp_size=1,
@@ -740,6 +1051,14 @@ class ReleaseSglang:
             return tokens
 
         object.__setattr__(runner, "profile_max_num_token", profile)
+        if self.early and self.hybrid_test is not None:
+            test, filename, where = self.hybrid_test
+            code = compile(ast.Expression(body=test), filename, "eval")
+            if not eval(code, self._globals(), {"self": runner}):  # R's own predicate
+                return {
+                    "refusal": f"NotHybrid: sglang {self.version} builds no mamba pool for "
+                    f"{architecture} (model_type {model_type}): {where} is false"
+                }
         try:
             if self.cap_fn is not None:
                 tokens = profile()
@@ -773,7 +1092,19 @@ class ReleaseSglang:
         if "partial" in answer:
             return {k: v for k, v in answer.items() if k in ("slots", "partial", "rest_after")}
         if "slots" in answer:
-            answer["pool_bytes"] = (answer["slots"] + 1) * per_req
+            # MambaPool(size) allocates size + 1 slots; size is what R's own construction passes
+            # (before 0.5.10, ``_mamba_pool_size``), else K (mirrored).
+            size = answer.pop("mamba_size", None)
+            answer["pool_bytes"] = ((answer["slots"] if size is None else size) + 1) * per_req
+        if self.early:
+            # R's initialize turns the radix cache off itself for the models it sizes a pool
+            # for (sglang-0.5.2:sglang/srt/model_executor/model_runner.py:310): compared with
+            # the package's resolution, in the grid's words (release_sglang_grid._strategy_text).
+            answer["strategy"] = (
+                "radix cache off"
+                if args.disable_radix_cache
+                else f"no extra buffer, overlap {'on' if overlap else 'off'}"
+            )
         answer["touched"] = sorted(n for n in touched if not n.startswith(("logger", "envs.")))
         return answer
 
@@ -795,7 +1126,23 @@ class ReleaseSglang:
         local = self.init_fn(runner, 0, **kwargs)
         tokens = runner.max_total_num_tokens
         size = local["max_num_reqs"]
-        out = {"ratio": local.get("ratio"), "kv_tokens": tokens, "pool_size": size}
+        # Before 0.5.3.post2 init_memory_pool has no ratio: it caps max_num_reqs at K itself
+        # (sglang-0.5.2:sglang/srt/model_executor/model_runner.py:1262-1263) and each request
+        # maps to one mamba slot (HybridReqToTokenPool.req_index_to_mamba_index_mapping), which
+        # is the package's ratio 1 (its field is the state slots one request holds): mirrored.
+        ratio = local.get("ratio", 1)
+        if "ratio" not in local:
+            self.where["ratio"] = "none in R's init_memory_pool: one mamba slot a request (1)"
+        out = {"ratio": ratio, "kv_tokens": tokens, "pool_size": size}
+        if self.mamba_size is not None:
+            expression, filename = self.mamba_size
+            out["mamba_size"] = eval(  # the release's own argument to HybridReqToTokenPool
+                compile(ast.Expression(body=expression), filename, "eval"),
+                self._globals(),
+                {**local, "self": runner},
+            )
+        elif self.early:
+            raise LookupError("no HybridReqToTokenPool(...) size argument found")
         if self.final_cap is None:
             raise LookupError("no final max_running_requests expression")
         expression, filename = self.final_cap

@@ -5,13 +5,15 @@ case, and the per-release table.
 A case is a config, a tp (1, 2, 4, 8), a speculative length (0, 2: EAGLE/NEXTN, topk 1) and the
 radix cache on or off (``--disable-radix-cache``), with ``available_memory`` 40 GiB (the
 ``rest`` the pool function receives) and every other flag at its default. Compared: ``ratio``,
-``slots`` (K), ``pool_bytes``, ``kv_tokens`` and ``max_running_requests``; a refusal is an
-answer (both refusing agree). The release's functions are fed the package's per-request state
-bytes, state-layer count, KV bytes per token, context length, page size and strategy
-resolution (``release_sglang.FED``). Cases the package refuses as not modelled are counted
-apart; cases it refuses before the pool (an architecture the release does not serve, a config
-it cannot read) and cases the release's code cannot be run on are "not compared", with the
-reason, never agreement.
+``slots`` (K), ``pool_bytes``, ``kv_tokens`` and ``max_running_requests`` (and the strategy
+resolution where the release's code decides it: from 0.5.15, and 0.5.2 - 0.5.3.post1, whose
+``initialize`` turns the radix cache off); a refusal is an answer (both refusing agree; a launch
+flag the release's ``ServerArgs`` does not declare is the release's refusal). The release's
+functions are fed the package's per-request state bytes, state-layer count, KV bytes per token,
+context length, page size and strategy resolution (``release_sglang.FED``). Cases the package
+refuses as not modelled are counted apart; cases it refuses before the pool (an architecture the
+release does not serve, a config it cannot read) and cases the release's code cannot be run on
+are "not compared", with the reason, never agreement.
 """
 
 from __future__ import annotations
@@ -145,6 +147,11 @@ def _release_answer(
     flags = LAUNCHES[case["launch"]]
     if "refusal" in state:
         return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
+    for flag in flags:
+        # A flag R's ServerArgs does not declare: R's argument parser refuses the launch.
+        missing = release.missing_flag(flag)
+        if missing is not None:
+            return {"refusal": missing}
     if "refusal" in plan and "refusal" not in probe:
         plan = probe
     resolved: tuple[bool, str, bool] | None = None
@@ -189,6 +196,8 @@ def _release_answer(
             overlap=overlap,
             max_running_requests=flags.get("max_running_requests"),
             max_mamba_cache_size=flags.get("max_mamba_cache_size"),
+            architecture=plan.get("architecture") or _architecture(case["config"]),
+            model_type=_config(case["config"]).get("model_type"),
         )
         if resolved is not None and "refusal" not in answer:
             answer["strategy"] = _strategy_text(*resolved)
@@ -201,6 +210,11 @@ def _release_answer(
 def _config(path: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
     return data
+
+
+def _architecture(path: str) -> str | None:
+    architectures = _config(path).get("architectures") or [None]
+    return str(architectures[0]) if architectures[0] is not None else None
 
 
 def _strategy_text(radix_off: bool, strategy: str, overlap: bool) -> str:
@@ -271,11 +285,6 @@ def run_grid(
             release: ReleaseSglang | None = ReleaseSglang(code_of.get(version, version))
         except Exception as error:
             release, load_error = None, f"loading: {error!r}"
-        if release is not None:
-            where[version] = {
-                **release.where,
-                **{f"default {k}": f"{v[0]!r} ({v[1]})" for k, v in release.defaults.items()},
-            }
         clock = time.monotonic()
         for case in cases:
             state, plan, probe = next(package), next(package), next(package)
@@ -322,6 +331,11 @@ def run_grid(
             entry["count"] += 1
             if version not in entry["releases"]:
                 entry["releases"].append(version)
+        if release is not None:  # after the cases: what they located (the flags) too
+            where[version] = {
+                **release.where,
+                **{f"default {k}": f"{v[0]!r} ({v[1]})" for k, v in release.defaults.items()},
+            }
         rows[version] = {
             **tally,
             "gaps": dict(gaps),
