@@ -600,7 +600,7 @@ def test_before_0_5_3_post2_the_radix_cache_is_off_and_the_pool_holds_512() -> N
     # model_executor/model_runner.py:308-325: the radix cache off, K = 512 (no running
     # requests asked for); :1125-1132: (100 x 2**30 - 512 p) // 24,576 = 2,759,338 tokens;
     # :1251-1263: min(clamp(2,759,338 / 262,144 x 512, 2048, 4096), 512) = 512; the pool is
-    # HybridReqToTokenPool(size=512)'s MambaPool, 513 slots (:1532, memory_pool.py:207-235),
+    # HybridReqToTokenPool(size=512)'s MambaPool, 513 slots (:1351-1352, memory_pool.py:207-235),
     # logged without max_mamba_cache_size (memory_pool.py:166-170): conv 513 x 36 layers x
     # 3 x 8,192 x 2 B = 0.85 GB, ssm 513 x 36 x 32 x 128 x 128 x 4 B = 36.07 GB.
     for version in ("0.5.2", "0.5.3", "0.5.3.post1"):

@@ -284,7 +284,7 @@ BASELINE: Final = SglangRules(
     strategy_flag=False,
     # No --mamba-full-memory-ratio (sglang-0.5.2:sglang/srt/server_args.py); the mamba pool is
     # built with the request pool's size (sglang-0.5.2:sglang/srt/model_executor/
-    # model_runner.py:1532, mem_cache/memory_pool.py:207-235: HybridReqToTokenPool(size=
+    # model_runner.py:1351-1352, mem_cache/memory_pool.py:207-235: HybridReqToTokenPool(size=
     # max_num_reqs) builds MambaPool(size)).
     default_mamba_full_memory_ratio=None,
     mamba_pool_holds_requests=True,

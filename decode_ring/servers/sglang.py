@@ -1374,7 +1374,7 @@ def _mamba_pool(
 ) -> _MambaPool:
     """``MambaPool`` (memory_pool.py:722-753): one slot more than it is built with, for padding:
     ``K``; before 0.5.3.post2 the request pool's size (``HybridReqToTokenPool(size=max_num_reqs)``,
-    sglang-0.5.2:sglang/srt/model_executor/model_runner.py:1532, mem_cache/memory_pool.py:
+    sglang-0.5.2:sglang/srt/model_executor/model_runner.py:1351-1352, mem_cache/memory_pool.py:
     207-235; ``SglangRules.mamba_pool_holds_requests``), though the KV budget took ``K`` slots."""
     per_req = model.state.per_sequence_bytes
     if launch.rules.mamba_pool_holds_requests:
