@@ -504,3 +504,20 @@ FIELD_NAMES = sorted(
         "text_config",
     }
 )
+
+
+# A DFlash drafter for the Qwen3.5/3.6-27B geometry, written out (its published config was not
+# found): 5 layers of 32 heads, 8 KV heads of 128, as z-lab's DFlash drafters are shaped; no
+# layer_types, so vLLM reads every layer as non-causal.
+DFLASH: dict[str, Any] = {
+    "architectures": ["DFlashDraftModel"],
+    "model_type": "qwen3",
+    "hidden_size": 5120,
+    "num_hidden_layers": 5,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 248320,
+    "max_position_embeddings": 262144,
+}

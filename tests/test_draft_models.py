@@ -24,26 +24,13 @@ from decode_ring.cli import main
 from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
+from .support import DFLASH
+
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_5_27B = str(CONFIGS / "qwen3.5-27b.json")
 QWEN3_NEXT = str(CONFIGS / "qwen3-next-80b-a3b-instruct.json")
 GIB = 2**30
 
-# A DFlash drafter for the Qwen3.5/3.6-27B geometry, written out (its published config was not
-# found): 5 layers of 32 heads, 8 KV heads of 128, as z-lab's DFlash drafters are shaped; no
-# layer_types, so vLLM reads every layer as non-causal.
-DFLASH: dict[str, Any] = {
-    "architectures": ["DFlashDraftModel"],
-    "model_type": "qwen3",
-    "hidden_size": 5120,
-    "num_hidden_layers": 5,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "torch_dtype": "bfloat16",
-    "vocab_size": 248320,
-    "max_position_embeddings": 262144,
-}
 # The published launch: vLLM 0.20.2rc1 on 2 x RTX 3090, Qwen3.6-27B int4, tp 2,
 # --max-model-len 200000, DFlash with 5 speculative tokens, "Available KV cache memory:
 # 10.16 GiB"; the log: 200,769 tokens, 1.00x.
@@ -53,6 +40,16 @@ DFLASH_LAUNCH: dict[str, Any] = {
     "kv_cache_memory_bytes": int(10.16 * GIB),
     "num_speculative_tokens": 5,
     "gpu": "rtx-3090",
+}
+
+
+# A two-layer Llama drafter of 6 heads: no tp of 4 divides them.
+SIX_HEADS: dict[str, Any] = {
+    **DFLASH,
+    "architectures": ["LlamaForCausalLM"],
+    "num_hidden_layers": 2,
+    "num_attention_heads": 6,
+    "num_key_value_heads": 6,
 }
 
 
@@ -258,17 +255,10 @@ def test_sglang_counts_an_eagle_drafts_kv_layers(
 def test_vllm_splits_a_drafter_at_the_targets_tp() -> None:
     # The drafter runs at the target's tp, and vLLM shards its attention heads evenly
     # (vllm/config/model.py:1557-1564): 6 heads at tp 4 do not split.
-    six_heads = {
-        **DFLASH,
-        "architectures": ["LlamaForCausalLM"],
-        "num_hidden_layers": 2,
-        "num_attention_heads": 6,
-        "num_key_value_heads": 6,
-    }
     with pytest.raises(TensorParallelSplitError) as raised:
         vllm_reservation(
             QWEN3_NEXT,
-            draft_config=six_heads,
+            draft_config=SIX_HEADS,
             tensor_parallel_size=4,
             num_speculative_tokens=2,
             kv_cache_memory_bytes=16 * GIB,
@@ -279,17 +269,10 @@ def test_vllm_splits_a_drafter_at_the_targets_tp() -> None:
 def test_sglang_splits_an_eagle_draft_at_the_targets_tp() -> None:
     # The draft worker runs at the target's tp; SGLang's LlamaAttention asserts its heads divide
     # by it (sglang-0.5.23:sglang/srt/models/llama.py:183): 6 heads at tp 4 do not.
-    six_heads = {
-        **DFLASH,
-        "architectures": ["LlamaForCausalLM"],
-        "num_hidden_layers": 2,
-        "num_attention_heads": 6,
-        "num_key_value_heads": 6,
-    }
     with pytest.raises(TensorParallelSplitError) as raised:
         sglang_reservation(
             QWEN3_NEXT,
-            draft_config=six_heads,
+            draft_config=SIX_HEADS,
             tp_size=4,
             available_memory=60 * GIB,
             speculative_num_draft_tokens=4,

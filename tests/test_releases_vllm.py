@@ -25,7 +25,7 @@ from decode_ring.releases.versions import parse_version
 from decode_ring.releases.vllm import BASELINE, CHANGES, VllmRules, rule_changes, vllm_rules
 from decode_ring.servers import ServerArgumentError, compare_releases, vllm_reservation
 
-from .support import VLLM_LIGHTNING
+from .support import DFLASH, VLLM_LIGHTNING
 from .support import run as run_cli
 
 CONFIGS = Path(__file__).parent / "configs"
@@ -345,22 +345,10 @@ def test_before_0_20_1_the_token_count_is_blocks_a_group_times_the_smallest_bloc
         assert held.kv_cache_tokens == tokens
     # A DFlash drafter's group is counted beside the target's (tests/test_draft_models.py):
     # 1,305 blocks // (4 attention + 10 GDN + 1 draft groups) x 816 = 87 x 816 = 70,992.
-    draft = {
-        "architectures": ["DFlashDraftModel"],
-        "model_type": "qwen3",
-        "hidden_size": 5120,
-        "num_hidden_layers": 5,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "head_dim": 128,
-        "torch_dtype": "bfloat16",
-        "vocab_size": 248320,
-        "max_position_embeddings": 262144,
-    }
     drafted = vllm_reservation(
         QWEN3_5,
         version="0.20.0",
-        draft_config=draft,
+        draft_config=DFLASH,
         tensor_parallel_size=2,
         max_model_len=200_000,
         kv_cache_memory_bytes=int(10.16 * GIB),
