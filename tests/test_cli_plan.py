@@ -293,6 +293,11 @@ def test_the_fixture_snapshot_carries_the_checkpoints_size() -> None:
     assert snapshots.snapshot_weights(ROOT / SNAPSHOT) == 37_087_995_136
 
 
+def test_an_index_of_zero_bytes_gives_zero_weights(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors.index.json").write_text('{"metadata": {"total_size": 0}}')
+    assert snapshots.snapshot_weights(tmp_path) == 0
+
+
 def test_a_plan_on_a_snapshot_takes_the_weights_from_its_index(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -329,12 +334,17 @@ def test_a_snapshot_without_an_index_needs_weights(
     )
 
 
+TOTAL_SIZE = "field 'metadata.total_size': must be a non-negative integer of bytes"
+
+
 @pytest.mark.parametrize(
     ("index", "problem"),
     [
-        ('{"metadata": {"total_size": -1}}', "field 'metadata.total_size'"),
-        ('{"metadata": {"total_size": "1"}}', "field 'metadata.total_size'"),
-        ('{"metadata": {}}', "field 'metadata.total_size'"),
+        ('{"metadata": {"total_size": -1}}', TOTAL_SIZE),
+        ('{"metadata": {"total_size": "1"}}', TOTAL_SIZE),
+        ('{"metadata": {}}', TOTAL_SIZE),
+        ('{"metadata": [1]}', TOTAL_SIZE),
+        ("{}", TOTAL_SIZE),
         ("[1]", "JSON is an array, not an object"),
         ('{"metadata": ', "malformed JSON: Expecting value at line 1 column 14"),
     ],
