@@ -305,6 +305,28 @@ def test_stdin_is_the_stream_given_else_the_processs(monkeypatch: pytest.MonkeyP
     assert str(raised.value) == "cannot read the config from stdin: Input/output error"
 
 
+def test_stdin_is_read_as_utf_8_whatever_its_text_layer_says() -> None:
+    # The bytes under a text stream are read, as a file's are: UTF-8 whatever the stream's own
+    # encoding, so a Latin-1 layer neither garbles "\u00e9" nor lets a lone 0xE9 through.
+    latin = io.TextIOWrapper(io.BytesIO(b'{"name": "\xc3\xa9"}'), encoding="latin-1")
+    assert snapshots.resolve_model("-", latin).config.mapping == {"name": "\u00e9"}
+    latin = io.TextIOWrapper(io.BytesIO(b'{"name": "\xe9"}'), encoding="latin-1")
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.resolve_model("-", latin)
+    assert str(raised.value) == (
+        "cannot read the config from stdin: not UTF-8 text ('utf-8' codec can't decode byte "
+        "0xe9 in position 10: invalid continuation byte)"
+    )
+
+
+def test_a_closed_stdin_stream_is_one_refusal() -> None:
+    closed = io.StringIO("{}")
+    closed.close()
+    with pytest.raises(ModelConfigError) as raised:
+        snapshots.resolve_model("-", closed)
+    assert str(raised.value) == ("cannot read the config from stdin: I/O operation on closed file")
+
+
 def test_org_name_is_read_from_the_hugging_face_cache_in_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

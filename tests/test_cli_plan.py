@@ -293,6 +293,11 @@ def test_the_fixture_snapshot_carries_the_checkpoints_size() -> None:
     assert snapshots.snapshot_weights(ROOT / SNAPSHOT) == 37_087_995_136
 
 
+def test_an_index_of_zero_bytes_gives_zero_weights(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors.index.json").write_text('{"metadata": {"total_size": 0}}')
+    assert snapshots.snapshot_weights(tmp_path) == 0
+
+
 def test_a_plan_on_a_snapshot_takes_the_weights_from_its_index(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -329,12 +334,17 @@ def test_a_snapshot_without_an_index_needs_weights(
     )
 
 
+TOTAL_SIZE = "field 'metadata.total_size': must be a non-negative integer of bytes"
+
+
 @pytest.mark.parametrize(
     ("index", "problem"),
     [
-        ('{"metadata": {"total_size": -1}}', "field 'metadata.total_size'"),
-        ('{"metadata": {"total_size": "1"}}', "field 'metadata.total_size'"),
-        ('{"metadata": {}}', "field 'metadata.total_size'"),
+        ('{"metadata": {"total_size": -1}}', TOTAL_SIZE),
+        ('{"metadata": {"total_size": "1"}}', TOTAL_SIZE),
+        ('{"metadata": {}}', TOTAL_SIZE),
+        ('{"metadata": [1]}', TOTAL_SIZE),
+        ("{}", TOTAL_SIZE),
         ("[1]", "JSON is an array, not an object"),
         ('{"metadata": ', "malformed JSON: Expecting value at line 1 column 14"),
     ],
@@ -646,21 +656,34 @@ def test_a_server_plan_passes_no_speculative_tokens_unless_given() -> None:
     assert row.detail["max_concurrency"] == 107.03571428571429
     (row,) = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,), 2).rows
     assert row.largest_batch == 71
+    # The launch's own --num-speculative-tokens wins over the plan's count.
+    options = {"num_speculative_tokens": 2}
+    (row,) = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,), 0, options).rows
+    assert row.largest_batch == 71
+
+
+def test_a_server_plan_reads_the_model_under_the_release_it_names() -> None:
+    reserve = Reserve(16 * GiB, "--weights", 4 * GiB, 8192)
+    grid = server_plan("vllm", NEMOTRON, 80 * GiB, reserve, (1,), (8,), 0, {"version": "0.30.0"})
+    assert grid.server_version == "0.30.0"
+    grid = server_plan("sglang", NEMOTRON, 80 * GiB, reserve, (1,), (8,), 0, {"version": "0.5.9"})
+    assert grid.server_version == "0.5.9"
 
 
 @pytest.mark.parametrize(
-    ("state", "column"),
+    ("state", "free", "column"),
     [
         # Nothing grows with the batch: every batch keeps the full ring.
-        ("0", "any"),
+        ("0", "40GiB", "any"),
+        # Even when the weights fill free memory to the byte.
+        ("0", "10GiB", "any"),
         # The weights fill free memory: room for the reserve, none for a sequence.
-        ("1GiB", "none"),
+        ("1GiB", "10GiB", "none"),
     ],
 )
 def test_the_full_depth_column_says_any_and_none(
-    capsys: pytest.CaptureFixture[str], state: str, column: str
+    capsys: pytest.CaptureFixture[str], state: str, free: str, column: str
 ) -> None:
-    free = "40GiB" if column == "any" else "10GiB"
     _, out, _ = run(
         capsys,
         *("plan", "--ssm-layers", "48", "--per-seq-state", state, "--free", free),

@@ -103,6 +103,16 @@ def test_state_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert (out["slot_bytes"], out["full_ring_bytes"]) == (None, None)
 
 
+def test_state_json_under_the_reference_layout_without_a_batch_has_no_slot(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The ring is the reference server's, 8 slots deep; with no batch there is no slot to size.
+    status, out = run_json(capsys, "state", "--config", NEMOTRON, "--layout", "metrale")
+    assert status == 0
+    assert (out["max_batch_size"], out["slot_bytes"]) == (None, None)
+    assert (out["full_ring_slots"], out["full_ring_bytes"]) == (8, None)
+
+
 def test_state_dtype_and_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run_json(
         capsys,

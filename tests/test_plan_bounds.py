@@ -178,6 +178,32 @@ def test_a_reserve_past_64_bits_is_refused_not_saturated(cli: InProcessCli) -> N
     assert str(caught.value) == message
 
 
+def test_a_cells_state_or_kv_cache_past_64_bits_is_named() -> None:
+    # 2**40 sequences of 1 GiB of state: 2**70 B.
+    with pytest.raises(OverflowError) as caught:
+        plan(
+            None,
+            80 * GiB,
+            Reserve(0, "--weights", 0, None),
+            (1,),
+            (2**40,),
+            ssm_layers=48,
+            per_seq_state=GiB,
+        )
+    assert str(caught.value) == (
+        "plan at tp 1, batch 1099511627776: state_bytes would be 1180591620717411303424, "
+        "beyond the 18446744073709551615 a 64-bit count holds"
+    )
+    # Nemotron's KV cache: 4 attention layers x 8 KV heads x 128 x 2 (K and V) x 2 B (bfloat16)
+    # = 16,384 B a token, so 2**50 tokens are 2**64 B.
+    with pytest.raises(OverflowError) as caught:
+        plan(NEMOTRON, 80 * GiB, Reserve(0, "--weights", 0, 2**50), (1,), (1,))
+    assert str(caught.value) == (
+        "plan at tp 1, batch 1: kv_bytes would be 18446744073709551616, beyond the "
+        "18446744073709551615 a 64-bit count holds"
+    )
+
+
 def test_a_total_of_exactly_64_bits_boots_and_one_byte_more_is_refused(cli: InProcessCli) -> None:
     # One sequence of 1 B: a reserve of weights + 1 B, and 8 ring slots of 1 B beside it.
     fits = USIZE_MAX - 9

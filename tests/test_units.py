@@ -182,3 +182,9 @@ def test_show_keeps_its_limit_of_characters_whole() -> None:
     assert show([1]) == "<list>"
     assert show(1.5) == "1.5"
     assert show("\n") == "'\\n'"
+
+
+def test_show_prints_none_and_the_bools_as_python_writes_them() -> None:
+    assert show(None) == "None"
+    assert show(True) == "True"
+    assert show(False) == "False"
