@@ -382,8 +382,6 @@ def server_largest_batch(
     fewer. Raises ``ServerArgumentError`` for a budget the server refuses to start with."""
     launch = dict(options or {})
     if server == "vllm":
-        if budget is not None:
-            launch.setdefault("max_num_seqs", 1)
         held = vllm_reservation(
             config,
             **{

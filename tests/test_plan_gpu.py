@@ -50,6 +50,35 @@ def test_each_tp_is_the_launch_at_that_size(capsys: pytest.CaptureFixture[str]) 
         assert row["vllm"]["num_blocks"] == held.num_blocks
 
 
+def test_a_launch_without_max_num_seqs_takes_the_gpus_own_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vLLM's get_batch_defaults gives `vllm serve` on a GPU of 70 GiB or more max_num_seqs 1024
+    # (vllm/engine/arg_utils.py:2939-3000); the profiled CUDA graphs grow with it, so a plan
+    # that ran the launch with any other max_num_seqs would read another budget.
+    result = plan_json(
+        capsys,
+        "--server", "vllm", "--gpu", "h200", "--weights", "160GiB", "--config", QWEN3_NEXT,
+        "--max-model-len", "32768", "--tp", "2",
+    )  # fmt: skip
+    (row,) = result["rows"]
+    held = vllm_reservation(
+        QWEN3_NEXT, tensor_parallel_size=2, gpu="h200", weights_bytes=80 * GIB, max_model_len=32768
+    )
+    one = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu="h200",
+        weights_bytes=80 * GIB,
+        max_model_len=32768,
+        max_num_seqs=1,
+    )
+    assert held.max_num_seqs == 1024
+    assert one.kv_cache_memory_bytes != held.kv_cache_memory_bytes
+    assert row["budget_bytes"] == held.kv_cache_memory_bytes
+    assert row["largest_batch"] == int(held.max_concurrency or 0)
+
+
 def test_sglang_rows_are_sglangs_own_budget(capsys: pytest.CaptureFixture[str]) -> None:
     result = plan_json(
         capsys,
