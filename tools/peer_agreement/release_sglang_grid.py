@@ -9,8 +9,12 @@ radix cache on or off (``--disable-radix-cache``), with ``available_memory`` 40 
 resolution where the release's code decides it: from 0.5.15, and 0.5.2 - 0.5.3.post1, whose
 ``initialize`` turns the radix cache off); a refusal is an answer (both refusing agree; a launch
 flag the release's ``ServerArgs`` does not declare is the release's refusal). The release's
-functions are fed the package's per-request state bytes, state-layer count, KV bytes per token,
-context length, page size and strategy resolution (``release_sglang.FED``). Cases the package
+functions are fed R's own per-request state bytes and state-layer count (``own_states``:
+``release_state.py`` run on R's tree under the transformers R pins), compared with the
+package's ``ssm_state(config, layout="sglang", version=R, tp_size=tp)`` as fields
+``state_bytes`` / ``state_layers`` of each case and, per (config, tp), in a table of their own;
+and the package's KV bytes per token, context length, page size and strategy resolution
+(``release_sglang.FED``). Cases the package
 refuses as not modelled are counted apart; cases it refuses before the pool (an architecture the
 release does not serve, a config it cannot read) and cases the release's code cannot be run on
 are "not compared", with the reason, never agreement.

@@ -35,7 +35,8 @@ placeholder); the tensor-parallel getters R's classes call (``get_attention_tp_s
 R's ``environ.py`` declares; ``SGLANG_MAMBA_SSM_DTYPE`` is what R's ``server_args.py`` sets from
 the ``--mamba-ssm-dtype`` default (a string default: set, in ``os.environ`` and ``envs``; ``None``:
 unset); any other ``sglang.*`` module but ``sglang.srt.configs.*`` and
-``sglang.srt.distributed.utils`` (run from R) is a placeholder. Only the standard library,
+``sglang.srt.distributed.utils`` and ``sglang.srt.layers.attention.mamba.mamba_utils`` (run from
+R) is a placeholder. Only the standard library,
 numpy and transformers are imported here.
 """
 
@@ -68,8 +69,17 @@ HEADS_SPLIT = re.compile(
     r"self\.(total_num_heads|num_q_heads_full) % (self\.)?(attn_)?tp_size == 0"
 )
 GROUPS_SPLIT = re.compile(r"self\.num_k_heads_full % self\.tp_size == 0")
-BARE = ("sglang", "sglang.srt", "sglang.srt.distributed", "sglang.srt.layers")
-REAL = ("sglang.srt.distributed.utils",)
+BARE = (
+    "sglang",
+    "sglang.srt",
+    "sglang.srt.distributed",
+    "sglang.srt.layers",
+    "sglang.srt.layers.attention",
+    "sglang.srt.layers.attention.mamba",
+)
+# Run from R besides its configs: divide, and 0.5.3's MambaStateShapeCalculator (which its
+# FalconH1Config imports from the layer package).
+REAL = ("sglang.srt.distributed.utils", "sglang.srt.layers.attention.mamba.mamba_utils")
 
 
 class _Dtype:
@@ -606,7 +616,8 @@ def main(argv: list[str]) -> None:
                 answer = release.answer(config, int(job["tp"]))
         except Exception as error:
             message = " ".join(str(error).split())
-            if release.at(error) is None:
+            if release.at(error) is None or "Dummy" in message or "<stub" in message:
+                # This script's failure, or R's code failing on a placeholder: an oracle gap.
                 print(
                     json.dumps({"oracle_gap": f"{type(error).__name__}: {message}"[:300]}),
                     flush=True,
