@@ -40,8 +40,11 @@ literal top-level assignments of the defining file; ``get_mamba_tracking_slots``
 ``ServerArgs.enable_mamba_extra_buffer*`` methods are run from the release where it has them.
 
 Stubbed / fed in (see ``FED``): the per-request state bytes ``p`` and the layer count are the
-package's (``ssm_state(config, layout="sglang", version=R, tp_size=tp)``), not the release's;
-the KV bytes per token is the package's (``kv_bytes_per_token``); the strategy resolution
+release's own (``release_state.py``: R's config class for the fixture, R's ``mambaish_config``
+/ ``is_hybrid_gdn`` and ``mamba2_cache_params.mamba_cache_per_req``, under the transformers R
+pins; ``release_sglang_grid.own_states``), compared with the package's ``ssm_state(config,
+layout="sglang", version=R, tp_size=tp)`` apart; the KV bytes per token is the package's
+(``kv_bytes_per_token``); the strategy resolution
 (radix cache on/off, strategy, overlap scheduler) is the package's, fed in as the server
 arguments the release's functions read; the tokens are ``int(rest * 2**30) // cell`` of what
 the release's pool function leaves (mirrored from ``profile_max_num_token`` /
@@ -71,8 +74,11 @@ from .release_tree import releases_root
 __all__ = ["FED", "ReleaseSglang", "locate"]
 
 FED = (
-    "per-request state bytes p and the state-layer count: the package's ssm_state "
-    "(layout sglang, version R), not the release's mamba2_cache_params",
+    "per-request state bytes p and the state-layer count: the release's own (release_state.py: "
+    "R's config class built from the fixture under the transformers R pins, R's "
+    "mambaish_config / is_hybrid_gdn, mamba2_cache_params.mamba_cache_per_req and its layers; "
+    "torch, the tensor-parallel getters (tp, one attention-DP shard) and envs stood in for), "
+    "compared with the package's ssm_state apart",
     "KV bytes per token: the package's kv_bytes_per_token (the release's cell size is not run)",
     "strategy resolution (radix cache on/off, strategy, overlap scheduler): the package's "
     "answer, fed in as the server arguments the release's functions read",
@@ -84,7 +90,7 @@ FED = (
     "one mamba slot a request) the ratio is reported as 1 (mirrored)",
     "0.5.2 to 0.5.3.post1: hf_config is a stand-in of the release's config class whose "
     "model_type is the fixture's (for the release's isinstance predicates), carrying the "
-    "package's per-request bytes as mamba_cache_per_req / mamba2_cache_params",
+    "release's own per-request bytes as mamba_cache_per_req / mamba2_cache_params",
     "one attention-DP shard, no pipeline parallelism, no PD role, ReplaySSM off, no fused "
     "draft state, SGLANG_* environment unset (defaults read from the release's environ.py)",
 )
@@ -988,7 +994,8 @@ class ReleaseSglang:
         if self.early:
             # 0.5.2 to 0.5.3.post1: R's own ModelRunner properties decide whether the model is
             # a mamba hybrid, on an hf_config of R's config class for the fixture's model_type
-            # (a plain config where R has none) carrying the package's per-request bytes.
+            # (a plain config where R has none) carrying the per-request bytes fed in (R's own,
+            # release_state.py).
             config_class = next(
                 (c for c in self.config_classes.values()
                  if getattr(c, "model_type", None) == model_type),

@@ -9,8 +9,12 @@ radix cache on or off (``--disable-radix-cache``), with ``available_memory`` 40 
 resolution where the release's code decides it: from 0.5.15, and 0.5.2 - 0.5.3.post1, whose
 ``initialize`` turns the radix cache off); a refusal is an answer (both refusing agree; a launch
 flag the release's ``ServerArgs`` does not declare is the release's refusal). The release's
-functions are fed the package's per-request state bytes, state-layer count, KV bytes per token,
-context length, page size and strategy resolution (``release_sglang.FED``). Cases the package
+functions are fed R's own per-request state bytes and state-layer count (``own_states``:
+``release_state.py`` run on R's tree under the transformers R pins), compared with the
+package's ``ssm_state(config, layout="sglang", version=R, tp_size=tp)`` as fields
+``state_bytes`` / ``state_layers`` of each case and, per (config, tp), in a table of their own;
+and the package's KV bytes per token, context length, page size and strategy resolution
+(``release_sglang.FED``). Cases the package
 refuses as not modelled are counted apart; cases it refuses before the pool (an architecture the
 release does not serve, a config it cannot read) and cases the release's code cannot be run on
 are "not compared", with the reason, never agreement.
@@ -21,7 +25,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -32,12 +38,61 @@ from typing import Any
 from .compare import run_repo
 from .release_report import release_table
 from .release_sglang import FED, ReleaseSglang
+from .release_tree import releases_root
 
 __all__ = ["BUDGET", "add_parser", "command_sglang_releases", "default_releases", "run_grid"]
 
 BUDGET = 40 << 30
 PROBE_BUDGET = 1 << 42
-FIELDS = ("ratio", "slots", "pool_bytes", "kv_tokens", "max_running_requests")
+FIELDS = ("state_bytes", "state_layers", "ratio", "slots", "pool_bytes", "kv_tokens",
+          "max_running_requests")  # fmt: skip
+STATE_SCRIPT = Path(__file__).with_name("release_state.py")
+
+
+def transformers_pin(version: str) -> str | None:
+    """The transformers R's wheel pins (``Requires-Dist: transformers==X`` of its METADATA,
+    extracted next to its tree as ``sglang-R.dist-info``); ``None`` where not extracted."""
+    root = releases_root() / f"sglang-{version}"
+    for metadata in root.glob("sglang-*.dist-info/METADATA"):
+        for line in metadata.read_text(encoding="utf-8").splitlines():
+            match = re.match(r"Requires-Dist: transformers\s*==\s*([^;\s]+)", line)
+            if match:
+                return match.group(1)
+    return None
+
+
+def transformers_python(version: str) -> tuple[str, str]:
+    """The interpreter that runs R's config classes: one with the transformers R pins
+    (``$PEER_AGREEMENT_TRANSFORMERS/transformers-X/bin/python``, default ``/tmp/tf``), else
+    this one (its transformers is then not R's pin, which the report says); with the pin."""
+    pin = transformers_pin(version)
+    folder = Path(os.environ.get("PEER_AGREEMENT_TRANSFORMERS", "/tmp/tf"))
+    python = folder / f"transformers-{pin}" / "bin" / "python"
+    if pin is not None and python.exists():
+        return str(python), pin
+    return sys.executable, str(pin)
+
+
+def own_states(
+    version: str, configs: Sequence[Path], tps: Sequence[int]
+) -> tuple[dict[tuple[str, int], dict[str, Any]], dict[str, Any]]:
+    """R's own per-request state bytes and state layers for every config and tp
+    (``release_state.py`` run on R's tree under R's transformers), and what ran."""
+    python, pin = transformers_python(version)
+    jobs = [(str(Path(c).resolve()), tp) for c in configs for tp in tps]
+    payload = "".join(json.dumps({"config": c, "tp": tp}) + "\n" for c, tp in jobs)
+    done = subprocess.run(
+        [python, str(STATE_SCRIPT), str(releases_root() / f"sglang-{version}")],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or len(lines) != len(jobs) + 1:
+        raise RuntimeError(f"release_state.py on {version}: {done.stderr.strip()[-400:]}")
+    header = {**lines[0], "pin": pin}
+    return dict(zip(jobs, lines[1:], strict=True)), header
 
 
 def default_releases(repo: Path) -> list[str]:
@@ -135,16 +190,35 @@ def _not_modelled(answer: Mapping[str, Any]) -> bool:
     )
 
 
+def _own_refusal(own: Mapping[str, Any]) -> str | None:
+    """R's refusal of the model from its own state code: its class or property raising, no
+    class for the model type, or its own predicate picking no mamba config (no pool)."""
+    if "refusal" in own:
+        return f"{own['refusal']} (R's state, {own.get('at')})"
+    if "no_class" in own:
+        return f"NoConfigClass: {own['no_class']}"
+    if "not_hybrid" in own:
+        return f"NotHybrid: R's {own['not_hybrid']} (no mamba pool)"
+    return None
+
+
 def _release_answer(
     release: ReleaseSglang,
     case: Mapping[str, Any],
     state: Mapping[str, Any],
     plan: Mapping,
     probe: Mapping,
+    own: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Release ``R``'s answer, fed the package's state bytes and strategy resolution (from the
-    probe where the package refuses the 40 GiB launch)."""
+    """Release ``R``'s answer, fed R's own state bytes and layer count (``own``) and the
+    package's strategy resolution (from the probe where the package refuses the 40 GiB
+    launch)."""
     flags = LAUNCHES[case["launch"]]
+    if "oracle_gap" in own:
+        return {"oracle_gap": f"R's state: {own['oracle_gap'][:120]}"}
+    refused = _own_refusal(own)
+    if refused is not None:
+        return {"refusal": refused}
     if "refusal" in state:
         return {"oracle_gap": f"package state refused: {state['refusal'][:100]}"}
     for flag in flags:
@@ -158,15 +232,14 @@ def _release_answer(
     if "refusal" in plan:
         # The package refuses after the state: run the release's pool on the package's state
         # with the radix cache as asked (no strategy, cell or context to feed).
-        strategy, radix_off, overlap, cell, context, page, layers = (
+        strategy, radix_off, overlap, cell, context, page = (
             "no_buffer", bool(case["disable_radix_cache"]), True, None, 4096, 1,
-            sum(len(g["layer_indices"]) for g in state.get("groups", [])[:1]),
         )  # fmt: skip
     else:
         strategy = plan["mamba_radix_cache_strategy"]
         radix_off = bool(plan["disable_radix_cache"]) or strategy == "none"
         overlap, cell = bool(plan["overlap_schedule"]), plan["kv_bytes_per_token"]
-        context, page, layers = plan["context_length"], plan["page_size"], plan["state_layers"]
+        context, page = plan["context_length"], plan["page_size"]
         if release.resolution_fn is not None:
             # From 0.5.15 the release's own strategy resolution, fed to its pool code.
             try:
@@ -184,8 +257,8 @@ def _release_answer(
             strategy = "no_buffer"
     try:
         answer = release.case(
-            per_req=state["per_sequence_bytes"],
-            state_layers=layers,
+            per_req=own["per_req"],
+            state_layers=own["layers"],
             cell=cell,
             context_len=context,
             page_size=page,
@@ -201,6 +274,8 @@ def _release_answer(
         )
         if resolved is not None and "refusal" not in answer:
             answer["strategy"] = _strategy_text(*resolved)
+        if "refusal" not in answer:
+            answer.update(state_bytes=own["per_req"], state_layers=own["layers"])
         return answer
     except Exception as error:  # the release's code could not be run on this case
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
@@ -277,18 +352,29 @@ def run_grid(
     rows: dict[str, dict[str, Any]] = {}
     classes: dict[tuple[str, ...], dict[str, Any]] = {}
     where: dict[str, dict[str, str]] = {}
+    headers: dict[str, dict[str, Any]] = {}
+    state_rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    state_classes: dict[tuple[str, ...], dict[str, Any]] = {}
     for version in releases:
         tally: dict[str, Any] = defaultdict(int)
+        seen_states: set[tuple[str, int]] = set()
         gaps: dict[str, int] = defaultdict(int)
         unmodelled: dict[str, int] = defaultdict(int)
         try:
             release: ReleaseSglang | None = ReleaseSglang(code_of.get(version, version))
+            owns, header = own_states(code_of.get(version, version), configs, tps)
+            headers[version] = header
         except Exception as error:
             release, load_error = None, f"loading: {error!r}"
         clock = time.monotonic()
         for case in cases:
             state, plan, probe = next(package), next(package), next(package)
             tally["cases"] += 1
+            key = (str(Path(case["config"]).resolve()), case["tp"])
+            if release is not None and key not in seen_states:
+                seen_states.add(key)
+                _tally_state(state_rows[version], state_classes, version, case, state, plan,
+                             probe, owns[key])  # fmt: skip
             if _not_modelled(plan):
                 tally["not_modelled"] += 1
                 unmodelled[re.sub(r"\d+(\.\d+)*(\.post\d+)?", "N", _short(plan["refusal"]))] += 1
@@ -301,7 +387,7 @@ def run_grid(
                 tally["not_compared"] += 1
                 gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
                 continue
-            theirs = _release_answer(release, case, state, plan, probe)
+            theirs = _release_answer(release, case, state, plan, probe, owns[key])
             if "oracle_gap" in theirs:
                 tally["not_compared"] += 1
                 gaps[theirs["oracle_gap"]] += 1
@@ -313,7 +399,8 @@ def run_grid(
                     f"release's pool function answers K={theirs.get('slots')}"
                 ] += 1
                 continue
-            found = _differences(theirs, plan)
+            ours = {**plan, "state_bytes": state.get("per_sequence_bytes")}
+            found = _differences(theirs, ours)
             if not found:
                 tally["agree"] += 1
                 continue
@@ -346,8 +433,73 @@ def run_grid(
         "rows": rows,
         "classes": classes,
         "where": where,
+        "states": {v: dict(r) for v, r in state_rows.items()},
+        "state_classes": state_classes,
+        "headers": headers,
         "seconds": round(time.monotonic() - started, 1),
     }
+
+
+def _tally_state(
+    row: dict[str, int],
+    classes: dict[tuple[str, ...], dict[str, Any]],
+    version: str,
+    case: Mapping[str, Any],
+    state: Mapping[str, Any],
+    plan: Mapping[str, Any],
+    probe: Mapping[str, Any],
+    own: Mapping[str, Any],
+) -> None:
+    """One (config, tp) of the state comparison: R's own bytes and layer count against the
+    package's ``ssm_state(config, layout="sglang", version=R, tp_size=tp)``. Both refusing (or
+    R building no pool where the package has no state) agree; the package's "not modelled"
+    is counted apart."""
+    row["pairs"] += 1
+    if "oracle_gap" in own:
+        row["not_compared"] += 1
+        return
+    ours = state.get("refusal")
+    if ours is not None and str(ours).startswith(("UnmodelledReleaseError", "NotModelledError")):
+        row["not_modelled"] += 1
+        return
+    theirs = _own_refusal(own)
+    ours_bytes = state.get("per_sequence_bytes") if ours is None else None
+    ours_layers = (
+        sum(len(g["layer_indices"]) for g in state.get("groups", [])) if ours is None else None
+    )
+    # The package's launch refused before the pool (an architecture R does not serve): no
+    # pool on its side either, whatever its state contract answers.
+    unserved = "refusal" in plan and "refusal" in probe
+    if theirs is not None and (ours is not None or unserved or not ours_bytes):
+        row["agree"] += 1
+        row["both_refuse"] += 1
+        return
+    if (
+        theirs is None
+        and ours is None
+        and (own["per_req"], own["layers"])
+        == (
+            ours_bytes,
+            ours_layers,
+        )
+    ):
+        row["agree"] += 1
+        return
+    row["disagree"] += 1
+    if theirs is not None:
+        found = f"R refuses ({theirs[:200]}); package {ours_bytes} B, {ours_layers} layers"
+    elif ours is not None:
+        found = f"package refuses ({_short(ours)}); R {own['per_req']} B, {own['layers']} layers"
+    else:
+        found = (
+            f"bytes R {own['per_req']} package {ours_bytes}; "
+            f"layers R {own['layers']} package {ours_layers}"
+        )
+    key = (Path(case["config"]).name, found.split(" (")[0].split(";")[0])
+    entry = classes.setdefault(key, {"releases": [], "cases": [], "found": found, "own": own})
+    if version not in entry["releases"]:
+        entry["releases"].append(version)
+    entry["cases"].append(f"{version} tp {case['tp']}: {found}")
 
 
 def reproducer(example: Mapping[str, Any]) -> str:
@@ -380,6 +532,38 @@ def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
             f"* `{key[0]}` ({key[1]}) {', '.join(key[2:])}: {entry['count']} cases, releases "
             f"{', '.join(entry['releases'])}. Reproducer: `{reproducer(entry['example'])}`: "
             + "; ".join(entry["found"])
+        )
+    lines += [
+        "",
+        "State bytes and layers, R's own (release_state.py) against the package's "
+        "ssm_state, per (config, tp):",
+        "",
+    ]
+    lines += [
+        "| release | transformers (R's pin; run) | pairs | agree | of which both refuse | "
+        "disagree | not modelled | not compared |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for version, row in result["states"].items():
+        header = result["headers"].get(version, {})
+        lines.append(
+            f"| {version} | {header.get('pin')}; {header.get('ready')} | {row.get('pairs', 0)} | "
+            f"{row.get('agree', 0)} | {row.get('both_refuse', 0)} | {row.get('disagree', 0)} | "
+            f"{row.get('not_modelled', 0)} | {row.get('not_compared', 0)} |"
+        )
+    lines += ["", "State disagreements (config, kind), by release:", ""]
+    if not result["state_classes"]:
+        lines.append("* none")
+    for key, entry in result["state_classes"].items():
+        lines.append(
+            f"* `{key[0]}` {key[1]}: releases {', '.join(entry['releases'])}; first: "
+            f"{entry['cases'][0]}; R: {json.dumps(entry['own'])[:300]}"
+        )
+    lines += ["", "What R's state run used (chooser, SSM dtype default, config registry):", ""]
+    for version, header in result["headers"].items():
+        lines.append(
+            f"* {version}: {header.get('chooser')}; --mamba-ssm-dtype default "
+            f"{header.get('ssm_dtype')}; _CONFIG_REGISTRY {header.get('registry')}"
         )
     lines += ["", "What each release's run located in its own tree (and the defaults read):", ""]
     for version, found in result["where"].items():
