@@ -24,7 +24,7 @@ from decode_ring.cli import main
 from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
-from .support import DFLASH
+from .support import DFLASH, bailing
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_5_27B = str(CONFIGS / "qwen3.5-27b.json")
@@ -322,6 +322,37 @@ def test_sglang_takes_a_drafts_own_nextn_count_and_its_hidden_layers() -> None:
         QWEN3_NEXT, draft_config=CONFIGS / "nemotron-nano-9b-v2.json", **flags
     )
     assert zero.kv_bytes_per_token == plain
+    # A draft without attention layers counts its hidden ones: Mamba-2.8B's 64 (max(64, 0)).
+    mamba = sglang_reservation(QWEN3_NEXT, draft_config=CONFIGS / "mamba-2.8b-hf.json", **flags)
+    assert mamba.kv_bytes_per_token == plain + plain * 64 // 12
+    # A draft's own count int() would not make whole and non-negative is refused, named.
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(
+            QWEN3_NEXT, draft_config=llama | {"num_nextn_predict_layers": -1}, **flags
+        )
+    assert raised.value.field == "num_nextn_predict_layers"
+    assert str(raised.value) == (
+        "field 'num_nextn_predict_layers': -1 is not a count of draft layers (SGLang takes int() "
+        "of it, model_runner_components/spec_aux_hidden_state.py:156-163)"
+    )
+
+
+def test_sglang_reads_a_drafts_nextn_count_from_its_own_config_class() -> None:
+    # SGLang's BailingHybridConfig defaults num_nextn_predict_layers to 0
+    # (sglang-0.5.23:sglang/srt/configs/bailing_hybrid.py:86, :122), which the draft's
+    # ModelConfig reads (configs/model_config.py:1602-1604; the draft rewrite of a Bailing
+    # architecture, :1118-1127, keeps it): no draft layers, where transformers' class, which
+    # declares no such field, would leave max(42 hidden, attention) layers.
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    plain = sglang_reservation(QWEN3_NEXT, **flags).kv_bytes_per_token
+    draft = bailing(architectures=["BailingMoeV2_5ForCausalLM"])
+    draft.pop("num_nextn_predict_layers")
+    drafted = sglang_reservation(QWEN3_NEXT, draft_config=draft, **flags)
+    assert drafted.kv_bytes_per_token == plain
 
 
 def test_sglang_reads_a_targets_nextn_count_as_int_does() -> None:

@@ -435,10 +435,35 @@ def test_before_0_5_10_a_nemotron_layer_list_is_not_modelled() -> None:
     assert (
         sglang_reservation(nemotron, version="0.5.10", available_memory=40 * GIB).state_layers == 27
     )
-    with pytest.raises(
-        ModelConfigError, match="NemotronHConfig reads only hybrid_override_pattern"
-    ):
+    with pytest.raises(ModelConfigError) as error:
         sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB)
+    assert str(error.value) == (
+        "field 'layers_block_type': SGLang 0.5.9's NemotronHConfig reads only "
+        "hybrid_override_pattern (its 52-layer default where the config has none; "
+        "layers_block_type from 0.5.10): not modelled"
+    )
+    assert error.value.field == "layers_block_type"
+    # Beside a hybrid_override_pattern, the list is not what 0.5.9 reads, and not refused.
+    both = config("nemotron-nano-9b-v2.json") | {"layers_block_type": nemotron["layers_block_type"]}
+    assert sglang_reservation(both, version="0.5.9", available_memory=40 * GIB).state_layers == 27
+
+
+def test_before_0_5_13_an_empty_pool_is_not_modelled() -> None:
+    # sglang-0.5.13:.../model_runner_kv_cache_mixin.py:165-178 and :893-905 refuse a pool of no
+    # slot and a cap of no request at startup; 0.5.12 checks neither, and what it does then is
+    # not modelled. Qwen3.5-9B at tp 2 holds 25,755,648 B a request: 20 MiB hold no slot, and
+    # 100 MiB hold one, which at 3 a request serves none.
+    unchecked = (
+        "argument available_memory: the state pool serves no request; SGLang 0.5.12 does not "
+        "check this at startup (SGLang refuses it from 0.5.13) and what it does then is not "
+        "modelled"
+    )
+    for budget in (20 << 20, 100 << 20):
+        with pytest.raises(ServerArgumentError) as old:
+            qwen_9b("0.5.12", available_memory=budget)
+        assert (old.value.field, str(old.value)) == ("available_memory", unchecked)
+        with pytest.raises(ServerArgumentError, match="SGLang refuses to start"):
+            qwen_9b("0.5.13", available_memory=budget)
 
 
 def test_before_0_5_10_the_running_flag_is_held_to_the_slots_alone() -> None:
@@ -486,6 +511,39 @@ def test_the_weights_line_names_the_dtype_before_0_5_10() -> None:
         "0.5.8": "Load weight end. type=Qwen3NextForCausalLM, dtype=torch.bfloat16,",
         "0.5.9": "Load weight end. elapsed=? s, type=Qwen3NextForCausalLM, dtype=torch.bfloat16,",
         "0.5.10": "Load weight end. elapsed=? s, type=Qwen3NextForCausalLM,",
+    }
+
+
+def test_the_weights_line_names_the_dtype_sglang_verifies() -> None:
+    # sglang-0.5.9:sglang/srt/configs/model_config.py:1109-1115 (_STR_DTYPE_TO_TORCH_DTYPE:
+    # half is float16), :1126 (the config's dtype before its torch_dtype), :1149-1156 (--dtype
+    # auto casts a float32 config to float16), :1157-1160 (--dtype given wins).
+    options: dict[str, Any] = {"gpu": "h100-sxm", "mem_fraction_static": 0.85,
+                               "weights_bytes": 20 * GIB}  # fmt: skip
+    qwen = json.loads(QWEN3_NEXT.read_text(encoding="utf-8"))  # torch_dtype bfloat16
+    half = qwen | {"torch_dtype": "float16"}
+    launches: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+        "--dtype half": (qwen, {"dtype": "half"}),
+        "--dtype float16": (qwen, {"dtype": "float16"}),
+        "--dtype bfloat16 over float16": (half, {"dtype": "bfloat16"}),
+        "dtype before torch_dtype": (qwen | {"dtype": "float16"}, {}),
+        "torch_dtype float16": (half, {}),
+        "torch_dtype float32": (qwen | {"torch_dtype": "float32"}, {}),
+    }
+    named = {
+        launch: sglang_reservation(model, version="0.5.9", **(options | flags))
+        .log_lines[0]
+        .split("type=Qwen3NextForCausalLM, ")[1]
+        .split(", avail")[0]
+        for launch, (model, flags) in launches.items()
+    }
+    assert named == {
+        "--dtype half": "dtype=torch.float16",
+        "--dtype float16": "dtype=torch.float16",
+        "--dtype bfloat16 over float16": "dtype=torch.bfloat16",
+        "dtype before torch_dtype": "dtype=torch.float16",
+        "torch_dtype float16": "dtype=torch.float16",
+        "torch_dtype float32": "dtype=torch.float16",
     }
 
 
@@ -630,6 +688,12 @@ def test_before_0_5_3_post2_the_mamba_pool_holds_the_request_pool() -> None:
     assert (early.slots, early.kv_tokens, early.max_running_requests) == (600, 2482666, 100)
     assert early.pool_bytes == 101 * 77266944
     assert early.pool_bytes_rule.startswith("(request pool 100 + 1) x per request")
+    # Its log line sizes those 101 slots (sglang-0.5.3.post1:sglang/srt/mem_cache/
+    # memory_pool.py:200-204): 36 layers of conv (8192, 3) bf16 = 1,769,472 B and of ssm 32 x
+    # 128 x 128 float32 = 75,497,472 B a slot, x 101 = 0.17 and 7.10 GB.
+    assert early.log_lines[0] == (
+        "Mamba Cache is allocated. conv_state size: 0.17GB, ssm_state size: 7.10GB "
+    )
     later = sglang_reservation(QWEN3_NEXT, version="0.5.3.post2", disable_radix_cache=True, **flags)
     assert (later.slots, later.pool_bytes) == (600, 601 * 77266944)
 
@@ -701,6 +765,9 @@ def test_qwen3_next_keeps_the_overlap_scheduler_until_0_5_5_post2() -> None:
         assert (answer.slots, answer.kv_tokens, answer.ratio) == (658, 2300314, 3)
         assert answer.max_running_requests == 219
     assert [a.overlap_schedule for a in answers.values()] == [True, True, False]
+    # No --mamba-scheduler-strategy before 0.5.7 (sglang-0.5.7:sglang/srt/server_args.py:193):
+    # the radix cache, on or off, is no_buffer's.
+    assert [a.mamba_radix_cache_strategy for a in answers.values()] == ["no_buffer"] * 3
 
 
 def test_before_0_5_4_the_kv_cache_is_not_bf16_by_name() -> None:
@@ -724,8 +791,14 @@ def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
     nemotron["hybrid_override_pattern"] = pattern.replace("-", "E", 1)
     answer = sglang_reservation(nemotron, version="0.5.6", available_memory=100 * GIB)
     assert (answer.slots, answer.state_layers) == (512, 27)
-    with pytest.raises(ModelConfigError, match="has no MoE"):
+    with pytest.raises(ModelConfigError) as error:
         sglang_reservation(nemotron, version="0.5.5.post3", available_memory=100 * GIB)
+    assert str(error.value) == (
+        "field 'hybrid_override_pattern': SGLang 0.5.5.post3's NemotronH has no MoE ('E') layer "
+        "(ALL_DECODER_LAYER_TYPES, sglang/srt/models/nemotron_h.py; from 0.5.6): SGLang fails "
+        "to build the model"
+    )
+    assert error.value.field == "hybrid_override_pattern"
 
 
 # --- refusals -----------------------------------------------------------------------------------

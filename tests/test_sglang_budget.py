@@ -248,6 +248,9 @@ def test_a_vision_tower_sglang_cannot_size_is_refused_naming_the_field(
         ({"num_hidden_layers": 24, "hidden_size": 512}, 1.05),  # 1.075, capped at 1.05
         ({"num_hidden_layers": 400}, 0.8),  # far below 0.8, floored
         ({"num_hidden_layers": 12, "hidden_size": 1024}, 1.05),  # 1.05 itself
+        # The sizes' bounds, each taken: one layer (1.0958, capped), 2**63 - 1 layers (floored).
+        ({"num_hidden_layers": 1, "hidden_size": 1024}, 1.05),
+        ({"depth": 2**63 - 1}, 0.8),
     ],
 )
 def test_a_vision_models_default_fraction_is_scaled_for_its_tower(
