@@ -487,6 +487,10 @@ def test_before_0_5_10_the_estimate_reads_the_profiled_tokens() -> None:
     old, new = (qwen_9b(v, **options) for v in ("0.5.9", "0.5.10"))
     assert old.kv_tokens == new.kv_tokens == 1048576
     assert (old.max_running_requests, new.max_running_requests) == (4096, 2048)
+    assert old.max_running_requests_rule == (
+        "min(SGLang's estimate clamp(2621824 profiled KV tokens / context 262144 x 512, 2048, "
+        "4096), slots 15008 // ratio 3, 1048576 KV tokens // 2)"
+    )
 
 
 def test_the_tokens_are_capped_before_they_are_aligned_to_pages() -> None:
@@ -815,6 +819,7 @@ def test_releases_before_0_5_2_are_refused_naming_the_modelled_ones(version: str
 def test_a_build_before_a_release_takes_its_rules() -> None:
     answer = sglang_reservation(QWEN3_NEXT, version="0.5.7rc1", available_memory=40 * GIB)
     assert (answer.server_version, answer.ratio) == ("0.5.7", 5)
+    assert answer.server_version_note == "0.5.7rc1 is a build before 0.5.7: the rules of 0.5.7"
 
 
 @pytest.mark.parametrize(

@@ -358,6 +358,7 @@ def test_sglang_max_total_tokens_caps_the_kv_pool() -> None:
         MAMBA, available_memory=60 * GiB, disable_radix_cache=True, max_total_tokens=100_000
     )
     assert (free.kv_tokens, free.slots, free.max_running_requests) == (100_000, 1329, 1329)
+    assert free.max_total_tokens == 100_000
 
 
 def test_sglang_dsa_indexer_joins_the_kv_cell() -> None:
@@ -1138,6 +1139,16 @@ def test_sglang_refuses_a_kv_pool_that_serves_no_request() -> None:
     assert raised.value.field == "max_mamba_cache_size"
     assert str(raised.value) == (
         "argument max_mamba_cache_size: a KV pool of 1 tokens (requests are capped at tokens // "
+        "2) serves no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)"
+    )
+    # A KV budget under one token's bytes holds no token: Qwen3-Next's 5 slots and the padding
+    # one take 6 x 77,266,944 B, and the 100 B left are under its 24,576 B a token.
+    with pytest.raises(ServerArgumentError) as empty:
+        sglang_reservation(
+            QWEN3_NEXT, available_memory=6 * 77_266_944 + 100, max_mamba_cache_size=5
+        )
+    assert str(empty.value) == (
+        "argument max_mamba_cache_size: a KV pool of 0 tokens (requests are capped at tokens // "
         "2) serves no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)"
     )
 

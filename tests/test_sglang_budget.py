@@ -44,6 +44,9 @@ def test_the_default_fraction_on_an_h100_at_tp_4() -> None:
     held = sglang_reservation(QWEN3_NEXT, tp_size=4, gpu="h100-sxm", weights_bytes=37 * GIB)
     assert held.mem_fraction_static == round((81559 - 14800) / 81559, 3) == 0.819
     assert held.chunked_prefill_size == 8192
+    assert (held.gpu_name, held.gpu_arch) == ("NVIDIA H100 80GB HBM3", "sm90")
+    assert held.gpu_memory_bytes == 81559 * 2**20
+    assert held.gpu_memory_rule.startswith("h100-sxm: memory.total 81559 MiB (nvidia-smi")
     # The pool budget: free memory before the load (the runtime's total, 79.22 GiB in the
     # table) x 0.819 - the weights.
     assert held.available_memory == int(round(79.22 * GIB) * 0.819 - 37 * GIB)
