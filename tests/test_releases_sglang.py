@@ -322,6 +322,14 @@ def test_before_0_5_14_the_running_flag_is_held_to_the_estimate() -> None:
     old, new = (qwen_9b(v, max_running_requests=4500, **options) for v in ("0.5.13", "0.5.14"))
     assert (old.slots, old.kv_tokens, old.max_running_requests) == (15008, 2621824, 4096)
     assert (new.ratio, new.max_running_requests) == (5, 3001)
+    # Only the estimate is held to half the tokens there (:884-887): 1,000 tokens at 100 GiB
+    # (K 1974) give min(2048, 1000 // 2, 1974 // 3) = 500 without the flag, and
+    # min(1000, 2048, 658) = 658 with --max-running-requests 1000.
+    capped = {"available_memory": 100 * GIB, "max_total_tokens": 1000}
+    estimated = qwen_9b("0.5.13", **capped)
+    flagged = qwen_9b("0.5.13", max_running_requests=1000, **capped)
+    assert (estimated.slots, estimated.kv_tokens) == (1974, 1000)
+    assert (estimated.max_running_requests, flagged.max_running_requests) == (500, 658)
 
 
 def test_the_multimodal_reserve_comes_in_0_5_18() -> None:

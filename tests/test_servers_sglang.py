@@ -748,6 +748,12 @@ def test_sglang_no_buffer_takes_only_one_token_pages() -> None:
     reset = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=16)
     assert (reset.mamba_radix_cache_strategy, reset.page_size) == ("no_buffer", 1)
     assert reset.page_size_rule == "SGLang 0.5.13 sets 1 for no_buffer (--page-size 16)"
+    for pages, rule in (
+        (2, "SGLang 0.5.13 sets 1 for no_buffer (--page-size 2)"),
+        (1, "--page-size"),
+    ):
+        one = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=pages)
+        assert (one.page_size, one.page_size_rule) == (1, rule)
     # 20 GiB holds 2,764,631 tokens of JetNemotron's KV at page 1, 2,764,624 in 16-token pages.
     assert reset.kv_tokens == 2_764_631
     assert (
@@ -1115,6 +1121,12 @@ def test_sglang_refuses_a_budget_the_state_pool_takes_whole() -> None:
     assert str(raised.value) == (
         "argument available_memory: 43208073216 B leaves no memory for the KV cache after the "
         "state pool of 43208073216 B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)"
+    )
+    # SGLang's own line opens so (sglang-0.5.23:sglang/srt/mem_cache/kv_cache_configurator.py:
+    # 3050-3051); the rest of it names figures of the launch the budget stands for.
+    assert raised.value.server_refusal is not None
+    assert raised.value.server_refusal.startswith(
+        "ValueError: Loaded weights leave no GPU memory for the KV cache "
     )
 
 

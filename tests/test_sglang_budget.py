@@ -118,6 +118,7 @@ def test_blackwell_overrides_pick_64_token_pages() -> None:
     # model_overrides/nemotron_h.py:123-148 and qwen3_5.py:26-48: trtllm_mha on SM100.
     held = sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="b200")
     assert (held.page_size, held.gpu_arch) == (64, "sm100")
+    assert held.page_size_rule == "NemotronHForCausalLM on SM100: trtllm_mha, 64-token pages"
     assert held.kv_tokens is not None and held.kv_tokens % 64 == 0
     assert sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="h200").page_size == 1
 
