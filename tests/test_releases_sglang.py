@@ -251,6 +251,8 @@ def test_qwen3_5_9b_under_0_5_14_and_0_5_17() -> None:
     assert (later.slots, later.ratio, later.max_running_requests) == (186, 5, 37)
     padded = qwen_9b("0.5.17")
     assert (padded.slots, padded.kv_tokens) == (185, 327310)
+    assert later.slots_rule == "0.9/(1+0.9) of available_memory"
+    assert padded.slots_rule == "0.9/(1+0.9) of available_memory, one slot padding"
 
 
 # Qwen3.8-27B-FP8 (Qwen3_5ForConditionalGeneration, the 27B geometry), 1 x H100 80 GB,
@@ -307,6 +309,13 @@ def test_the_radix_cache_is_off_for_kimi_until_0_5_14_and_bailing_until_0_5_13()
     }
     # Off (1); on, no extra buffer (no_buffer, 3); extra buffer with overlap (5).
     assert ratios == {"0.5.13": 1, "0.5.14": 3, "0.5.16": 5}
+    # With the radix cache off by SGLang, --max-running-requests is the slots, as with the flag.
+    held = sglang_reservation(kimi, version="0.5.13", available_memory=40 * GIB,
+                              max_running_requests=10)  # fmt: skip
+    assert (held.slots, held.slots_rule) == (
+        10,
+        "SGLang 0.5.13 turns the radix cache off: max_running_requests",
+    )
     hybrid = bailing(architectures=["BailingMoeV2_5ForCausalLM"])
     before = sglang_reservation(hybrid, version="0.5.12", available_memory=40 * GIB)
     after = sglang_reservation(hybrid, version="0.5.13", available_memory=40 * GIB)

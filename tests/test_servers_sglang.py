@@ -1110,6 +1110,32 @@ def test_sglang_floors_the_slots_as_sglang_does() -> None:
     assert (r.speculative_scratch_bytes, r.kv_cache_bytes) == (8_573_091_840, 34_279_342_080)
 
 
+def test_sglang_keeps_scratch_for_the_one_request_asked_with_the_radix_cache_off() -> None:
+    # _handle_max_mamba_cache (kv_cache_configurator.py:3229-3409): with the radix cache off,
+    # --max-running-requests 1 is the one slot; the KV budget loses that slot and the padding
+    # one (2 p) and the scratch of 2 draft tokens for the request and the padding row (4 p).
+    r = sglang_reservation(
+        NEMOTRON,
+        available_memory=60 * GiB,
+        disable_radix_cache=True,
+        max_running_requests=1,
+        speculative_num_draft_tokens=2,
+    )
+    assert (r.slots, r.slots_rule) == (1, "--disable-radix-cache with max_running_requests")
+    assert r.kv_cache_bytes == 60 * GiB - 6 * NEMOTRON_PER_REQUEST
+
+
+def test_sglang_without_a_gpu_or_a_budget_leaves_the_kv_pool_unknown() -> None:
+    # A fraction without a GPU gives no budget (the pool then needs max_mamba_cache_size);
+    # available_memory given keeps the quantization read from the launch.
+    r = sglang_reservation(
+        NEMOTRON, mem_fraction_static=0.85, weights_bytes=10 * GiB, max_mamba_cache_size=10
+    )
+    assert (r.available_memory, r.kv_cache_bytes, r.kv_tokens) == (None, None, None)
+    q = sglang_reservation(QWEN3_NEXT, available_memory=60 * GiB, quantization="fp8")
+    assert (q.quantization, q.available_memory_rule) == ("fp8", "--available-memory")
+
+
 def test_sglang_refuses_a_budget_the_state_pool_takes_whole() -> None:
     # rest_memory <= 0 after the pool (kv_cache_configurator.py:3042-3058): exactly the 301
     # slots' bytes leave 0 for the KV cache, which SGLang refuses, as the oracle does.
