@@ -1132,6 +1132,16 @@ def test_sglang_without_a_gpu_or_a_budget_leaves_the_kv_pool_unknown() -> None:
         NEMOTRON, mem_fraction_static=0.85, weights_bytes=10 * GiB, max_mamba_cache_size=10
     )
     assert (r.available_memory, r.kv_cache_bytes, r.kv_tokens) == (None, None, None)
+    fixed = sglang_reservation(NEMOTRON, max_mamba_cache_size=10, quantization="fp8")
+    assert (fixed.available_memory, fixed.quantization) == (None, "fp8")
+    # A GPU's budget needs the weights: a config without safetensors beside it names the flag.
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(QWEN3_NEXT, gpu="h100-sxm")
+    assert (raised.value.field, str(raised.value)) == (
+        "weights_bytes",
+        "argument weights_bytes: the snapshot holds no safetensors to size the weights from; "
+        "give them (--weights-memory SIZE per rank)",
+    )
     q = sglang_reservation(QWEN3_NEXT, available_memory=60 * GiB, quantization="fp8")
     assert (q.quantization, q.available_memory_rule) == ("fp8", "--available-memory")
 

@@ -100,6 +100,53 @@ def test_weights_that_fill_the_fraction_are_sglangs_refusal() -> None:
     )
 
 
+def test_weights_that_fill_the_fraction_are_refused_in_sglangs_words() -> None:
+    # kv_cache_configurator.py:3042-3058: rest = pre x fraction - weights, refused at <= 0 with
+    # minimum = 1 - available / pre, printed ceil(minimum x 1000) / 1000 to 3 places and to 4.
+    # An A100-80GB's runtime total is its 80 GiB (85,899,345,920 B).
+    refusals = {}
+    for fraction, weights in ((0.5, 40 * GIB), (0.9, 75 * GIB)):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(
+                QWEN3_NEXT, gpu="a100-80gb", weights_bytes=weights, mem_fraction_static=fraction
+            )
+        assert raised.value.field == "mem_fraction_static"
+        refusals[fraction] = (str(raised.value), raised.value.server_refusal)
+    assert refusals == {
+        # Exactly nothing left: 0.5 x 80 GiB - 40 GiB = 0; minimum 1 - 40 / 80.
+        0.5: (
+            "argument mem_fraction_static: the weights (42,949,672,960 B) leave nothing of 0.5 x "
+            "85,899,345,920 B; SGLang refuses to start",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+            "--mem-fraction-static=0.5. Raise --mem-fraction-static above 0.500 (minimum viable "
+            "= 1 - available/pre = 0.5000). If using speculative decoding, draft weights are now "
+            "counted.",
+        ),
+        # 72 GiB - 75 GiB; minimum 1 - 5 / 80 = 0.9375, raised to 0.938.
+        0.9: (
+            "argument mem_fraction_static: the weights (80,530,636,800 B) leave nothing of 0.9 x "
+            "85,899,345,920 B; SGLang refuses to start",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+            "--mem-fraction-static=0.9. Raise --mem-fraction-static above 0.938 (minimum viable "
+            "= 1 - available/pre = 0.9375). If using speculative decoding, draft weights are now "
+            "counted.",
+        ),
+    }
+    # Half a byte left (the H200's 150,119,844,413 B halved, less its floor) is no refusal of
+    # the fraction: the budget's 0 B holds no state slot.
+    with pytest.raises(ServerArgumentError) as half:
+        sglang_reservation(
+            QWEN3_NEXT, gpu="h200", weights_bytes=75_059_922_206, mem_fraction_static=0.5
+        )
+    assert half.value.field == "available_memory"
+    held = sglang_reservation(
+        QWEN3_NEXT, gpu="a100-80gb", weights_bytes=10 * GIB, mem_fraction_static=0.85
+    )
+    assert held.available_memory_rule == (
+        "85,899,345,920 B free x 0.85 - weights (kv_cache_configurator.py:2990-3060)"
+    )
+
+
 def test_available_memory_still_names_the_budget_itself() -> None:
     held = sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="h100-sxm")
     assert held.available_memory == 60 * GIB and held.slots == 211
