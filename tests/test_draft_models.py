@@ -156,6 +156,37 @@ def test_the_drafters_weights_add_to_a_snapshots_weights(tmp_path: Path) -> None
     )
 
 
+def test_sglang_counts_a_snapshots_weights_and_its_drafts(tmp_path: Path) -> None:
+    # "draft weights are now counted" (sglang-0.5.23:sglang/srt/mem_cache/
+    # kv_cache_configurator.py:3050-3058): a target snapshot of one down projection, 5120 x
+    # 17408 bfloat16 split by tp 2 (89,128,960 B a rank), and an EAGLE draft's as much.
+    drafter = drafter_snapshot(tmp_path)
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"]}
+    (drafter / "config.json").write_text(json.dumps(eagle))
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(Path(QWEN3_5_27B).read_text())
+    write_safetensors(
+        target / "model.safetensors",
+        {"model.language_model.layers.0.mlp.down_proj.weight": ("BF16", [5120, 17408])},
+    )
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    config = target / "config.json"
+    alone = sglang_reservation(config, **flags)
+    assert alone.weights_bytes == 89_128_960
+    held = sglang_reservation(config, draft_config=drafter / "config.json", **flags)
+    assert held.weights_bytes == 178_257_920
+    assert held.weights_rule == f"{alone.weights_rule}; and the draft's 89,128,960 B"
+    # A draft without a snapshot adds no weights.
+    bare = sglang_reservation(config, draft_config=eagle, **flags)
+    assert bare.weights_bytes == 89_128_960
+    assert bare.weights_rule == f"{alone.weights_rule}; and the draft's 0 B"
+
+
 def test_a_drafters_kv_heads_are_split_as_the_targets_are(tmp_path: Path) -> None:
     # A drafter of 2 KV heads at tp 4: each rank holds one (vLLM replicates KV heads past the
     # count), so its page is 1 x 128 x 2 x 2 B = 512 B a token and its k_proj (2 x 128 rows of

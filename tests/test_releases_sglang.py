@@ -348,10 +348,19 @@ def test_the_multimodal_reserve_comes_in_0_5_18() -> None:
         "weights_bytes": 28 * GIB,
     }
     path = CONFIGS / "qwen3.5-27b.json"
-    before = sglang_reservation(path, version="0.5.17", **options).available_memory
-    after = sglang_reservation(path, version="0.5.18", **options).available_memory
+    early = sglang_reservation(path, version="0.5.17", **options)
+    late = sglang_reservation(path, version="0.5.18", quantization="fp8", **options)
+    before, after = early.available_memory, late.available_memory
     assert before is not None and after is not None
     assert before - after == 100 << 20
+    assert early.available_memory_rule == (
+        "85,061,827,297 B free x 0.85 - weights (kv_cache_configurator.py:2990-3060)"
+    )
+    assert late.available_memory_rule == (
+        "85,061,827,297 B free x 0.85 - weights - 100 MiB multimodal cache "
+        "(kv_cache_configurator.py:2990-3060)"
+    )
+    assert (late.weights_rule, late.quantization) == ("--weights-memory", "fp8")
 
 
 def test_the_default_fraction_and_the_24_gib_tier() -> None:
