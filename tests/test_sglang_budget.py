@@ -30,7 +30,7 @@ def prefill_graph_sizes(largest: int) -> int:
     """How many prefill graph sizes SGLang captures up to ``largest`` (cuda_graph_hook.py:
     480-497), counted by hand: 4..32 by 4 (8), 48..256 by 16 (14), 288..512 by 32 (8),
     576..1024 by 64 (8), 1280..4096 by 256 (12), 4608.. by 512."""
-    counts = {4096: 8 + 14 + 8 + 8 + 12, 8192: 8 + 14 + 8 + 8 + 12 + 8}
+    counts = {1024: 8 + 14 + 8 + 8, 4096: 8 + 14 + 8 + 8 + 12, 8192: 8 + 14 + 8 + 8 + 12 + 8}
     return counts[largest]
 
 
@@ -74,6 +74,53 @@ def test_max_running_requests_caps_the_decode_graphs_and_chunked_prefill_is_read
     reserved = max(512 + 4096 * 1.5 + 512 + 64 * 2 + prefill_graph_sizes(4096) * 8, 10 * 1024)
     assert reserved == 10 * 1024  # the floor
     assert held.mem_fraction_static == round((81559 - 10240) / 81559, 3)
+
+
+def test_the_10_gib_floor_holds_only_above_60_gib() -> None:
+    # memory_hook.py:47-345 with --chunked-prefill-size 1024 (counted as 2048) at tp 1 on 60 GiB
+    # (the 60-90 GiB tier, decode max_bs 256): 512 + 2048 x 1.5 + 1 / 8 x 1024 + (256 x 2 + 38
+    # prefill sizes up to 1024 x 8) = 4,528 MiB; the 10 GiB floor only above 61,440 MiB.
+    assert prefill_graph_sizes(1024) == 38
+    flags = {"weights_bytes": 10 * GIB, "chunked_prefill_size": 1024}
+    at = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=60 * GIB, **flags)
+    assert at.mem_fraction_static == round((61440 - 4528) / 61440, 3) == 0.926
+    assert at.mem_fraction_static_rule == (
+        "SGLang's default: round((61440 - 4528 MiB reserved) / 61440, 3)"
+    )
+    above = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=60 * GIB + 512 * 2**20, **flags)
+    assert above.mem_fraction_static == round((61952 - 10240) / 61952, 3) == 0.835
+
+
+def test_without_a_gpu_the_launchs_fraction_and_chunked_prefill_are_kept() -> None:
+    held = sglang_reservation(
+        NEMOTRON, mem_fraction_static=0.85, chunked_prefill_size=4096, max_mamba_cache_size=10
+    )
+    assert (held.mem_fraction_static, held.chunked_prefill_size) == (0.85, 4096)
+    # Before 0.5.19 SGLang's default fraction is not modelled: the flag is named.
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(QWEN3_NEXT, version="0.5.18", gpu="h100-sxm", weights_bytes=10 * GIB)
+    assert raised.value.field == "mem_fraction_static"
+
+
+def test_a_vision_model_outside_the_prefill_graph_list_reserves_no_prefill_graphs() -> None:
+    # JetVLM is no architecture of the multimodal prefill-graph list (sglang-0.5.22:sglang/srt/
+    # configs/model_config.py:2388), so on 80 GiB at tp 1 only the decode graphs are reserved:
+    # 512 + 8192 x 1.5 + 1 / 8 x 1024 + 256 x 2 = 13,440 MiB; the default-sized tower (24 x
+    # 1024) scales by 0.95 x 1.0.
+    text = json.loads((CONFIGS / "jet-nemotron-2b.json").read_text())
+    text.pop("model_type")
+    jet_vlm = {
+        "model_type": "jet_vlm",
+        "architectures": ["JetVLMForConditionalGeneration"],
+        "text_config": text,
+        "vision_config": {},
+    }
+    held = sglang_reservation(jet_vlm, gpu_memory_bytes=80 * GIB, weights_bytes=20 * GIB)
+    assert held.mem_fraction_static_rule == (
+        "SGLang's default: round((81920 - 13440 MiB reserved) / 81920, 3), scaled for the "
+        "vision tower"
+    )
+    assert held.mem_fraction_static == pytest.approx(0.836 * 0.95, rel=1e-12)
 
 
 def test_a_given_fraction_and_its_range() -> None:
