@@ -178,6 +178,8 @@ def test_sglang_counts_a_snapshots_weights_and_its_drafts(tmp_path: Path) -> Non
     config = target / "config.json"
     alone = sglang_reservation(config, **flags)
     assert alone.weights_bytes == 89_128_960
+    # --dtype half loads them as float16, 2 B wide as bfloat16 is.
+    assert sglang_reservation(config, dtype="half", **flags).weights_bytes == 89_128_960
     held = sglang_reservation(config, draft_config=drafter / "config.json", **flags)
     assert held.weights_bytes == 178_257_920
     assert held.weights_rule == f"{alone.weights_rule}; and the draft's 89,128,960 B"

@@ -673,11 +673,16 @@ def test_before_0_5_7_the_slots_flag_is_overwritten_with_the_radix_cache_on() ->
 
 
 def test_before_0_5_7_there_is_no_strategy_flag() -> None:
-    with pytest.raises(ServerArgumentError, match="has no --mamba-scheduler-strategy") as error:
+    with pytest.raises(ServerArgumentError) as error:
         sglang_reservation(
             QWEN3_NEXT, version="0.5.6.post2", mamba_radix_cache_strategy="no_buffer"
         )
     assert error.value.field == "mamba_radix_cache_strategy"
+    assert str(error.value) == (
+        "argument mamba_radix_cache_strategy: SGLang 0.5.6.post2 has no "
+        "--mamba-scheduler-strategy (from 0.5.7, sglang-0.5.7:sglang/srt/server_args.py:193); "
+        "its radix cache is no_buffer's"
+    )
 
 
 # --- 0.5.2 to 0.5.5.post3 ----------------------------------------------------------------------
@@ -852,6 +857,7 @@ def test_a_build_before_a_release_takes_its_rules() -> None:
     ("version", "options", "argument"),
     [
         ("0.5.13", {"speculative_num_draft_tokens": 4}, "speculative_num_draft_tokens"),
+        ("0.5.13", {"speculative_num_draft_tokens": 1}, "speculative_num_draft_tokens"),
         ("0.5.13", {"mamba_radix_cache_strategy": "extra_buffer"}, "mamba_radix_cache_strategy"),
         ("0.5.22", {"gpu_arch": "sm100"}, "gpu_arch"),
     ],
