@@ -444,11 +444,13 @@ def test_before_0_5_9_the_ssm_dtype_is_the_flag_s() -> None:
     half = sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB,
                               mamba_ssm_dtype="float16")  # fmt: skip
     assert half.ssm_dtype == "float16"
-    with pytest.raises(
-        ServerArgumentError, match=r"float16 is not a choice of SGLang 0\.5\.8"
-    ) as e:
+    with pytest.raises(ServerArgumentError) as e:
         sglang_reservation(nemotron, version="0.5.8", mamba_ssm_dtype="float16")
     assert e.value.field == "mamba_ssm_dtype"
+    assert str(e.value) == (
+        "argument mamba_ssm_dtype: float16 is not a choice of SGLang 0.5.8's --mamba-ssm-dtype "
+        "(float32, bfloat16; float16 from 0.5.9, sglang-0.5.9:sglang/srt/server_args.py:214)"
+    )
 
 
 def test_before_0_5_10_a_nemotron_layer_list_is_not_modelled() -> None:
@@ -812,9 +814,15 @@ def test_before_0_5_4_the_kv_cache_is_not_bf16_by_name() -> None:
         QWEN3_NEXT, version="0.5.4", available_memory=100 * GIB, kv_cache_dtype="bf16"
     )
     assert answer.kv_bytes_per_token == 24576
-    with pytest.raises(ServerArgumentError, match="bf16 is not a choice") as error:
+    with pytest.raises(ServerArgumentError) as error:
         sglang_reservation(QWEN3_NEXT, version="0.5.3.post3", kv_cache_dtype="bf16")
     assert error.value.field == "kv_cache_dtype"
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:1625-1628, its choices in its order.
+    assert str(error.value) == (
+        "argument kv_cache_dtype: bf16 is not a choice of SGLang 0.5.3.post3's --kv-cache-dtype "
+        "(auto, fp8_e5m2, fp8_e4m3; bf16 / bfloat16 from 0.5.4, "
+        "sglang-0.5.4:sglang/srt/server_args.py:1789)"
+    )
 
 
 def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
