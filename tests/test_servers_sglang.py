@@ -1012,6 +1012,40 @@ def test_sglang_needs_the_architecture(architectures: object) -> None:
             "argument available_memory: 0 B holds no state slot of 143548416 B (with one padding "
             "slot); SGLang refuses to start",
         ),
+        ({"mem_fraction_static": 1.0}, "argument mem_fraction_static: must be below 1, got 1.0"),
+        ({"page_size": 0}, "argument page_size: must be from 1 to 2**63 - 1, got 0"),
+        (
+            {"kv_cache_dtype": "fp16"},
+            "argument kv_cache_dtype: unknown value 'fp16'; use auto, bf16, bfloat16, fp8_e4m3, "
+            "fp8_e5m2",
+        ),
+        (
+            {"chunked_prefill_size": 0},
+            "argument chunked_prefill_size: must be from 1 to 2**63 - 1, got 0",
+        ),
+        ({"weights_bytes": -1}, "argument weights_bytes: must be from 0 to 2**63 - 1, got -1"),
+        (
+            {"mamba_radix_cache_strategy": "lazy"},
+            "argument mamba_radix_cache_strategy: unknown value 'lazy'; use auto, no_buffer, "
+            "extra_buffer, extra_buffer_lazy",
+        ),
+        (
+            {"disable_overlap_schedule": 1},
+            "argument disable_overlap_schedule: must be a bool, not int",
+        ),
+        (
+            {"max_running_requests": 0},
+            "argument max_running_requests: must be from 1 to 2**63 - 1, got 0",
+        ),
+        (
+            {"mamba_ssm_dtype": "fp8"},
+            "argument mamba_ssm_dtype: unknown value 'fp8'; use float32, bfloat16, float16",
+        ),
+        ({"max_total_tokens": 0}, "argument max_total_tokens: must be from 1 to 2**63 - 1, got 0"),
+        (
+            {"dtype": "fp8"},
+            "argument dtype: unknown value 'fp8'; use auto, bfloat16, float16, half",
+        ),
     ],
 )
 def test_sglang_refusals_name_the_argument(arguments: dict[str, Any], line: str) -> None:
@@ -1019,6 +1053,8 @@ def test_sglang_refusals_name_the_argument(arguments: dict[str, Any], line: str)
     with pytest.raises((ServerArgumentError, TypeError)) as raised:
         sglang_reservation(NEMOTRON, **flags)
     assert str(raised.value) == line
+    if isinstance(raised.value, ServerArgumentError):
+        assert raised.value.field == line.split(":")[0].removeprefix("argument ")
 
 
 def test_sglang_smallest_values() -> None:
