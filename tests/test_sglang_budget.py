@@ -96,6 +96,8 @@ def test_without_a_gpu_the_launchs_fraction_and_chunked_prefill_are_kept() -> No
         NEMOTRON, mem_fraction_static=0.85, chunked_prefill_size=4096, max_mamba_cache_size=10
     )
     assert (held.mem_fraction_static, held.chunked_prefill_size) == (0.85, 4096)
+    one = sglang_reservation(NEMOTRON, chunked_prefill_size=1, max_mamba_cache_size=10)
+    assert one.chunked_prefill_size == 1  # the smallest chunk taken
     # Before 0.5.19 SGLang's default fraction is not modelled: the flag is named.
     with pytest.raises(ServerArgumentError) as raised:
         sglang_reservation(QWEN3_NEXT, version="0.5.18", gpu="h100-sxm", weights_bytes=10 * GIB)
