@@ -189,6 +189,53 @@ def test_sglang_counts_a_snapshots_weights_and_its_drafts(tmp_path: Path) -> Non
     assert bare.weights_rule == f"{alone.weights_rule}; and the draft's 0 B"
 
 
+def test_sglang_loads_kv_heads_past_the_tp_replicated(tmp_path: Path) -> None:
+    # QKVParallelLinear replicates KV heads when tp exceeds them (each rank one head): the
+    # target's 4 KV heads of 256 at tp 8 load a quarter of its k_proj (1024 x 5120 bfloat16),
+    # 2,621,440 B, not an eighth; an EAGLE draft's 2 KV heads of 128 at tp 4 load half of theirs
+    # (256 x 5120 x 2 / 2 = 1,310,720 B), split at the target's tp.
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(Path(QWEN3_5_27B).read_text())
+    write_safetensors(
+        target / "model.safetensors",
+        {"model.language_model.layers.3.self_attn.k_proj.weight": ("BF16", [1024, 5120])},
+    )
+    drafter = tmp_path / "drafter"
+    drafter.mkdir()
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"], "num_key_value_heads": 2}
+    (drafter / "config.json").write_text(json.dumps(eagle))
+    write_safetensors(
+        drafter / "model.safetensors", {"layers.0.self_attn.k_proj.weight": ("BF16", [256, 5120])}
+    )
+    config = target / "config.json"
+    wide = sglang_reservation(config, tp_size=8, available_memory=60 * GIB)
+    assert wide.weights_bytes == 2_621_440
+    held = sglang_reservation(
+        config,
+        draft_config=drafter / "config.json",
+        tp_size=4,
+        available_memory=60 * GIB,
+        speculative_num_draft_tokens=4,
+    )
+    assert held.weights_bytes == 2_621_440 + 1_310_720
+    assert held.weights_rule.endswith("; and the draft's 1,310,720 B")
+
+
+def test_sglang_loads_an_attention_free_snapshot_in_bfloat16(tmp_path: Path) -> None:
+    # A model without attention layers has no model dtype of the package's; its weights load
+    # 2 B an element: Mamba-2.8B's out_proj, 2560 x 5120 bfloat16, 26,214,400 B.
+    mamba = tmp_path / "mamba"
+    mamba.mkdir()
+    (mamba / "config.json").write_text((CONFIGS / "mamba-2.8b-hf.json").read_text())
+    write_safetensors(
+        mamba / "model.safetensors",
+        {"backbone.layers.0.mixer.out_proj.weight": ("BF16", [2560, 5120])},
+    )
+    held = sglang_reservation(mamba / "config.json", available_memory=60 * GIB)
+    assert held.weights_bytes == 26_214_400
+
+
 def test_a_drafters_kv_heads_are_split_as_the_targets_are(tmp_path: Path) -> None:
     # A drafter of 2 KV heads at tp 4: each rank holds one (vLLM replicates KV heads past the
     # count), so its page is 1 x 128 x 2 x 2 B = 512 B a token and its k_proj (2 x 128 rows of

@@ -89,6 +89,8 @@ def test_the_10_gib_floor_holds_only_above_60_gib() -> None:
     )
     above = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=60 * GIB + 512 * 2**20, **flags)
     assert above.mem_fraction_static == round((61952 - 10240) / 61952, 3) == 0.835
+    just = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=61470 * 2**20, **flags)
+    assert just.mem_fraction_static == round((61470 - 10240) / 61470, 3) == 0.833
 
 
 def test_without_a_gpu_the_launchs_fraction_and_chunked_prefill_are_kept() -> None:
