@@ -24,7 +24,7 @@ from decode_ring.cli import main
 from decode_ring.models import ModelConfigError, TensorParallelSplitError
 from decode_ring.servers import ServerArgumentError, sglang_reservation, vllm_reservation
 
-from .support import DFLASH
+from .support import DFLASH, bailing
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 QWEN3_5_27B = str(CONFIGS / "qwen3.5-27b.json")
@@ -154,6 +154,86 @@ def test_the_drafters_weights_add_to_a_snapshots_weights(tmp_path: Path) -> None
         "norms and routers whole, an omni model's talker and "
         "token2wav left out; MTP layers left out"
     )
+
+
+def test_sglang_counts_a_snapshots_weights_and_its_drafts(tmp_path: Path) -> None:
+    # "draft weights are now counted" (sglang-0.5.23:sglang/srt/mem_cache/
+    # kv_cache_configurator.py:3050-3058): a target snapshot of one down projection, 5120 x
+    # 17408 bfloat16 split by tp 2 (89,128,960 B a rank), and an EAGLE draft's as much.
+    drafter = drafter_snapshot(tmp_path)
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"]}
+    (drafter / "config.json").write_text(json.dumps(eagle))
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(Path(QWEN3_5_27B).read_text())
+    write_safetensors(
+        target / "model.safetensors",
+        {"model.language_model.layers.0.mlp.down_proj.weight": ("BF16", [5120, 17408])},
+    )
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    config = target / "config.json"
+    alone = sglang_reservation(config, **flags)
+    assert alone.weights_bytes == 89_128_960
+    # --dtype half loads them as float16, 2 B wide as bfloat16 is.
+    assert sglang_reservation(config, dtype="half", **flags).weights_bytes == 89_128_960
+    held = sglang_reservation(config, draft_config=drafter / "config.json", **flags)
+    assert held.weights_bytes == 178_257_920
+    assert held.weights_rule == f"{alone.weights_rule}; and the draft's 89,128,960 B"
+    # A draft without a snapshot adds no weights.
+    bare = sglang_reservation(config, draft_config=eagle, **flags)
+    assert bare.weights_bytes == 89_128_960
+    assert bare.weights_rule == f"{alone.weights_rule}; and the draft's 0 B"
+
+
+def test_sglang_loads_kv_heads_past_the_tp_replicated(tmp_path: Path) -> None:
+    # QKVParallelLinear replicates KV heads when tp exceeds them (each rank one head): the
+    # target's 4 KV heads of 256 at tp 8 load a quarter of its k_proj (1024 x 5120 bfloat16),
+    # 2,621,440 B, not an eighth; an EAGLE draft's 2 KV heads of 128 at tp 4 load half of theirs
+    # (256 x 5120 x 2 / 2 = 1,310,720 B), split at the target's tp.
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(Path(QWEN3_5_27B).read_text())
+    write_safetensors(
+        target / "model.safetensors",
+        {"model.language_model.layers.3.self_attn.k_proj.weight": ("BF16", [1024, 5120])},
+    )
+    drafter = tmp_path / "drafter"
+    drafter.mkdir()
+    eagle = {**DFLASH, "architectures": ["LlamaForCausalLM"], "num_key_value_heads": 2}
+    (drafter / "config.json").write_text(json.dumps(eagle))
+    write_safetensors(
+        drafter / "model.safetensors", {"layers.0.self_attn.k_proj.weight": ("BF16", [256, 5120])}
+    )
+    config = target / "config.json"
+    wide = sglang_reservation(config, tp_size=8, available_memory=60 * GIB)
+    assert wide.weights_bytes == 2_621_440
+    held = sglang_reservation(
+        config,
+        draft_config=drafter / "config.json",
+        tp_size=4,
+        available_memory=60 * GIB,
+        speculative_num_draft_tokens=4,
+    )
+    assert held.weights_bytes == 2_621_440 + 1_310_720
+    assert held.weights_rule.endswith("; and the draft's 1,310,720 B")
+
+
+def test_sglang_loads_an_attention_free_snapshot_in_bfloat16(tmp_path: Path) -> None:
+    # A model without attention layers has no model dtype of the package's; its weights load
+    # 2 B an element: Mamba-2.8B's out_proj, 2560 x 5120 bfloat16, 26,214,400 B.
+    mamba = tmp_path / "mamba"
+    mamba.mkdir()
+    (mamba / "config.json").write_text((CONFIGS / "mamba-2.8b-hf.json").read_text())
+    write_safetensors(
+        mamba / "model.safetensors",
+        {"backbone.layers.0.mixer.out_proj.weight": ("BF16", [2560, 5120])},
+    )
+    held = sglang_reservation(mamba / "config.json", available_memory=60 * GIB)
+    assert held.weights_bytes == 26_214_400
 
 
 def test_a_drafters_kv_heads_are_split_as_the_targets_are(tmp_path: Path) -> None:
@@ -322,6 +402,37 @@ def test_sglang_takes_a_drafts_own_nextn_count_and_its_hidden_layers() -> None:
         QWEN3_NEXT, draft_config=CONFIGS / "nemotron-nano-9b-v2.json", **flags
     )
     assert zero.kv_bytes_per_token == plain
+    # A draft without attention layers counts its hidden ones: Mamba-2.8B's 64 (max(64, 0)).
+    mamba = sglang_reservation(QWEN3_NEXT, draft_config=CONFIGS / "mamba-2.8b-hf.json", **flags)
+    assert mamba.kv_bytes_per_token == plain + plain * 64 // 12
+    # A draft's own count int() would not make whole and non-negative is refused, named.
+    with pytest.raises(ModelConfigError) as raised:
+        sglang_reservation(
+            QWEN3_NEXT, draft_config=llama | {"num_nextn_predict_layers": -1}, **flags
+        )
+    assert raised.value.field == "num_nextn_predict_layers"
+    assert str(raised.value) == (
+        "field 'num_nextn_predict_layers': -1 is not a count of draft layers (SGLang takes int() "
+        "of it, model_runner_components/spec_aux_hidden_state.py:156-163)"
+    )
+
+
+def test_sglang_reads_a_drafts_nextn_count_from_its_own_config_class() -> None:
+    # SGLang's BailingHybridConfig defaults num_nextn_predict_layers to 0
+    # (sglang-0.5.23:sglang/srt/configs/bailing_hybrid.py:86, :122), which the draft's
+    # ModelConfig reads (configs/model_config.py:1602-1604; the draft rewrite of a Bailing
+    # architecture, :1118-1127, keeps it): no draft layers, where transformers' class, which
+    # declares no such field, would leave max(42 hidden, attention) layers.
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    plain = sglang_reservation(QWEN3_NEXT, **flags).kv_bytes_per_token
+    draft = bailing(architectures=["BailingMoeV2_5ForCausalLM"])
+    draft.pop("num_nextn_predict_layers")
+    drafted = sglang_reservation(QWEN3_NEXT, draft_config=draft, **flags)
+    assert drafted.kv_bytes_per_token == plain
 
 
 def test_sglang_reads_a_targets_nextn_count_as_int_does() -> None:

@@ -251,6 +251,8 @@ def test_qwen3_5_9b_under_0_5_14_and_0_5_17() -> None:
     assert (later.slots, later.ratio, later.max_running_requests) == (186, 5, 37)
     padded = qwen_9b("0.5.17")
     assert (padded.slots, padded.kv_tokens) == (185, 327310)
+    assert later.slots_rule == "0.9/(1+0.9) of available_memory"
+    assert padded.slots_rule == "0.9/(1+0.9) of available_memory, one slot padding"
 
 
 # Qwen3.8-27B-FP8 (Qwen3_5ForConditionalGeneration, the 27B geometry), 1 x H100 80 GB,
@@ -307,6 +309,13 @@ def test_the_radix_cache_is_off_for_kimi_until_0_5_14_and_bailing_until_0_5_13()
     }
     # Off (1); on, no extra buffer (no_buffer, 3); extra buffer with overlap (5).
     assert ratios == {"0.5.13": 1, "0.5.14": 3, "0.5.16": 5}
+    # With the radix cache off by SGLang, --max-running-requests is the slots, as with the flag.
+    held = sglang_reservation(kimi, version="0.5.13", available_memory=40 * GIB,
+                              max_running_requests=10)  # fmt: skip
+    assert (held.slots, held.slots_rule) == (
+        10,
+        "SGLang 0.5.13 turns the radix cache off: max_running_requests",
+    )
     hybrid = bailing(architectures=["BailingMoeV2_5ForCausalLM"])
     before = sglang_reservation(hybrid, version="0.5.12", available_memory=40 * GIB)
     after = sglang_reservation(hybrid, version="0.5.13", available_memory=40 * GIB)
@@ -322,6 +331,14 @@ def test_before_0_5_14_the_running_flag_is_held_to_the_estimate() -> None:
     old, new = (qwen_9b(v, max_running_requests=4500, **options) for v in ("0.5.13", "0.5.14"))
     assert (old.slots, old.kv_tokens, old.max_running_requests) == (15008, 2621824, 4096)
     assert (new.ratio, new.max_running_requests) == (5, 3001)
+    # Only the estimate is held to half the tokens there (:884-887): 1,000 tokens at 100 GiB
+    # (K 1974) give min(2048, 1000 // 2, 1974 // 3) = 500 without the flag, and
+    # min(1000, 2048, 658) = 658 with --max-running-requests 1000.
+    capped = {"available_memory": 100 * GIB, "max_total_tokens": 1000}
+    estimated = qwen_9b("0.5.13", **capped)
+    flagged = qwen_9b("0.5.13", max_running_requests=1000, **capped)
+    assert (estimated.slots, estimated.kv_tokens) == (1974, 1000)
+    assert (estimated.max_running_requests, flagged.max_running_requests) == (500, 658)
 
 
 def test_the_multimodal_reserve_comes_in_0_5_18() -> None:
@@ -331,10 +348,19 @@ def test_the_multimodal_reserve_comes_in_0_5_18() -> None:
         "weights_bytes": 28 * GIB,
     }
     path = CONFIGS / "qwen3.5-27b.json"
-    before = sglang_reservation(path, version="0.5.17", **options).available_memory
-    after = sglang_reservation(path, version="0.5.18", **options).available_memory
+    early = sglang_reservation(path, version="0.5.17", **options)
+    late = sglang_reservation(path, version="0.5.18", quantization="fp8", **options)
+    before, after = early.available_memory, late.available_memory
     assert before is not None and after is not None
     assert before - after == 100 << 20
+    assert early.available_memory_rule == (
+        "85,061,827,297 B free x 0.85 - weights (kv_cache_configurator.py:2990-3060)"
+    )
+    assert late.available_memory_rule == (
+        "85,061,827,297 B free x 0.85 - weights - 100 MiB multimodal cache "
+        "(kv_cache_configurator.py:2990-3060)"
+    )
+    assert (late.weights_rule, late.quantization) == ("--weights-memory", "fp8")
 
 
 def test_the_default_fraction_and_the_24_gib_tier() -> None:
@@ -418,11 +444,13 @@ def test_before_0_5_9_the_ssm_dtype_is_the_flag_s() -> None:
     half = sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB,
                               mamba_ssm_dtype="float16")  # fmt: skip
     assert half.ssm_dtype == "float16"
-    with pytest.raises(
-        ServerArgumentError, match=r"float16 is not a choice of SGLang 0\.5\.8"
-    ) as e:
+    with pytest.raises(ServerArgumentError) as e:
         sglang_reservation(nemotron, version="0.5.8", mamba_ssm_dtype="float16")
     assert e.value.field == "mamba_ssm_dtype"
+    assert str(e.value) == (
+        "argument mamba_ssm_dtype: float16 is not a choice of SGLang 0.5.8's --mamba-ssm-dtype "
+        "(float32, bfloat16; float16 from 0.5.9, sglang-0.5.9:sglang/srt/server_args.py:214)"
+    )
 
 
 def test_before_0_5_10_a_nemotron_layer_list_is_not_modelled() -> None:
@@ -435,10 +463,35 @@ def test_before_0_5_10_a_nemotron_layer_list_is_not_modelled() -> None:
     assert (
         sglang_reservation(nemotron, version="0.5.10", available_memory=40 * GIB).state_layers == 27
     )
-    with pytest.raises(
-        ModelConfigError, match="NemotronHConfig reads only hybrid_override_pattern"
-    ):
+    with pytest.raises(ModelConfigError) as error:
         sglang_reservation(nemotron, version="0.5.9", available_memory=40 * GIB)
+    assert str(error.value) == (
+        "field 'layers_block_type': SGLang 0.5.9's NemotronHConfig reads only "
+        "hybrid_override_pattern (its 52-layer default where the config has none; "
+        "layers_block_type from 0.5.10): not modelled"
+    )
+    assert error.value.field == "layers_block_type"
+    # Beside a hybrid_override_pattern, the list is not what 0.5.9 reads, and not refused.
+    both = config("nemotron-nano-9b-v2.json") | {"layers_block_type": nemotron["layers_block_type"]}
+    assert sglang_reservation(both, version="0.5.9", available_memory=40 * GIB).state_layers == 27
+
+
+def test_before_0_5_13_an_empty_pool_is_not_modelled() -> None:
+    # sglang-0.5.13:.../model_runner_kv_cache_mixin.py:165-178 and :893-905 refuse a pool of no
+    # slot and a cap of no request at startup; 0.5.12 checks neither, and what it does then is
+    # not modelled. Qwen3.5-9B at tp 2 holds 25,755,648 B a request: 20 MiB hold no slot, and
+    # 100 MiB hold one, which at 3 a request serves none.
+    unchecked = (
+        "argument available_memory: the state pool serves no request; SGLang 0.5.12 does not "
+        "check this at startup (SGLang refuses it from 0.5.13) and what it does then is not "
+        "modelled"
+    )
+    for budget in (20 << 20, 100 << 20):
+        with pytest.raises(ServerArgumentError) as old:
+            qwen_9b("0.5.12", available_memory=budget)
+        assert (old.value.field, str(old.value)) == ("available_memory", unchecked)
+        with pytest.raises(ServerArgumentError, match="SGLang refuses to start"):
+            qwen_9b("0.5.13", available_memory=budget)
 
 
 def test_before_0_5_10_the_running_flag_is_held_to_the_slots_alone() -> None:
@@ -462,6 +515,10 @@ def test_before_0_5_10_the_estimate_reads_the_profiled_tokens() -> None:
     old, new = (qwen_9b(v, **options) for v in ("0.5.9", "0.5.10"))
     assert old.kv_tokens == new.kv_tokens == 1048576
     assert (old.max_running_requests, new.max_running_requests) == (4096, 2048)
+    assert old.max_running_requests_rule == (
+        "min(SGLang's estimate clamp(2621824 profiled KV tokens / context 262144 x 512, 2048, "
+        "4096), slots 15008 // ratio 3, 1048576 KV tokens // 2)"
+    )
 
 
 def test_the_tokens_are_capped_before_they_are_aligned_to_pages() -> None:
@@ -486,6 +543,39 @@ def test_the_weights_line_names_the_dtype_before_0_5_10() -> None:
         "0.5.8": "Load weight end. type=Qwen3NextForCausalLM, dtype=torch.bfloat16,",
         "0.5.9": "Load weight end. elapsed=? s, type=Qwen3NextForCausalLM, dtype=torch.bfloat16,",
         "0.5.10": "Load weight end. elapsed=? s, type=Qwen3NextForCausalLM,",
+    }
+
+
+def test_the_weights_line_names_the_dtype_sglang_verifies() -> None:
+    # sglang-0.5.9:sglang/srt/configs/model_config.py:1109-1115 (_STR_DTYPE_TO_TORCH_DTYPE:
+    # half is float16), :1126 (the config's dtype before its torch_dtype), :1149-1156 (--dtype
+    # auto casts a float32 config to float16), :1157-1160 (--dtype given wins).
+    options: dict[str, Any] = {"gpu": "h100-sxm", "mem_fraction_static": 0.85,
+                               "weights_bytes": 20 * GIB}  # fmt: skip
+    qwen = json.loads(QWEN3_NEXT.read_text(encoding="utf-8"))  # torch_dtype bfloat16
+    half = qwen | {"torch_dtype": "float16"}
+    launches: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+        "--dtype half": (qwen, {"dtype": "half"}),
+        "--dtype float16": (qwen, {"dtype": "float16"}),
+        "--dtype bfloat16 over float16": (half, {"dtype": "bfloat16"}),
+        "dtype before torch_dtype": (qwen | {"dtype": "float16"}, {}),
+        "torch_dtype float16": (half, {}),
+        "torch_dtype float32": (qwen | {"torch_dtype": "float32"}, {}),
+    }
+    named = {
+        launch: sglang_reservation(model, version="0.5.9", **(options | flags))
+        .log_lines[0]
+        .split("type=Qwen3NextForCausalLM, ")[1]
+        .split(", avail")[0]
+        for launch, (model, flags) in launches.items()
+    }
+    assert named == {
+        "--dtype half": "dtype=torch.float16",
+        "--dtype float16": "dtype=torch.float16",
+        "--dtype bfloat16 over float16": "dtype=torch.bfloat16",
+        "dtype before torch_dtype": "dtype=torch.float16",
+        "torch_dtype float16": "dtype=torch.float16",
+        "torch_dtype float32": "dtype=torch.float16",
     }
 
 
@@ -585,11 +675,16 @@ def test_before_0_5_7_the_slots_flag_is_overwritten_with_the_radix_cache_on() ->
 
 
 def test_before_0_5_7_there_is_no_strategy_flag() -> None:
-    with pytest.raises(ServerArgumentError, match="has no --mamba-scheduler-strategy") as error:
+    with pytest.raises(ServerArgumentError) as error:
         sglang_reservation(
             QWEN3_NEXT, version="0.5.6.post2", mamba_radix_cache_strategy="no_buffer"
         )
     assert error.value.field == "mamba_radix_cache_strategy"
+    assert str(error.value) == (
+        "argument mamba_radix_cache_strategy: SGLang 0.5.6.post2 has no "
+        "--mamba-scheduler-strategy (from 0.5.7, sglang-0.5.7:sglang/srt/server_args.py:193); "
+        "its radix cache is no_buffer's"
+    )
 
 
 # --- 0.5.2 to 0.5.5.post3 ----------------------------------------------------------------------
@@ -630,6 +725,12 @@ def test_before_0_5_3_post2_the_mamba_pool_holds_the_request_pool() -> None:
     assert (early.slots, early.kv_tokens, early.max_running_requests) == (600, 2482666, 100)
     assert early.pool_bytes == 101 * 77266944
     assert early.pool_bytes_rule.startswith("(request pool 100 + 1) x per request")
+    # Its log line sizes those 101 slots (sglang-0.5.3.post1:sglang/srt/mem_cache/
+    # memory_pool.py:200-204): 36 layers of conv (8192, 3) bf16 = 1,769,472 B and of ssm 32 x
+    # 128 x 128 float32 = 75,497,472 B a slot, x 101 = 0.17 and 7.10 GB.
+    assert early.log_lines[0] == (
+        "Mamba Cache is allocated. conv_state size: 0.17GB, ssm_state size: 7.10GB "
+    )
     later = sglang_reservation(QWEN3_NEXT, version="0.5.3.post2", disable_radix_cache=True, **flags)
     assert (later.slots, later.pool_bytes) == (600, 601 * 77266944)
 
@@ -701,6 +802,9 @@ def test_qwen3_next_keeps_the_overlap_scheduler_until_0_5_5_post2() -> None:
         assert (answer.slots, answer.kv_tokens, answer.ratio) == (658, 2300314, 3)
         assert answer.max_running_requests == 219
     assert [a.overlap_schedule for a in answers.values()] == [True, True, False]
+    # No --mamba-scheduler-strategy before 0.5.7 (sglang-0.5.7:sglang/srt/server_args.py:193):
+    # the radix cache, on or off, is no_buffer's.
+    assert [a.mamba_radix_cache_strategy for a in answers.values()] == ["no_buffer"] * 3
 
 
 def test_before_0_5_4_the_kv_cache_is_not_bf16_by_name() -> None:
@@ -710,9 +814,15 @@ def test_before_0_5_4_the_kv_cache_is_not_bf16_by_name() -> None:
         QWEN3_NEXT, version="0.5.4", available_memory=100 * GIB, kv_cache_dtype="bf16"
     )
     assert answer.kv_bytes_per_token == 24576
-    with pytest.raises(ServerArgumentError, match="bf16 is not a choice") as error:
+    with pytest.raises(ServerArgumentError) as error:
         sglang_reservation(QWEN3_NEXT, version="0.5.3.post3", kv_cache_dtype="bf16")
     assert error.value.field == "kv_cache_dtype"
+    # sglang-0.5.3.post3:sglang/srt/server_args.py:1625-1628, its choices in its order.
+    assert str(error.value) == (
+        "argument kv_cache_dtype: bf16 is not a choice of SGLang 0.5.3.post3's --kv-cache-dtype "
+        "(auto, fp8_e5m2, fp8_e4m3; bf16 / bfloat16 from 0.5.4, "
+        "sglang-0.5.4:sglang/srt/server_args.py:1789)"
+    )
 
 
 def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
@@ -724,8 +834,14 @@ def test_before_0_5_6_nemotron_has_no_moe_layer() -> None:
     nemotron["hybrid_override_pattern"] = pattern.replace("-", "E", 1)
     answer = sglang_reservation(nemotron, version="0.5.6", available_memory=100 * GIB)
     assert (answer.slots, answer.state_layers) == (512, 27)
-    with pytest.raises(ModelConfigError, match="has no MoE"):
+    with pytest.raises(ModelConfigError) as error:
         sglang_reservation(nemotron, version="0.5.5.post3", available_memory=100 * GIB)
+    assert str(error.value) == (
+        "field 'hybrid_override_pattern': SGLang 0.5.5.post3's NemotronH has no MoE ('E') layer "
+        "(ALL_DECODER_LAYER_TYPES, sglang/srt/models/nemotron_h.py; from 0.5.6): SGLang fails "
+        "to build the model"
+    )
+    assert error.value.field == "hybrid_override_pattern"
 
 
 # --- refusals -----------------------------------------------------------------------------------
@@ -742,12 +858,14 @@ def test_releases_before_0_5_2_are_refused_naming_the_modelled_ones(version: str
 def test_a_build_before_a_release_takes_its_rules() -> None:
     answer = sglang_reservation(QWEN3_NEXT, version="0.5.7rc1", available_memory=40 * GIB)
     assert (answer.server_version, answer.ratio) == ("0.5.7", 5)
+    assert answer.server_version_note == "0.5.7rc1 is a build before 0.5.7: the rules of 0.5.7"
 
 
 @pytest.mark.parametrize(
     ("version", "options", "argument"),
     [
         ("0.5.13", {"speculative_num_draft_tokens": 4}, "speculative_num_draft_tokens"),
+        ("0.5.13", {"speculative_num_draft_tokens": 1}, "speculative_num_draft_tokens"),
         ("0.5.13", {"mamba_radix_cache_strategy": "extra_buffer"}, "mamba_radix_cache_strategy"),
         ("0.5.22", {"gpu_arch": "sm100"}, "gpu_arch"),
     ],

@@ -358,6 +358,7 @@ def test_sglang_max_total_tokens_caps_the_kv_pool() -> None:
         MAMBA, available_memory=60 * GiB, disable_radix_cache=True, max_total_tokens=100_000
     )
     assert (free.kv_tokens, free.slots, free.max_running_requests) == (100_000, 1329, 1329)
+    assert free.max_total_tokens == 100_000
 
 
 def test_sglang_dsa_indexer_joins_the_kv_cell() -> None:
@@ -747,6 +748,12 @@ def test_sglang_no_buffer_takes_only_one_token_pages() -> None:
     reset = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=16)
     assert (reset.mamba_radix_cache_strategy, reset.page_size) == ("no_buffer", 1)
     assert reset.page_size_rule == "SGLang 0.5.13 sets 1 for no_buffer (--page-size 16)"
+    for pages, rule in (
+        (2, "SGLang 0.5.13 sets 1 for no_buffer (--page-size 2)"),
+        (1, "--page-size"),
+    ):
+        one = sglang_reservation(JET, version="0.5.13", available_memory=20 * GiB, page_size=pages)
+        assert (one.page_size, one.page_size_rule) == (1, rule)
     # 20 GiB holds 2,764,631 tokens of JetNemotron's KV at page 1, 2,764,624 in 16-token pages.
     assert reset.kv_tokens == 2_764_631
     assert (
@@ -1005,6 +1012,40 @@ def test_sglang_needs_the_architecture(architectures: object) -> None:
             "argument available_memory: 0 B holds no state slot of 143548416 B (with one padding "
             "slot); SGLang refuses to start",
         ),
+        ({"mem_fraction_static": 1.0}, "argument mem_fraction_static: must be below 1, got 1.0"),
+        ({"page_size": 0}, "argument page_size: must be from 1 to 2**63 - 1, got 0"),
+        (
+            {"kv_cache_dtype": "fp16"},
+            "argument kv_cache_dtype: unknown value 'fp16'; use auto, bf16, bfloat16, fp8_e4m3, "
+            "fp8_e5m2",
+        ),
+        (
+            {"chunked_prefill_size": 0},
+            "argument chunked_prefill_size: must be from 1 to 2**63 - 1, got 0",
+        ),
+        ({"weights_bytes": -1}, "argument weights_bytes: must be from 0 to 2**63 - 1, got -1"),
+        (
+            {"mamba_radix_cache_strategy": "lazy"},
+            "argument mamba_radix_cache_strategy: unknown value 'lazy'; use auto, no_buffer, "
+            "extra_buffer, extra_buffer_lazy",
+        ),
+        (
+            {"disable_overlap_schedule": 1},
+            "argument disable_overlap_schedule: must be a bool, not int",
+        ),
+        (
+            {"max_running_requests": 0},
+            "argument max_running_requests: must be from 1 to 2**63 - 1, got 0",
+        ),
+        (
+            {"mamba_ssm_dtype": "fp8"},
+            "argument mamba_ssm_dtype: unknown value 'fp8'; use float32, bfloat16, float16",
+        ),
+        ({"max_total_tokens": 0}, "argument max_total_tokens: must be from 1 to 2**63 - 1, got 0"),
+        (
+            {"dtype": "fp8"},
+            "argument dtype: unknown value 'fp8'; use auto, bfloat16, float16, half",
+        ),
     ],
 )
 def test_sglang_refusals_name_the_argument(arguments: dict[str, Any], line: str) -> None:
@@ -1012,6 +1053,8 @@ def test_sglang_refusals_name_the_argument(arguments: dict[str, Any], line: str)
     with pytest.raises((ServerArgumentError, TypeError)) as raised:
         sglang_reservation(NEMOTRON, **flags)
     assert str(raised.value) == line
+    if isinstance(raised.value, ServerArgumentError):
+        assert raised.value.field == line.split(":")[0].removeprefix("argument ")
 
 
 def test_sglang_smallest_values() -> None:
@@ -1103,6 +1146,42 @@ def test_sglang_floors_the_slots_as_sglang_does() -> None:
     assert (r.speculative_scratch_bytes, r.kv_cache_bytes) == (8_573_091_840, 34_279_342_080)
 
 
+def test_sglang_keeps_scratch_for_the_one_request_asked_with_the_radix_cache_off() -> None:
+    # _handle_max_mamba_cache (kv_cache_configurator.py:3229-3409): with the radix cache off,
+    # --max-running-requests 1 is the one slot; the KV budget loses that slot and the padding
+    # one (2 p) and the scratch of 2 draft tokens for the request and the padding row (4 p).
+    r = sglang_reservation(
+        NEMOTRON,
+        available_memory=60 * GiB,
+        disable_radix_cache=True,
+        max_running_requests=1,
+        speculative_num_draft_tokens=2,
+    )
+    assert (r.slots, r.slots_rule) == (1, "--disable-radix-cache with max_running_requests")
+    assert r.kv_cache_bytes == 60 * GiB - 6 * NEMOTRON_PER_REQUEST
+
+
+def test_sglang_without_a_gpu_or_a_budget_leaves_the_kv_pool_unknown() -> None:
+    # A fraction without a GPU gives no budget (the pool then needs max_mamba_cache_size);
+    # available_memory given keeps the quantization read from the launch.
+    r = sglang_reservation(
+        NEMOTRON, mem_fraction_static=0.85, weights_bytes=10 * GiB, max_mamba_cache_size=10
+    )
+    assert (r.available_memory, r.kv_cache_bytes, r.kv_tokens) == (None, None, None)
+    fixed = sglang_reservation(NEMOTRON, max_mamba_cache_size=10, quantization="fp8")
+    assert (fixed.available_memory, fixed.quantization) == (None, "fp8")
+    # A GPU's budget needs the weights: a config without safetensors beside it names the flag.
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(QWEN3_NEXT, gpu="h100-sxm")
+    assert (raised.value.field, str(raised.value)) == (
+        "weights_bytes",
+        "argument weights_bytes: the snapshot holds no safetensors to size the weights from; "
+        "give them (--weights-memory SIZE per rank)",
+    )
+    q = sglang_reservation(QWEN3_NEXT, available_memory=60 * GiB, quantization="fp8")
+    assert (q.quantization, q.available_memory_rule) == ("fp8", "--available-memory")
+
+
 def test_sglang_refuses_a_budget_the_state_pool_takes_whole() -> None:
     # rest_memory <= 0 after the pool (kv_cache_configurator.py:3042-3058): exactly the 301
     # slots' bytes leave 0 for the KV cache, which SGLang refuses, as the oracle does.
@@ -1114,6 +1193,12 @@ def test_sglang_refuses_a_budget_the_state_pool_takes_whole() -> None:
     assert str(raised.value) == (
         "argument available_memory: 43208073216 B leaves no memory for the KV cache after the "
         "state pool of 43208073216 B; SGLang refuses to start (kv_cache_configurator.py:3042-3058)"
+    )
+    # SGLang's own line opens so (sglang-0.5.23:sglang/srt/mem_cache/kv_cache_configurator.py:
+    # 3050-3051); the rest of it names figures of the launch the budget stands for.
+    assert raised.value.server_refusal is not None
+    assert raised.value.server_refusal.startswith(
+        "ValueError: Loaded weights leave no GPU memory for the KV cache "
     )
 
 
@@ -1138,6 +1223,16 @@ def test_sglang_refuses_a_kv_pool_that_serves_no_request() -> None:
     assert raised.value.field == "max_mamba_cache_size"
     assert str(raised.value) == (
         "argument max_mamba_cache_size: a KV pool of 1 tokens (requests are capped at tokens // "
+        "2) serves no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)"
+    )
+    # A KV budget under one token's bytes holds no token: Qwen3-Next's 5 slots and the padding
+    # one take 6 x 77,266,944 B, and the 100 B left are under its 24,576 B a token.
+    with pytest.raises(ServerArgumentError) as empty:
+        sglang_reservation(
+            QWEN3_NEXT, available_memory=6 * 77_266_944 + 100, max_mamba_cache_size=5
+        )
+    assert str(empty.value) == (
+        "argument max_mamba_cache_size: a KV pool of 0 tokens (requests are capped at tokens // "
         "2) serves no request; SGLang refuses to start (kv_cache_configurator.py:3160-3168)"
     )
 

@@ -30,7 +30,7 @@ def prefill_graph_sizes(largest: int) -> int:
     """How many prefill graph sizes SGLang captures up to ``largest`` (cuda_graph_hook.py:
     480-497), counted by hand: 4..32 by 4 (8), 48..256 by 16 (14), 288..512 by 32 (8),
     576..1024 by 64 (8), 1280..4096 by 256 (12), 4608.. by 512."""
-    counts = {4096: 8 + 14 + 8 + 8 + 12, 8192: 8 + 14 + 8 + 8 + 12 + 8}
+    counts = {1024: 8 + 14 + 8 + 8, 4096: 8 + 14 + 8 + 8 + 12, 8192: 8 + 14 + 8 + 8 + 12 + 8}
     return counts[largest]
 
 
@@ -44,6 +44,9 @@ def test_the_default_fraction_on_an_h100_at_tp_4() -> None:
     held = sglang_reservation(QWEN3_NEXT, tp_size=4, gpu="h100-sxm", weights_bytes=37 * GIB)
     assert held.mem_fraction_static == round((81559 - 14800) / 81559, 3) == 0.819
     assert held.chunked_prefill_size == 8192
+    assert (held.gpu_name, held.gpu_arch) == ("NVIDIA H100 80GB HBM3", "sm90")
+    assert held.gpu_memory_bytes == 81559 * 2**20
+    assert held.gpu_memory_rule.startswith("h100-sxm: memory.total 81559 MiB (nvidia-smi")
     # The pool budget: free memory before the load (the runtime's total, 79.22 GiB in the
     # table) x 0.819 - the weights.
     assert held.available_memory == int(round(79.22 * GIB) * 0.819 - 37 * GIB)
@@ -73,6 +76,57 @@ def test_max_running_requests_caps_the_decode_graphs_and_chunked_prefill_is_read
     assert held.mem_fraction_static == round((81559 - 10240) / 81559, 3)
 
 
+def test_the_10_gib_floor_holds_only_above_60_gib() -> None:
+    # memory_hook.py:47-345 with --chunked-prefill-size 1024 (counted as 2048) at tp 1 on 60 GiB
+    # (the 60-90 GiB tier, decode max_bs 256): 512 + 2048 x 1.5 + 1 / 8 x 1024 + (256 x 2 + 38
+    # prefill sizes up to 1024 x 8) = 4,528 MiB; the 10 GiB floor only above 61,440 MiB.
+    assert prefill_graph_sizes(1024) == 38
+    flags = {"weights_bytes": 10 * GIB, "chunked_prefill_size": 1024}
+    at = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=60 * GIB, **flags)
+    assert at.mem_fraction_static == round((61440 - 4528) / 61440, 3) == 0.926
+    assert at.mem_fraction_static_rule == (
+        "SGLang's default: round((61440 - 4528 MiB reserved) / 61440, 3)"
+    )
+    above = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=60 * GIB + 512 * 2**20, **flags)
+    assert above.mem_fraction_static == round((61952 - 10240) / 61952, 3) == 0.835
+    just = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=61470 * 2**20, **flags)
+    assert just.mem_fraction_static == round((61470 - 10240) / 61470, 3) == 0.833
+
+
+def test_without_a_gpu_the_launchs_fraction_and_chunked_prefill_are_kept() -> None:
+    held = sglang_reservation(
+        NEMOTRON, mem_fraction_static=0.85, chunked_prefill_size=4096, max_mamba_cache_size=10
+    )
+    assert (held.mem_fraction_static, held.chunked_prefill_size) == (0.85, 4096)
+    one = sglang_reservation(NEMOTRON, chunked_prefill_size=1, max_mamba_cache_size=10)
+    assert one.chunked_prefill_size == 1  # the smallest chunk taken
+    # Before 0.5.19 SGLang's default fraction is not modelled: the flag is named.
+    with pytest.raises(ServerArgumentError) as raised:
+        sglang_reservation(QWEN3_NEXT, version="0.5.18", gpu="h100-sxm", weights_bytes=10 * GIB)
+    assert raised.value.field == "mem_fraction_static"
+
+
+def test_a_vision_model_outside_the_prefill_graph_list_reserves_no_prefill_graphs() -> None:
+    # JetVLM is no architecture of the multimodal prefill-graph list (sglang-0.5.22:sglang/srt/
+    # configs/model_config.py:2388), so on 80 GiB at tp 1 only the decode graphs are reserved:
+    # 512 + 8192 x 1.5 + 1 / 8 x 1024 + 256 x 2 = 13,440 MiB; the default-sized tower (24 x
+    # 1024) scales by 0.95 x 1.0.
+    text = json.loads((CONFIGS / "jet-nemotron-2b.json").read_text())
+    text.pop("model_type")
+    jet_vlm = {
+        "model_type": "jet_vlm",
+        "architectures": ["JetVLMForConditionalGeneration"],
+        "text_config": text,
+        "vision_config": {},
+    }
+    held = sglang_reservation(jet_vlm, gpu_memory_bytes=80 * GIB, weights_bytes=20 * GIB)
+    assert held.mem_fraction_static_rule == (
+        "SGLang's default: round((81920 - 13440 MiB reserved) / 81920, 3), scaled for the "
+        "vision tower"
+    )
+    assert held.mem_fraction_static == pytest.approx(0.836 * 0.95, rel=1e-12)
+
+
 def test_a_given_fraction_and_its_range() -> None:
     held = sglang_reservation(
         QWEN3_NEXT, tp_size=2, gpu="h200", weights_bytes=70 * GIB, mem_fraction_static=0.85
@@ -97,6 +151,53 @@ def test_weights_that_fill_the_fraction_are_sglangs_refusal() -> None:
     )
 
 
+def test_weights_that_fill_the_fraction_are_refused_in_sglangs_words() -> None:
+    # kv_cache_configurator.py:3042-3058: rest = pre x fraction - weights, refused at <= 0 with
+    # minimum = 1 - available / pre, printed ceil(minimum x 1000) / 1000 to 3 places and to 4.
+    # An A100-80GB's runtime total is its 80 GiB (85,899,345,920 B).
+    refusals = {}
+    for fraction, weights in ((0.5, 40 * GIB), (0.9, 75 * GIB)):
+        with pytest.raises(ServerArgumentError) as raised:
+            sglang_reservation(
+                QWEN3_NEXT, gpu="a100-80gb", weights_bytes=weights, mem_fraction_static=fraction
+            )
+        assert raised.value.field == "mem_fraction_static"
+        refusals[fraction] = (str(raised.value), raised.value.server_refusal)
+    assert refusals == {
+        # Exactly nothing left: 0.5 x 80 GiB - 40 GiB = 0; minimum 1 - 40 / 80.
+        0.5: (
+            "argument mem_fraction_static: the weights (42,949,672,960 B) leave nothing of 0.5 x "
+            "85,899,345,920 B; SGLang refuses to start",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+            "--mem-fraction-static=0.5. Raise --mem-fraction-static above 0.500 (minimum viable "
+            "= 1 - available/pre = 0.5000). If using speculative decoding, draft weights are now "
+            "counted.",
+        ),
+        # 72 GiB - 75 GiB; minimum 1 - 5 / 80 = 0.9375, raised to 0.938.
+        0.9: (
+            "argument mem_fraction_static: the weights (80,530,636,800 B) leave nothing of 0.9 x "
+            "85,899,345,920 B; SGLang refuses to start",
+            "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+            "--mem-fraction-static=0.9. Raise --mem-fraction-static above 0.938 (minimum viable "
+            "= 1 - available/pre = 0.9375). If using speculative decoding, draft weights are now "
+            "counted.",
+        ),
+    }
+    # Half a byte left (the H200's 150,119,844,413 B halved, less its floor) is no refusal of
+    # the fraction: the budget's 0 B holds no state slot.
+    with pytest.raises(ServerArgumentError) as half:
+        sglang_reservation(
+            QWEN3_NEXT, gpu="h200", weights_bytes=75_059_922_206, mem_fraction_static=0.5
+        )
+    assert half.value.field == "available_memory"
+    held = sglang_reservation(
+        QWEN3_NEXT, gpu="a100-80gb", weights_bytes=10 * GIB, mem_fraction_static=0.85
+    )
+    assert held.available_memory_rule == (
+        "85,899,345,920 B free x 0.85 - weights (kv_cache_configurator.py:2990-3060)"
+    )
+
+
 def test_available_memory_still_names_the_budget_itself() -> None:
     held = sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="h100-sxm")
     assert held.available_memory == 60 * GIB and held.slots == 211
@@ -115,6 +216,7 @@ def test_blackwell_overrides_pick_64_token_pages() -> None:
     # model_overrides/nemotron_h.py:123-148 and qwen3_5.py:26-48: trtllm_mha on SM100.
     held = sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="b200")
     assert (held.page_size, held.gpu_arch) == (64, "sm100")
+    assert held.page_size_rule == "NemotronHForCausalLM on SM100: trtllm_mha, 64-token pages"
     assert held.kv_tokens is not None and held.kv_tokens % 64 == 0
     assert sglang_reservation(NEMOTRON, available_memory=60 * GIB, gpu="h200").page_size == 1
 
@@ -248,6 +350,9 @@ def test_a_vision_tower_sglang_cannot_size_is_refused_naming_the_field(
         ({"num_hidden_layers": 24, "hidden_size": 512}, 1.05),  # 1.075, capped at 1.05
         ({"num_hidden_layers": 400}, 0.8),  # far below 0.8, floored
         ({"num_hidden_layers": 12, "hidden_size": 1024}, 1.05),  # 1.05 itself
+        # The sizes' bounds, each taken: one layer (1.0958, capped), 2**63 - 1 layers (floored).
+        ({"num_hidden_layers": 1, "hidden_size": 1024}, 1.05),
+        ({"depth": 2**63 - 1}, 0.8),
     ],
 )
 def test_a_vision_models_default_fraction_is_scaled_for_its_tower(
