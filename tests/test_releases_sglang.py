@@ -494,6 +494,22 @@ def test_before_0_5_13_an_empty_pool_is_not_modelled() -> None:
             qwen_9b("0.5.13", available_memory=budget)
 
 
+def test_before_0_5_13_no_slot_given_by_the_flag_is_refused_under_the_flag() -> None:
+    # --max-mamba-cache-size 0 is given (SGLang tests `max_mamba_cache_size is not None`,
+    # sglang-0.5.12:.../model_runner_kv_cache_mixin.py handle_max_mamba_cache): the refusal
+    # names the flag under 0.5.12 as under 0.5.13, not the memory.
+    with pytest.raises(ServerArgumentError) as old:
+        qwen_9b("0.5.12", max_mamba_cache_size=0)
+    assert old.value.field == "max_mamba_cache_size"
+    assert "SGLang 0.5.12 does not check this at startup" in str(old.value)
+    with pytest.raises(ServerArgumentError) as new:
+        qwen_9b("0.5.13", max_mamba_cache_size=0)
+    assert (new.value.field, str(new.value)) == (
+        "max_mamba_cache_size",
+        "argument max_mamba_cache_size: 0 state slots: SGLang refuses to start",
+    )
+
+
 def test_before_0_5_10_the_running_flag_is_held_to_the_slots_alone() -> None:
     # 400 GiB at r = 9 (K 15008, 2,621,824 KV tokens, as below): sglang-0.5.9:.../
     # model_runner_kv_cache_mixin.py:365-367 min(4500, 15008 // 3) and sglang-0.5.9:.../

@@ -1146,7 +1146,7 @@ def _handle_max_mamba_cache(
         rest -= per_req * (capped + padding) * draft / _GIB
     if slots <= 0:
         if not launch.rules.empty_pool_refused:
-            raise _unchecked(launch, "max_mamba_cache_size" if slots_given else "available_memory")
+            raise _unchecked(launch, _pool_field(slots_given))
         raise _no_slot(budget, per_req, slots_given)
     charged = (slots + padding) * per_req
     return _MambaCache(slots, rule, _kv_cache_bytes(budget, rest, charged))
@@ -1186,6 +1186,12 @@ def _ratio_slots(
     slots = int((mamba_budget_bytes - spent) // (per_req * (1 + draft / ratio)))
     held = ", one slot padding" if padding else ""
     return slots, f"{ratio_flag:g}/(1+{ratio_flag:g}) of available_memory{held}"
+
+
+def _pool_field(slots_given: int | None) -> str:
+    """The argument a pool that serves no request is refused under: the slots, where they are
+    given (``0`` is: SGLang tests ``max_mamba_cache_size is not None``), else the memory."""
+    return "max_mamba_cache_size" if slots_given is not None else "available_memory"
 
 
 def _unchecked(launch: _Launch, field: str) -> ServerArgumentError:
@@ -1411,9 +1417,7 @@ def _no_request(
 ) -> ServerArgumentError:
     """SGLang's refusal of a launch that serves no request (kv_cache_configurator.py:
     3160-3168)."""
-    field = (
-        "max_mamba_cache_size" if launch.max_mamba_cache_size is not None else "available_memory"
-    )
+    field = _pool_field(launch.max_mamba_cache_size)
     short = (
         f"{slots} state slots at {ratio} per request serve"
         if slots // ratio <= 0
