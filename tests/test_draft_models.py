@@ -393,15 +393,19 @@ def test_sglang_takes_a_drafts_own_nextn_count_and_its_hidden_layers() -> None:
         QWEN3_NEXT, draft_config=llama | {"num_nextn_predict_layers": 3}, **flags
     )
     assert nextn.kv_bytes_per_token == plain + plain * 3 // 12
-    # A hybrid draft without the field: Qwen3-Next's 48 layers (12 of them attention) count 48.
-    hybrid = sglang_reservation(QWEN3_NEXT, draft_config=QWEN3_NEXT, **flags)
-    assert hybrid.kv_bytes_per_token == plain + plain * 48 // 12
-    # Nemotron-H's class holds num_nextn_predict_layers 0 (sglang/srt/configs/nemotron_h.py:300):
-    # zero draft layers, whatever its hidden layers.
-    zero = sglang_reservation(
-        QWEN3_NEXT, draft_config=CONFIGS / "nemotron-nano-9b-v2.json", **flags
+    # SGLang rewrites a Qwen3-Next or NemotronH draft checkpoint into its MTP model with
+    # num_nextn_predict_layers = 1 (ModelConfig._config_draft_model, sglang-0.5.23:sglang/srt/
+    # configs/model_config.py:1134-1136, :1198-1203, run before the count is read): one layer,
+    # whatever the checkpoint's 48 layers or NemotronH's class default of 0 say.
+    for drafter in (QWEN3_NEXT, CONFIGS / "nemotron-nano-9b-v2.json"):
+        one = sglang_reservation(QWEN3_NEXT, draft_config=drafter, **flags)
+        assert one.kv_bytes_per_token == plain + plain * 1 // 12
+    # A hybrid draft SGLang does not rewrite, without the field: Falcon-H1's 44 layers (all 44
+    # with attention beside the SSM) count 44.
+    falcon = sglang_reservation(
+        QWEN3_NEXT, draft_config=CONFIGS / "falcon-h1-7b-instruct.json", **flags
     )
-    assert zero.kv_bytes_per_token == plain
+    assert falcon.kv_bytes_per_token == plain + plain * 44 // 12
     # A draft without attention layers counts its hidden ones: Mamba-2.8B's 64 (max(64, 0)).
     mamba = sglang_reservation(QWEN3_NEXT, draft_config=CONFIGS / "mamba-2.8b-hf.json", **flags)
     assert mamba.kv_bytes_per_token == plain + plain * 64 // 12
@@ -415,6 +419,23 @@ def test_sglang_takes_a_drafts_own_nextn_count_and_its_hidden_layers() -> None:
         "field 'num_nextn_predict_layers': -1 is not a count of draft layers (SGLang takes int() "
         "of it, model_runner_components/spec_aux_hidden_state.py:156-163)"
     )
+
+
+def test_sglang_rewrites_a_text_only_qwen3_5_draft_into_its_mtp_model_from_0_5_17() -> None:
+    # sglang-0.5.17:sglang/srt/configs/model_config.py:668-676 adds Qwen3_5ForCausalLM to the
+    # architectures whose draft is Qwen3_5ForCausalLMMTP with num_nextn_predict_layers = 1;
+    # 0.5.16's list (:643-649) has only the ConditionalGeneration ones.
+    qwen = json.loads(Path(QWEN3_5_27B).read_text(encoding="utf-8"))
+    text_only = qwen | {"architectures": ["Qwen3_5ForCausalLM"]}
+    flags: dict[str, Any] = {
+        "tp_size": 2,
+        "available_memory": 60 * GIB,
+        "speculative_num_draft_tokens": 4,
+    }
+    for version, rewritten in (("0.5.16", False), ("0.5.17", True), ("0.5.23", True)):
+        plain = sglang_reservation(QWEN3_NEXT, version=version, **flags).kv_bytes_per_token
+        drafted = sglang_reservation(QWEN3_NEXT, version=version, draft_config=text_only, **flags)
+        assert (drafted.kv_bytes_per_token == plain + plain * 1 // 12) is rewritten, version
 
 
 def test_sglang_reads_a_drafts_nextn_count_from_its_own_config_class() -> None:

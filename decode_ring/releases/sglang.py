@@ -108,6 +108,10 @@ class SglangRules:
     ``estimate_from_profiled_tokens``, whether SGLang's estimate reads the profiled tokens, before
     ``--max-total-tokens`` and the page alignment (else the pool's final tokens).
 
+    The draft (``ModelConfig._config_draft_model``): ``draft_mtp_archs``, the architectures whose
+    draft checkpoint SGLang rewrites into its MTP model with ``num_nextn_predict_layers = 1``,
+    whatever count the checkpoint states: its draft holds one layer's KV.
+
     Logs: ``mamba_log_names_size``, whether "Mamba Cache is allocated" names
     ``max_mamba_cache_size``; ``kv_log_names_dtype``, whether "KV Cache is allocated" names the
     dtype; ``weight_log_names_elapsed`` and ``weight_log_names_dtype``, whether "Load weight
@@ -139,6 +143,7 @@ class SglangRules:
     empty_pool_refused: bool
     running_flag_held_to: str
     estimate_from_profiled_tokens: bool
+    draft_mtp_archs: frozenset[str]
     mamba_log_names_size: bool
     kv_log_names_dtype: bool
     weight_log_names_elapsed: bool
@@ -250,6 +255,23 @@ _EXTRA_BUFFER_0_5_14: Final = frozenset(
     }
 )
 
+# The draft architectures SGLang rewrites into an MTP model of one layer, by release.
+_DRAFT_MTP_0_5_3: Final = frozenset({"Qwen3NextForCausalLM"})
+_DRAFT_MTP_0_5_8: Final = _DRAFT_MTP_0_5_3 | frozenset({"NemotronHForCausalLM"})
+_DRAFT_MTP_0_5_9: Final = _DRAFT_MTP_0_5_8 | frozenset(
+    {"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"}
+)
+_DRAFT_MTP_0_5_12: Final = _DRAFT_MTP_0_5_9 | frozenset({"InternS2PreviewForConditionalGeneration"})
+_DRAFT_MTP_0_5_13: Final = _DRAFT_MTP_0_5_12 | frozenset({"NemotronHPuzzleForCausalLM"})
+_DRAFT_MTP_0_5_17: Final = _DRAFT_MTP_0_5_13 | frozenset(
+    {"Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"}
+)
+_DRAFT_MTP_0_5_18: Final = _DRAFT_MTP_0_5_17 | frozenset({"InternS2MobiusForConditionalGeneration"})
+_DRAFT_MTP_0_5_20: Final = _DRAFT_MTP_0_5_18 | frozenset(
+    {"Glm5NextForConditionalGeneration", "NemotronH_Omni_Reasoning_V3"}
+)
+
+
 BASELINE: Final = SglangRules(
     # sglang-0.5.3.post3:sglang/srt/configs/mamba_utils.py:97-103: the SSM dtype is the
     # environment's SGLANG_MAMBA_SSM_DTYPE, which server_args always sets from --mamba-ssm-dtype
@@ -302,6 +324,9 @@ BASELINE: Final = SglangRules(
     # without the flag).
     running_flag_held_to="slots",
     estimate_from_profiled_tokens=True,
+    # sglang-0.5.2:sglang/srt/configs/model_config.py:150-151: a Qwen3-Next draft is renamed
+    # Qwen3NextForCausalLMMTP and keeps the checkpoint's count.
+    draft_mtp_archs=frozenset(),
     mamba_log_names_size=False,  # sglang-0.5.2:sglang/srt/mem_cache/memory_pool.py:166-170
     kv_log_names_dtype=False,  # sglang-0.5.3.post3:sglang/srt/mem_cache/memory_pool.py:451
     # sglang-0.5.3.post3:sglang/srt/model_executor/model_runner.py:898-904.
@@ -317,6 +342,11 @@ CHANGES: Final = (
         "GPU tiers of _handle_gpu_memory_settings: chunked prefill 4096 from 35 to 60 GiB (was "
         "8192), max_bs 8 below 20 GiB and 16 to 35 GiB below tp 4",
         "sglang-0.5.3:sglang/srt/server_args.py:542-620",
+    ),
+    RuleChange(
+        "0.5.3", "draft_mtp_archs", _DRAFT_MTP_0_5_3,
+        "a Qwen3-Next draft checkpoint is Qwen3-Next's MTP model with one NEXTN layer",
+        "sglang-0.5.3:sglang/srt/configs/model_config.py:249-251",
     ),
     RuleChange(
         "0.5.3.post2", "default_mamba_full_memory_ratio", 0.2,
@@ -437,6 +467,11 @@ CHANGES: Final = (
         "sglang-0.5.8:sglang/srt/server_args.py:1487-1518, :1519-1566",
     ),
     RuleChange(
+        "0.5.8", "draft_mtp_archs", _DRAFT_MTP_0_5_8,
+        "a NemotronH draft checkpoint is NemotronH's MTP model with one NEXTN layer",
+        "sglang-0.5.8:sglang/srt/configs/model_config.py:310-312",
+    ),
+    RuleChange(
         "0.5.9", "ssm_dtype_from_config", True,
         "mamba2_state_dtype(config) reads the config's mamba_ssm_dtype; --mamba-ssm-dtype "
         "defaults to None and overrides it only when given",
@@ -472,6 +507,11 @@ CHANGES: Final = (
         "sglang-0.5.9:sglang/srt/model_executor/model_runner.py:1041-1047",
     ),
     RuleChange(
+        "0.5.9", "draft_mtp_archs", _DRAFT_MTP_0_5_9,
+        "a Qwen3.5 draft checkpoint is Qwen3.5's MTP model with one NEXTN layer",
+        "sglang-0.5.9:sglang/srt/configs/model_config.py:324-329",
+    ),
+    RuleChange(
         "0.5.10", "running_flag_held_to", "estimate",
         "--max-running-requests held to SGLang's estimate (_resolve_max_num_reqs)",
         "sglang-0.5.10:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:840-859",
@@ -505,6 +545,11 @@ CHANGES: Final = (
         "sglang-0.5.12:sglang/srt/server_args.py:2291, :2337-2352",
     ),
     RuleChange(
+        "0.5.12", "draft_mtp_archs", _DRAFT_MTP_0_5_12,
+        "an Intern-S2 preview draft checkpoint is Qwen3.5's MTP model with one NEXTN layer",
+        "sglang-0.5.12:sglang/srt/configs/model_config.py:470-476",
+    ),
+    RuleChange(
         "0.5.13", "radix_archs",
         _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
                          "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM"},
@@ -532,6 +577,11 @@ CHANGES: Final = (
         "0.5.13", "kv_log_names_dtype", True,
         "'KV Cache is allocated. dtype: ...'",
         "sglang-0.5.13:sglang/srt/mem_cache/memory_pool.py:819",
+    ),
+    RuleChange(
+        "0.5.13", "draft_mtp_archs", _DRAFT_MTP_0_5_13,
+        "a NemotronH Puzzle draft checkpoint is NemotronH's MTP model with one NEXTN layer",
+        "sglang-0.5.13:sglang/srt/configs/model_config.py:493-498",
     ),
     RuleChange(
         "0.5.14", "auto_strategy", "extra_buffer",
@@ -598,6 +648,11 @@ CHANGES: Final = (
         "sglang-0.5.17:sglang/srt/mem_cache/kv_cache_configurator.py:1816-1982",
     ),
     RuleChange(
+        "0.5.17", "draft_mtp_archs", _DRAFT_MTP_0_5_17,
+        "a text-only Qwen3.5 draft checkpoint is Qwen3.5's MTP model with one NEXTN layer",
+        "sglang-0.5.17:sglang/srt/configs/model_config.py:668-676",
+    ),
+    RuleChange(
         "0.5.18", "radix_archs",
         _RADIX_0_5_10 | {"InternS2PreviewForConditionalGeneration",
                          "MiniCPMV4_6ForConditionalGeneration", "NemotronHPuzzleForCausalLM",
@@ -610,6 +665,11 @@ CHANGES: Final = (
         "0.5.18", "multimodal_reserve_mib", 100,
         "a vision model's runtime cache (SGLANG_VLM_CACHE_SIZE_MB) off the budget",
         "sglang-0.5.18:sglang/srt/mem_cache/kv_cache_configurator.py:130, :1785",
+    ),
+    RuleChange(
+        "0.5.18", "draft_mtp_archs", _DRAFT_MTP_0_5_18,
+        "an InternS2-Mobius draft checkpoint is Qwen3.5's MTP model with one NEXTN layer",
+        "sglang-0.5.18:sglang/srt/configs/model_config.py:706-728",
     ),
     RuleChange(
         "0.5.19", "radix_archs",
@@ -663,6 +723,12 @@ CHANGES: Final = (
                                 "Qwen4ExpForConditionalGeneration"},
         "GLM-5-Next, NemotronH Omni-V3 and Qwen4-Exp support the extra buffer",
         "sglang-0.5.20:sglang/srt/arg_groups/overrides.py:474",
+    ),
+    RuleChange(
+        "0.5.20", "draft_mtp_archs", _DRAFT_MTP_0_5_20,
+        "a GLM-5-Next draft checkpoint is its NEXTN model with one layer (its text config's "
+        "count), a NemotronH Omni one NemotronH's MTP model",
+        "sglang-0.5.20:sglang/srt/configs/model_config.py:822-829, :927-933",
     ),
     RuleChange(
         "0.5.21", "radix_archs",

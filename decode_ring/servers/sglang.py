@@ -771,7 +771,8 @@ def _draft_cell(model: HybridModel, launch: _Launch, cell: _CellSize) -> _CellSi
 def _draft_layers(model: HybridModel, launch: _Launch) -> int:
     """The draft's KV layers (``draft_kv_num_layers``, spec_aux_hidden_state.py:156-163): the
     draft config's ``num_nextn_predict_layers`` where its class holds one, else the larger of
-    its hidden and its attention layers; without a draft config, the target's
+    its hidden and its attention layers (one where SGLang rewrites the checkpoint into its MTP
+    model: ``SglangRules.draft_mtp_archs``); without a draft config, the target's
     ``num_nextn_predict_layers`` as SGLang's config class holds it (transformers'
     ``Glm5NextConfig`` defaults it to 1: ``class_fields``), none where it holds none. SGLang
     takes ``int()`` of the count; a count that is not a whole number of 0 or more is refused."""
@@ -781,6 +782,9 @@ def _draft_layers(model: HybridModel, launch: _Launch) -> int:
     loaded = load_config(launch.draft_config)
     # The draft is split at the target's tp (its heads refused where they do not divide).
     draft = ssm_state(loaded, layout="sglang", tp_size=launch.tp_size)
+    names = loaded.mapping.get("architectures")
+    if isinstance(names, list) and names and names[0] in launch.rules.draft_mtp_archs:
+        return 1  # SGLang rewrites the checkpoint into its MTP model of one layer
     fields = class_fields(loaded, layout="sglang")
     nextn = fields.get("num_nextn_predict_layers")
     if nextn is not None:
