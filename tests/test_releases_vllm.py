@@ -531,6 +531,68 @@ def test_compare_back_to_a_release_that_refuses_the_launch_says_so() -> None:
     assert "does not serve" in comparison.other_refusal
 
 
+def test_compare_back_undoes_each_step_from_the_newer_release_to_the_older() -> None:
+    # Going back from 0.33.0 to 0.31.0 walks 0.33.0 then 0.32.0, each figure as (at the release,
+    # before it): 0.33.0's extra GDN checkpoint block and 64-token alignment undone give
+    # 0.10.2's published figures again (block 544, 7,162 blocks: tests/logs).
+    comparison = compare_releases(
+        vllm_reservation, QWEN3_NEXT, version="0.33.0", other="0.31.0",
+        options={"tensor_parallel_size": 2, "kv_cache_memory_bytes": 47_875_620_864},
+    )  # fmt: skip
+    assert [(step.release, step.undone) for step in comparison.steps] == [
+        ("0.33.0", True),
+        ("0.32.0", True),
+    ]
+    newest, older = comparison.steps
+    assert (newest.differences["block_size"], newest.differences["num_blocks"]) == (
+        (576, 544),
+        (6764, 7162),
+    )
+    assert newest.differences["planned_blocks_per_request"] == (3, 2)
+    assert older.differences == {}
+    assert (newest.refusal, older.refusal, comparison.other_refusal) == (None, None, None)
+    assert comparison.other_note is None
+    # Only figures: no rule's prose, no log line, no assumption differs.
+    assert not [key for key in comparison.differences if key.endswith("_rule")]
+    assert not {"log_lines", "assumptions", "source"} & set(comparison.differences)
+    assert comparison.differences == newest.differences
+    # The rules' sets print sorted in the JSON.
+    assert newest.as_dict()["changes"] == [
+        {
+            "rule": "checkpoint_kinds",
+            "value": ["always", "flashinfer_gdn", "flashkda"],
+            "what": newest.changes[0].what,
+            "where": newest.changes[0].where,
+        }
+    ]
+
+
+def test_compare_with_a_release_that_refuses_names_the_refusal_at_its_step() -> None:
+    comparison = compare_releases(
+        vllm_reservation, QWEN3_5, version="0.33.0", other="0.16.0",
+        options={"kv_cache_memory_bytes": 40 * GIB},
+    )  # fmt: skip
+    refused = (
+        f"{str(QWEN3_5)!r}: qwen3_5 config: field 'architectures': vLLM 0.16.0 does not serve "
+        "'Qwen3_5ForConditionalGeneration' (its registry names it from 0.17.0 to 0.33.0)"
+    )
+    last = comparison.steps[-1]
+    assert (last.release, last.refusal, last.differences) == ("0.17.0", refused, {})
+    assert [step.refusal for step in comparison.steps[:-1]] == [None] * (len(comparison.steps) - 1)
+    assert (comparison.other_refusal, comparison.differences) == (refused, {})
+    assert comparison.as_dict()["other_refusal"] == refused
+
+
+def test_compare_with_a_build_names_the_release_it_is_read_as() -> None:
+    comparison = compare_releases(
+        vllm_reservation, QWEN3_NEXT, version="0.19.1", other="0.20.1rc1.dev91+g1a2b3c",
+        options={"tensor_parallel_size": 2, "kv_cache_memory_bytes": 47_875_620_864},
+    )  # fmt: skip
+    assert comparison.other == "0.20.1"
+    assert comparison.other_note is not None
+    assert "0.20.1rc1.dev91+g1a2b3c is a build before 0.20.1" in comparison.other_note
+
+
 # --- the command line ----------------------------------------------------------------------------
 
 
@@ -578,6 +640,35 @@ def test_compare_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None
                              *args)  # fmt: skip
     assert "compared with vLLM 0.33.0: from 0.19.1 on to 0.33.0" in out
     assert "    0.28.0   brings hybrid_prefix_caching_default, all_mode_families," in out
+
+
+def test_compare_json_is_each_step_with_its_rules_and_what_they_did(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 0.11.0 to 0.12.0 for Qwen3-Next: two steps of rules (vllm-0.11.1, vllm-0.12.0) that change
+    # none of its figures.
+    status, out, _ = run_cli(capsys, "vllm", "--vllm-version", "0.11.0", "--compare", "0.12.0",
+                             "--json", "--config", str(QWEN3_NEXT), "-tp", "2",
+                             "--kv-cache-memory-bytes", "47875620864")  # fmt: skip
+    assert status == 0
+    compare = json.loads(out)["compare"]
+    rules = [[(c["rule"], c["value"]) for c in step.pop("changes")] for step in compare["steps"]]
+    assert rules == [
+        [("prefix_caching", "mamba"), ("attention_free_prefix_caching_default", True),
+         ("mla_min_block", 64), ("blackwell_head256_block", 32)],
+        [("attention_free_prefix_caching_default", False), ("group_max_ratio", 1.25)],
+    ]  # fmt: skip
+    assert compare == {
+        "release": "0.11.0",
+        "other": "0.12.0",
+        "other_note": None,
+        "steps": [
+            {"release": "0.11.1", "undone": False, "differences": {}, "refusal": None},
+            {"release": "0.12.0", "undone": False, "differences": {}, "refusal": None},
+        ],
+        "differences": {},
+        "other_refusal": None,
+    }
 
 
 @pytest.mark.parametrize(
