@@ -23,7 +23,12 @@ from decode_ring.releases import (
 )
 from decode_ring.releases.versions import parse_version
 from decode_ring.releases.vllm import BASELINE, CHANGES, VllmRules, rule_changes, vllm_rules
-from decode_ring.servers import ServerArgumentError, compare_releases, vllm_reservation
+from decode_ring.servers import (
+    ServerArgumentError,
+    compare_releases,
+    sglang_reservation,
+    vllm_reservation,
+)
 
 from .support import DFLASH, VLLM_LIGHTNING
 from .support import run as run_cli
@@ -513,6 +518,9 @@ def test_compare_steps_through_each_release_where_a_rule_changed() -> None:
     steps = {step.release: step for step in comparison.steps}
     assert "0.28.0" in steps and not steps["0.28.0"].undone
     assert steps["0.28.0"].differences["enable_prefix_caching"] == (False, True)
+    assert steps["0.28.0"].as_dict()["differences"]["enable_prefix_caching"] == [False, True]
+    # The rule's prose changes at 0.28.0 too (prefix_caching_rule); a figure is what differs.
+    assert not [key for key in steps["0.28.0"].differences if key.endswith("_rule")]
     assert steps["0.33.0"].differences["block_size"] == (544, 576)
     assert steps["0.20.1"].differences["kv_cache_tokens"] == (973_760, 3_871_083)
     assert "block_size" not in steps["0.18.0"].differences
@@ -581,6 +589,24 @@ def test_compare_with_a_release_that_refuses_names_the_refusal_at_its_step() -> 
     assert [step.refusal for step in comparison.steps[:-1]] == [None] * (len(comparison.steps) - 1)
     assert (comparison.other_refusal, comparison.differences) == (refused, {})
     assert comparison.as_dict()["other_refusal"] == refused
+
+
+def test_compare_passes_on_the_reservations_refusal_of_a_release_it_does_not_model() -> None:
+    # The reservation, not the comparison, refuses a release it does not model: here SGLang's,
+    # handed vLLM's releases. At the release --compare names, the refusal names `compare`;
+    # at any other it is passed on as it is.
+    options: dict[str, Any] = {"available_memory": 40 * GIB}
+    newer = "SGLang 0.28.0 is newer than the releases modelled: 0.5.2 to 0.5.23 ("
+    for version, other, argument in (("0.28.0", "0.33.0", "version"),
+                                     ("0.33.0", "0.28.0", "compare")):  # fmt: skip
+        with pytest.raises(UnmodelledReleaseError) as raised:
+            compare_releases(
+                sglang_reservation, QWEN3_NEXT, version=version, other=other, options=options,
+                server="vllm",
+            )  # fmt: skip
+        assert raised.value.argument == argument
+        assert str(raised.value).startswith(f"argument {argument}: {newer}0.5.2, 0.5.3, ")
+        assert raised.value.modelled[:2] == ("0.5.2", "0.5.3")
 
 
 def test_compare_with_a_build_names_the_release_it_is_read_as() -> None:
