@@ -221,6 +221,67 @@ def test_package_flags_come_before_the_line(capsys: pytest.CaptureFixture[str]) 
     )
 
 
+def test_the_earlier_forms_package_flags_are_read_anywhere_in_the_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Among the server's flags: --config=PATH (a path holding "=" kept whole), the switch
+    # --json (it takes no value: the next word is the server's), --gpu-arch SM.
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text(Path(NEMOTRON).read_text())
+    status, out, err = run(
+        capsys,
+        "vllm",
+        "--max-num-seqs",
+        "8",
+        f"--config={config}",
+        "--json",
+        "--max-model-len",
+        "4096",
+        "--gpu-arch",
+        "sm89",
+    )
+    assert (status, err) == (0, "")
+    result = json.loads(out)
+    assert result["source"] == str(config)
+    assert (result["max_num_seqs"], result["max_model_len"], result["gpu_arch"]) == (
+        8,
+        4096,
+        "sm89",
+    )
+    # A package flag that takes a value, last on the line and without one.
+    assert refusal(capsys, "vllm", "--max-num-seqs", "8", "--config") == (
+        "argument --config: expected one argument"
+    )
+
+
+def quoted(text: str) -> str:
+    """How a refusal quotes a value: whole up to 40 characters, else its first 40 and length."""
+    return ascii(text) if len(text) <= 40 else f"{text[:40]!a}... ({len(text)} characters)"
+
+
+def test_a_line_naming_its_model_keeps_the_packages_flags_in_front(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # --model=PATH names the line's model (a path holding "=" read whole), so the package's
+    # flags must lead: --gpu-arch after it is refused as decode-ring's own.
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text(Path(QWEN3_NEXT).read_text())
+    assert refusal(
+        capsys, "vllm", f"--model={config}", "--max-num-seqs", "8", "--gpu-arch", "sm89"
+    ) == (
+        "'--gpu-arch' is not a vLLM 0.33.0 flag (it is decode-ring's own: give it before the "
+        "launch line)"
+    )
+    assert refusal(capsys, "vllm", "--config", NEMOTRON, "serve", QWEN3_NEXT) == (
+        f"the model is given twice: --config {quoted(NEMOTRON)} and the launch line's "
+        f"{quoted(QWEN3_NEXT)}; give one"
+    )
+
+
 # --- reading the flags as the servers do -------------------------------------------------------
 
 
