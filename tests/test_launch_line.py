@@ -431,6 +431,19 @@ def test_a_yaml_config_is_read_as_each_server_reads_it(
     )
 
 
+def test_a_yaml_config_without_serve_starts_the_servers_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("yaml")
+    # --config FILE.yaml (or .YAML) is the server's file of flags, naming the model, not the
+    # package's --config MODEL (a model is never YAML).
+    for name in ("serve.yaml", "SERVE.YAML"):
+        config = tmp_path / name
+        config.write_text(f"model: {QWEN3_NEXT}\nmax-num-seqs: 8\n")
+        result = answer(capsys, "vllm", "--config", str(config))
+        assert (result["source"], result["max_num_seqs"]) == (QWEN3_NEXT, 8)
+
+
 def test_a_bad_value_names_the_flag_as_written(capsys: pytest.CaptureFixture[str]) -> None:
     assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--max_num_seqs", "x") == (
         "argument --max-num-seqs: not a non-negative integer: 'x'"

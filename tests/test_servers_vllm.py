@@ -1586,3 +1586,21 @@ def test_the_estimates_given_replace_the_packages(capsys: pytest.CaptureFixture[
         5 * 2**20,
         "--non-torch-memory",
     )
+
+
+def test_the_modelled_flags_wrap_at_92_columns_between_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A flag is never split at its hyphens; "--spec-method," would make the sixth line 93.
+    status, out, _ = run(capsys, "vllm", "--help")
+    assert status == 0
+    assert (
+        "modelled vLLM flags: --tensor-parallel-size, --max-num-seqs, --max-model-len, "
+        "--block-size,\n"
+        "--enable-prefix-caching, --spec-tokens, --speculative-config, --mamba-cache-dtype,\n"
+        "--mamba-ssm-cache-dtype, --kv-cache-dtype, --kv-cache-memory-bytes, --use-replayssm,\n"
+        "--replayssm-buffer-len, --gpu-memory-utilization, --dtype, --quantization,\n"
+        "--max-num-batched-tokens, --enforce-eager, --cpu-offload-gb, --hf-overrides,\n"
+        "--compilation-config, --cudagraph-capture-sizes, --max-cudagraph-capture-size,\n"
+        "--spec-method, --spec-model.\n"
+    ) in out
