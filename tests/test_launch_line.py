@@ -256,6 +256,21 @@ def test_the_earlier_forms_package_flags_are_read_anywhere_in_the_line(
     )
 
 
+def test_the_packages_leading_flags_take_the_equals_form_and_help(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text(Path(NEMOTRON).read_text())
+    result = answer(capsys, "vllm", f"--config={config}", "--max-num-seqs", "8")
+    assert (result["source"], result["max_num_seqs"]) == (str(config), 8)
+    for spelling in ("-h", "--help"):
+        status, out, err = run(capsys, "vllm", spelling)
+        assert (status, err) == (0, "")
+        assert out.startswith("usage: decode-ring vllm [-h] [--config MODEL]")
+
+
 def quoted(text: str) -> str:
     """How a refusal quotes a value: whole up to 40 characters, else its first 40 and length."""
     return ascii(text) if len(text) <= 40 else f"{text[:40]!a}... ({len(text)} characters)"

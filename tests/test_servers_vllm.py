@@ -1604,3 +1604,15 @@ def test_the_modelled_flags_wrap_at_92_columns_between_flags(
         "--compilation-config, --cudagraph-capture-sizes, --max-cudagraph-capture-size,\n"
         "--spec-method, --spec-model.\n"
     ) in out
+
+
+def test_a_speculative_config_key_without_effect_on_memory_is_passed_over(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # prompt_lookup_max tunes n-gram drafting; only the modelled keys are read.
+    result = vllm_json(
+        capsys,
+        "--speculative-config",
+        '{"num_speculative_tokens": 2, "prompt_lookup_max": 3}',
+    )
+    assert result["num_speculative_tokens"] == 2
