@@ -254,6 +254,7 @@ def test_the_earlier_forms_package_flags_are_read_anywhere_in_the_line(
     assert refusal(capsys, "vllm", "--max-num-seqs", "8", "--config") == (
         "argument --config: expected one argument"
     )
+    assert refusal(capsys, "vllm", "--config") == "argument --config: expected one argument"
 
 
 def test_the_packages_leading_flags_take_the_equals_form_and_help(
@@ -265,10 +266,33 @@ def test_the_packages_leading_flags_take_the_equals_form_and_help(
     config.write_text(Path(NEMOTRON).read_text())
     result = answer(capsys, "vllm", f"--config={config}", "--max-num-seqs", "8")
     assert (result["source"], result["max_num_seqs"]) == (str(config), 8)
+    result = answer(capsys, "vllm", "--gpu-arch", "sm89", "--config", str(config), "-tp", "1")
+    assert (result["gpu_arch"], result["source"]) == ("sm89", str(config))
     for spelling in ("-h", "--help"):
         status, out, err = run(capsys, "vllm", spelling)
         assert (status, err) == (0, "")
         assert out.startswith("usage: decode-ring vllm [-h] [--config MODEL]")
+
+
+def test_every_flag_the_release_lacks_is_named_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert refusal(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.10.2",
+        "--config",
+        NEMOTRON,
+        "--use-replayssm",
+        "--replayssm-buffer-len",
+        "4",
+        "--max-cudagraph-capture-size",
+        "8",
+    ) == (
+        "vLLM 0.10.2 has no such flag: --use-replayssm (in 0.27.0-0.33.0); --replayssm-buffer-len "
+        "(in 0.27.0-0.33.0); --max-cudagraph-capture-size (in 0.11.1-0.33.0)"
+    )
 
 
 def quoted(text: str) -> str:
