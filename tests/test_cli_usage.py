@@ -489,3 +489,13 @@ def test_plan_help(capsys: pytest.CaptureFixture[str]) -> None:
     ]:
         assert fragment in text
     assert text.endswith(SIZE_EPILOG)
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_a_bad_release_is_refused_naming_the_servers_version_flag(
+    capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    assert usage_error(capsys, server, f"--{server}-version", "bogus", "--config", NEMOTRON) == (
+        f"--{server}-version: 'bogus' is not a version (e.g. 0.19.1, 0.5.3.post1, "
+        "0.20.1rc1.dev91+g1a2b3c)"
+    )
