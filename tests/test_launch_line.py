@@ -224,8 +224,8 @@ def test_package_flags_come_before_the_line(capsys: pytest.CaptureFixture[str]) 
 def test_the_earlier_forms_package_flags_are_read_anywhere_in_the_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # Among the server's flags: --config=PATH (a path holding "=" kept whole), the switch
-    # --json (it takes no value: the next word is the server's), --gpu-arch SM.
+    # Among the server's flags: --config=PATH (a path holding "=" kept whole; the next word is
+    # the server's), the switch --json (it takes no value), --gpu-arch SM.
     folder = tmp_path / "a=b"
     folder.mkdir()
     config = folder / "config.json"
@@ -236,9 +236,9 @@ def test_the_earlier_forms_package_flags_are_read_anywhere_in_the_line(
         "--max-num-seqs",
         "8",
         f"--config={config}",
-        "--json",
         "--max-model-len",
         "4096",
+        "--json",
         "--gpu-arch",
         "sm89",
     )
