@@ -268,6 +268,9 @@ def test_the_packages_leading_flags_take_the_equals_form_and_help(
     assert (result["source"], result["max_num_seqs"]) == (str(config), 8)
     result = answer(capsys, "vllm", "--gpu-arch", "sm89", "--config", str(config), "-tp", "1")
     assert (result["gpu_arch"], result["source"]) == ("sm89", str(config))
+    # Before serve, the package's --flag=VALUE leads too.
+    result = answer(capsys, "vllm", "--gpu-arch=sm89", "serve", QWEN3_NEXT)
+    assert (result["gpu_arch"], result["source"]) == ("sm89", QWEN3_NEXT)
     for spelling in ("-h", "--help"):
         status, out, err = run(capsys, "vllm", spelling)
         assert (status, err) == (0, "")
