@@ -121,3 +121,55 @@ def test_a_directory_is_not_a_picture(cli: InProcessCli, tmp_path: Path) -> None
     assert outcome.status == 74
     assert outcome.stderr == f"decode-ring: error: cannot write {str(tmp_path)!a}: Is a directory\n"
     assert others(tmp_path) == []
+
+
+def test_a_new_picture_without_a_umask_is_read_write_for_all(
+    cli: InProcessCli, tmp_path: Path
+) -> None:
+    # As open() makes a file: 0o666, less the umask.
+    picture = tmp_path / "new.png"
+    previous = os.umask(0)
+    try:
+        assert cli.run([*PLAN, "--plot", str(picture)]).status == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(picture.stat().st_mode) == 0o666
+
+
+def test_a_taken_temporary_name_is_skipped(
+    cli: InProcessCli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The first name drawn is someone else's file: it is left alone, and the next name is used.
+    drawn = iter(["a" * 12, "b" * 12])
+    monkeypatch.setattr("secrets.token_hex", lambda _: next(drawn))
+    taken = tmp_path / f".plan.png.{'a' * 12}.tmp"
+    taken.write_bytes(OLD)
+    picture = tmp_path / "plan.png"
+    assert cli.run([*PLAN, "--plot", str(picture)]).status == 0
+    assert picture.read_bytes().startswith(PNG)
+    assert taken.read_bytes() == OLD
+    assert others(tmp_path) == [taken.name, "plan.png"]
+
+
+def test_no_free_temporary_name_is_one_line_and_status_74(
+    cli: InProcessCli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr("secrets.token_hex", lambda _: "a" * 12)
+    taken = tmp_path / f".plan.png.{'a' * 12}.tmp"
+    taken.write_bytes(OLD)
+    picture = tmp_path / "plan.png"
+    outcome = cli.run([*PLAN, "--plot", str(picture)])
+    assert outcome.status == 74
+    assert outcome.stderr == (
+        f"decode-ring: error: cannot write {str(picture)!a}: no free temporary name\n"
+    )
+    assert others(tmp_path) == [taken.name]
+
+
+def test_a_picture_named_up_to_237_bytes_is_written(cli: InProcessCli, tmp_path: Path) -> None:
+    # Its temporary name beside it, ".NAME.<12 hex digits>.tmp", is 18 bytes longer: 255, the
+    # longest name Linux file systems take (NAME_MAX).
+    picture = tmp_path / ("p" * 233 + ".png")
+    assert cli.run([*PLAN, "--plot", str(picture)]).status == 0
+    assert picture.read_bytes().startswith(PNG)
+    assert others(tmp_path) == [picture.name]

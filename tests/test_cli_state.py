@@ -196,3 +196,45 @@ def test_a_ring_slot_past_a_usize_is_a_usage_error(capsys: pytest.CaptureFixture
         f"max batch size {most} x per-sequence state {NEMOTRON_PER_SEQUENCE} B exceeds the "
         f"{most} B a usize holds"
     )
+
+
+def test_state_reads_the_model_under_the_release_its_layout_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --vllm-version answers under the vllm layout, --sglang-version under the sglang one.
+    _, out = run_json(capsys, "state", "--config", NEMOTRON, "--vllm-version", "0.10.2")
+    assert (out["layout"], out["server_version"]) == ("vllm", "0.10.2")
+    _, out = run_json(
+        capsys, "state", "--config", NEMOTRON, "--layout", "sglang", "--sglang-version", "0.5.9"
+    )
+    assert (out["layout"], out["server_version"]) == ("sglang", "0.5.9")
+
+
+@pytest.mark.parametrize(
+    ("layout", "versions", "idle"),
+    [
+        ("vllm", ["--sglang-version", "0.5.9"], "--sglang-version"),
+        ("sglang", ["--vllm-version", "0.10.2"], "--vllm-version"),
+    ],
+)
+def test_the_other_servers_version_is_refused_as_doing_nothing(
+    capsys: pytest.CaptureFixture[str], layout: str, versions: list[str], idle: str
+) -> None:
+    assert usage_error(capsys, "state", "--config", NEMOTRON, "--layout", layout, *versions) == (
+        f"{idle} does nothing here: the state is laid out as {layout} lays it out; drop it"
+    )
+    assert usage_error(
+        capsys,
+        "state",
+        "--config",
+        NEMOTRON,
+        "--layout",
+        "metrale",
+        "--vllm-version",
+        "0.10.2",
+        "--sglang-version",
+        "0.5.9",
+    ) == (
+        "--vllm-version, --sglang-version does nothing here: the state is laid out as metrale "
+        "lays it out; drop it"
+    )

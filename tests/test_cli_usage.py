@@ -129,6 +129,7 @@ def cut(text: str) -> str:
 
 
 X41 = "x" * 41
+INF41 = "inf" + " " * 38
 
 
 @pytest.mark.parametrize(
@@ -144,6 +145,21 @@ X41 = "x" * 41
             ["decide", "--ssm-layers", "9" * 41],
             f"argument --ssm-layers: {'9' * 40}... (41 digits) layers is implausible (at most "
             "100,000)",
+        ),
+        (
+            # Leading zeros are not digits of the count: the refusal quotes the number.
+            ["decide", "--ssm-layers", "000" + "1000000"],
+            "argument --ssm-layers: 1000000 layers is implausible (at most 100,000)",
+        ),
+        (
+            # A count past a usize is "too large" with or without its sign, quoted as given.
+            ["fit", "--example", "--max-batch-size", "+18446744073709551616"],
+            "argument --max-batch-size: too large: '+18446744073709551616' exceeds "
+            "18446744073709551615",
+        ),
+        (
+            ["fit", "--example", "--max-batch-size", "9" * 41],
+            f"argument --max-batch-size: too large: {cut('9' * 41)} exceeds 18446744073709551615",
         ),
         (
             ["decide", "--ssm-layers", X41],
@@ -186,6 +202,35 @@ X41 = "x" * 41
         (
             ["vllm", "--config", NEMOTRON, "--" + "x" * 39],
             f"{cut('--' + 'x' * 39)} is not a vLLM 0.33.0 flag",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--gpu-memory-utilization", X41],
+            f"argument --gpu-memory-utilization: not a number: {cut(X41)}",
+        ),
+        (
+            # float() takes the spaces around "inf"; an infinite fraction is refused.
+            ["vllm", "--config", NEMOTRON, "--gpu-memory-utilization", INF41],
+            f"argument --gpu-memory-utilization: not a finite number: {cut(INF41)}",
+        ),
+        (
+            ["sglang", "--config", NEMOTRON, "--mem-fraction-static", INF41],
+            f"argument --mem-fraction-static: not a finite number: {cut(INF41)}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--cpu-offload-gb", "-1"],
+            "argument --cpu-offload-gb: must be 0 or more: '-1'",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--cpu-offload-gb", "-" + "1" * 40],
+            f"argument --cpu-offload-gb: must be 0 or more: {cut('-' + '1' * 40)}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--hf-overrides", "{" * 41],
+            f"argument --hf-overrides: not JSON: {cut('{' * 41)}",
+        ),
+        (
+            ["vllm", "--config", NEMOTRON, "--hf-overrides", "[" + "1," * 19 + "1]"],
+            f"argument --hf-overrides: must be a JSON object: {cut('[' + '1,' * 19 + '1]')}",
         ),
         (
             ["sglang", "--config", NEMOTRON, "--mamba-full-memory-ratio", X41],
@@ -401,6 +446,8 @@ def test_state_help(capsys: pytest.CaptureFixture[str]) -> None:
         "--tp N --layout",
         "--max-batch-size B also size the ring",
         "--json one JSON object on stdout",
+        "--vllm-version VERSION the vLLM release whose rules answer",
+        "--sglang-version VERSION the SGLang release whose rules answer",
     ]:
         assert fragment in text
     assert "SIZE" not in text
@@ -442,3 +489,13 @@ def test_plan_help(capsys: pytest.CaptureFixture[str]) -> None:
     ]:
         assert fragment in text
     assert text.endswith(SIZE_EPILOG)
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_a_bad_release_is_refused_naming_the_servers_version_flag(
+    capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    assert usage_error(capsys, server, f"--{server}-version", "bogus", "--config", NEMOTRON) == (
+        f"--{server}-version: 'bogus' is not a version (e.g. 0.19.1, 0.5.3.post1, "
+        "0.20.1rc1.dev91+g1a2b3c)"
+    )

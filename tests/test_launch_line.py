@@ -221,6 +221,109 @@ def test_package_flags_come_before_the_line(capsys: pytest.CaptureFixture[str]) 
     )
 
 
+def test_the_earlier_forms_package_flags_are_read_anywhere_in_the_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Among the server's flags: --config=PATH (a path holding "=" kept whole; the next word is
+    # the server's), the switch --json (it takes no value), --gpu-arch SM.
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text(Path(NEMOTRON).read_text())
+    status, out, err = run(
+        capsys,
+        "vllm",
+        "--max-num-seqs",
+        "8",
+        f"--config={config}",
+        "--max-model-len",
+        "4096",
+        "--json",
+        "--gpu-arch",
+        "sm89",
+    )
+    assert (status, err) == (0, "")
+    result = json.loads(out)
+    assert result["source"] == str(config)
+    assert (result["max_num_seqs"], result["max_model_len"], result["gpu_arch"]) == (
+        8,
+        4096,
+        "sm89",
+    )
+    # A package flag that takes a value, last on the line and without one.
+    assert refusal(capsys, "vllm", "--max-num-seqs", "8", "--config") == (
+        "argument --config: expected one argument"
+    )
+    assert refusal(capsys, "vllm", "--config") == "argument --config: expected one argument"
+
+
+def test_the_packages_leading_flags_take_the_equals_form_and_help(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text(Path(NEMOTRON).read_text())
+    result = answer(capsys, "vllm", f"--config={config}", "--max-num-seqs", "8")
+    assert (result["source"], result["max_num_seqs"]) == (str(config), 8)
+    result = answer(capsys, "vllm", "--gpu-arch", "sm89", "--config", str(config), "-tp", "1")
+    assert (result["gpu_arch"], result["source"]) == ("sm89", str(config))
+    # Before serve, the package's --flag=VALUE leads too.
+    result = answer(capsys, "vllm", "--gpu-arch=sm89", "serve", QWEN3_NEXT)
+    assert (result["gpu_arch"], result["source"]) == ("sm89", QWEN3_NEXT)
+    for spelling in ("-h", "--help"):
+        status, out, err = run(capsys, "vllm", spelling)
+        assert (status, err) == (0, "")
+        assert out.startswith("usage: decode-ring vllm [-h] [--config MODEL]")
+
+
+def test_every_flag_the_release_lacks_is_named_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert refusal(
+        capsys,
+        "vllm",
+        "--vllm-version",
+        "0.10.2",
+        "--config",
+        NEMOTRON,
+        "--use-replayssm",
+        "--replayssm-buffer-len",
+        "4",
+        "--max-cudagraph-capture-size",
+        "8",
+    ) == (
+        "vLLM 0.10.2 has no such flag: --use-replayssm (in 0.27.0-0.33.0); --replayssm-buffer-len "
+        "(in 0.27.0-0.33.0); --max-cudagraph-capture-size (in 0.11.1-0.33.0)"
+    )
+
+
+def quoted(text: str) -> str:
+    """How a refusal quotes a value: whole up to 40 characters, else its first 40 and length."""
+    return ascii(text) if len(text) <= 40 else f"{text[:40]!a}... ({len(text)} characters)"
+
+
+def test_a_line_naming_its_model_keeps_the_packages_flags_in_front(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # --model=PATH names the line's model (a path holding "=" read whole), so the package's
+    # flags must lead: --gpu-arch after it is refused as decode-ring's own.
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text(Path(QWEN3_NEXT).read_text())
+    assert refusal(
+        capsys, "vllm", f"--model={config}", "--max-num-seqs", "8", "--gpu-arch", "sm89"
+    ) == (
+        "'--gpu-arch' is not a vLLM 0.33.0 flag (it is decode-ring's own: give it before the "
+        "launch line)"
+    )
+    assert refusal(capsys, "vllm", "--config", NEMOTRON, "serve", QWEN3_NEXT) == (
+        f"the model is given twice: --config {quoted(NEMOTRON)} and the launch line's "
+        f"{quoted(QWEN3_NEXT)}; give one"
+    )
+
+
 # --- reading the flags as the servers do -------------------------------------------------------
 
 
@@ -368,6 +471,19 @@ def test_a_yaml_config_is_read_as_each_server_reads_it(
     assert "read only .yaml or .yml" in refusal(
         capsys, "vllm", "serve", QWEN3_NEXT, "--config", str(json_file)
     )
+
+
+def test_a_yaml_config_without_serve_starts_the_servers_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("yaml")
+    # --config FILE.yaml (or .YAML) is the server's file of flags, naming the model, not the
+    # package's --config MODEL (a model is never YAML).
+    for name in ("serve.yaml", "SERVE.YAML"):
+        config = tmp_path / name
+        config.write_text(f"model: {QWEN3_NEXT}\nmax-num-seqs: 8\n")
+        result = answer(capsys, "vllm", "--config", str(config))
+        assert (result["source"], result["max_num_seqs"]) == (QWEN3_NEXT, 8)
 
 
 def test_a_bad_value_names_the_flag_as_written(capsys: pytest.CaptureFixture[str]) -> None:

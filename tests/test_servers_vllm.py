@@ -1165,6 +1165,9 @@ def test_the_help_shows_each_flag_as_vllm_names_it(
         "--allow-unmodelled ",
         "--gpu-arch {sm80,sm86,sm89,sm90,sm100,sm120,sm121} the GPU's architecture, over --gpu's "
         "(default sm90: H100/H200, without --gpu) --weights-memory ",
+        "--activation-memory SIZE the peak activation, not estimated, per rank "
+        "--cuda-graph-memory SIZE the CUDA graphs, not estimated, per rank "
+        "--non-torch-memory SIZE non-torch memory, not estimated, per rank --json ",
         "--json one JSON object on stdout --vllm-version VERSION the vLLM release whose rules "
         "answer: any from 0.10.2 (default 0.33.0, the newest modelled); a patch takes its minor's "
         "rules, an rc or dev build those of the release it precedes --compare VERSION also answer "
@@ -1498,3 +1501,118 @@ def test_vllm_refuses_an_fp8_kv_cache_no_backend_takes() -> None:
         "size 36; FLASHINFER refused: head size 36; TRITON_ATTN refused: an fp8 KV cache needs "
         "SM89 or later"
     )
+
+
+def test_the_compilation_config_chooses_the_cuda_graphs(capsys: pytest.CaptureFixture[str]) -> None:
+    # The default list up to min(max_num_seqs 256 x 2, 512 on sm90) holds 51 sizes: 1, 2, 4,
+    # 8 to 248 by 8, 256 to 512 by 16.
+    assert vllm_json(capsys)["cuda_graph_sizes"] == 51
+    graphs = ("--compilation-config",)
+    assert (
+        vllm_json(capsys, *graphs, '{"cudagraph_capture_sizes": [1, 2, 4]}')["cuda_graph_sizes"]
+        == 3
+    )
+    # Up to 16: 1, 2, 4, 8 and 16.
+    assert vllm_json(capsys, *graphs, '{"max_cudagraph_capture_size": 16}')["cuda_graph_sizes"] == 5
+    # Mode NONE (vLLM reads the name in any case) captures none.
+    assert vllm_json(capsys, *graphs, '{"cudagraph_mode": "none"}')["cuda_graph_sizes"] == 0
+    assert usage_error(
+        capsys, "vllm", "--config", str(NEMOTRON), *graphs, '{"cudagraph_mode": 3}'
+    ) == ("argument --compilation-config: cudagraph_mode must be a mode's name")
+
+
+@pytest.mark.parametrize(
+    ("shorthand", "key", "value"),
+    [("--spec-method", "method", "mtp"), ("--spec-model", "model", "drafter")],
+)
+def test_a_speculative_shorthand_and_its_json_key_are_refused_together(
+    capsys: pytest.CaptureFixture[str], shorthand: str, key: str, value: str
+) -> None:
+    # vllm/engine/arg_utils.py:2108-2121.
+    assert usage_error(
+        capsys,
+        "vllm",
+        "--config",
+        str(NEMOTRON),
+        shorthand,
+        value,
+        "--speculative-config",
+        json.dumps({key: value}),
+    ) == (
+        f"argument --speculative-config: {shorthand} and --speculative-config['{key}'] are "
+        "mutually exclusive (vLLM)"
+    )
+
+
+def test_compare_lays_the_launch_out_under_the_other_release(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    compared = vllm_json(capsys, "--compare", "0.10.2")["compare"]
+    assert (compared["release"], compared["other"]) == ("0.33.0", "0.10.2")
+    assert "compare" not in vllm_json(capsys)
+
+
+@pytest.mark.parametrize("offload", ["0", "0.5"])
+def test_cpu_offload_of_zero_or_more_gigabytes_is_taken(
+    capsys: pytest.CaptureFixture[str], offload: str
+) -> None:
+    assert vllm_json(capsys, "--cpu-offload-gb", offload)["tensor_parallel_size"] == 1
+
+
+def test_the_estimates_given_replace_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    result = vllm_json(
+        capsys,
+        "--gpu",
+        "NVIDIA H200",
+        "--weights-memory",
+        "2GiB",
+        "--activation-memory",
+        "1GiB",
+        "--cuda-graph-memory",
+        "3MiB",
+        "--non-torch-memory",
+        "5MiB",
+    )
+    assert (result["weights_bytes"], result["weights_rule"]) == (2 * GiB, "--weights-memory")
+    assert (result["peak_activation_bytes"], result["peak_activation_rule"]) == (
+        GiB,
+        "--activation-memory",
+    )
+    assert (result["cuda_graph_bytes"], result["cuda_graph_rule"]) == (
+        3 * 2**20,
+        "--cuda-graph-memory",
+    )
+    assert (result["non_torch_bytes"], result["non_torch_rule"]) == (
+        5 * 2**20,
+        "--non-torch-memory",
+    )
+
+
+def test_the_modelled_flags_wrap_at_92_columns_between_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A flag is never split at its hyphens; "--spec-method," would make the sixth line 93.
+    status, out, _ = run(capsys, "vllm", "--help")
+    assert status == 0
+    assert (
+        "modelled vLLM flags: --tensor-parallel-size, --max-num-seqs, --max-model-len, "
+        "--block-size,\n"
+        "--enable-prefix-caching, --spec-tokens, --speculative-config, --mamba-cache-dtype,\n"
+        "--mamba-ssm-cache-dtype, --kv-cache-dtype, --kv-cache-memory-bytes, --use-replayssm,\n"
+        "--replayssm-buffer-len, --gpu-memory-utilization, --dtype, --quantization,\n"
+        "--max-num-batched-tokens, --enforce-eager, --cpu-offload-gb, --hf-overrides,\n"
+        "--compilation-config, --cudagraph-capture-sizes, --max-cudagraph-capture-size,\n"
+        "--spec-method, --spec-model.\n"
+    ) in out
+
+
+def test_a_speculative_config_key_without_effect_on_memory_is_passed_over(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # prompt_lookup_max tunes n-gram drafting; only the modelled keys are read.
+    result = vllm_json(
+        capsys,
+        "--speculative-config",
+        '{"num_speculative_tokens": 2, "prompt_lookup_max": 3}',
+    )
+    assert result["num_speculative_tokens"] == 2
