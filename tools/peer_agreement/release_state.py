@@ -62,6 +62,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import release_cell
 from config_classes import STUB_ROOTS, Dummy, StubModule
 
 # The attention layers' head-split asserts (as tools/peer_agreement/states.py matches them).
@@ -80,6 +81,13 @@ BARE = (
 # Run from R besides its configs: divide, and 0.5.3's MambaStateShapeCalculator (which its
 # FalconH1Config imports from the layer package).
 REAL = ("sglang.srt.distributed.utils", "sglang.srt.layers.attention.mamba.mamba_utils")
+# Run from R too where R's cell code is run (release_cell.py): R's ModelConfig and the config
+# helpers it imports.
+CELL_REAL = (
+    "sglang.srt.hf_transformers_utils",
+    "sglang.srt.utils.hf_transformers_utils",
+    "sglang.srt.utils.hf_transformers",  # 0.5.11+: the helpers moved here (and its modules)
+)
 
 
 class _Dtype:
@@ -207,8 +215,10 @@ class _Finder(importlib.abc.MetaPathFinder):
     ``__init__``), the ``stubs`` as given, every other ``sglang`` module and ``STUB_ROOTS`` a
     placeholder."""
 
-    def __init__(self, root: Path, stubs: Mapping[str, types.ModuleType]) -> None:
-        self.root, self.stubs = root, stubs
+    def __init__(
+        self, root: Path, stubs: Mapping[str, types.ModuleType], real: tuple[str, ...] = REAL
+    ) -> None:
+        self.root, self.stubs, self.real = root, stubs, real
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name in self.stubs:
@@ -218,7 +228,9 @@ class _Finder(importlib.abc.MetaPathFinder):
             spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
             spec.submodule_search_locations = [str(self.root.joinpath(*name.split(".")))]
             return spec
-        if name in REAL or name.startswith("sglang.srt.configs."):
+        if name in self.real or name.startswith(
+            ("sglang.srt.configs.", *(f"{r}." for r in self.real if r.endswith("hf_transformers")))
+        ):
             base = self.root.joinpath(*name.split("."))
             file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
             if file.is_file():
@@ -251,7 +263,9 @@ class _Configs(types.ModuleType):
             value = getattr(importlib.import_module(module), name)
         except Exception as error:  # a config module that does not run here
             self._failed[name] = f"{type(error).__name__}: {error}"[:200]
-            value = type(name, (), {})
+            # A placeholder class that no model type names (R's hf_transformers helpers read
+            # every registered class's model_type at import).
+            value = type(name, (), {"model_type": f"<unimportable {name}>"})
         setattr(self, name, value)
         return value
 
@@ -407,7 +421,8 @@ class Release:
             stubs[name] = module
         stubs["sglang.srt.configs"] = self.configs = _Configs(root, self.failed)
         sys.path.insert(0, str(root))
-        sys.meta_path.insert(0, _Finder(root, stubs))
+        real = REAL + (CELL_REAL if release_cell.locate(root) is not None else ())
+        sys.meta_path.insert(0, _Finder(root, stubs, real))
         distributed = importlib.import_module("sglang.srt.distributed")
         distributed.get_tensor_model_parallel_world_size = tp  # type: ignore[attr-defined]
         self.registry, self.registry_at = registry(root)
@@ -602,7 +617,9 @@ class Release:
 
 def main(argv: list[str]) -> None:
     release = Release(Path(argv[0]))
+    cell = release_cell.Cell(release)
     print(json.dumps({"ready": release.transformers, "chooser": release.chooser_at,
+                      "cell": release_cell.describe(cell),
                       "ssm_dtype": [release.ssm_dtype, release.ssm_where],
                       "registry": release.registry_at}), flush=True)  # fmt: skip
     for line in sys.stdin:
@@ -625,6 +642,13 @@ def main(argv: list[str]) -> None:
                 continue
             answer = {"refusal": f"{type(error).__name__}: {message}"[:300],
                       "at": release.at(error)}  # fmt: skip
+        if "per_req" in answer:
+            try:
+                with contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise):
+                    answer.update(cell.answer(config, int(job["tp"])))
+            except Exception as error:  # R's cell code not run on this case: an oracle gap
+                message = " ".join(str(error).split())
+                answer["cell_gap"] = f"{type(error).__name__}: {message}"[:300]
         if release.failed:
             answer["failed_imports"] = dict(release.failed)
         print(json.dumps(answer), flush=True)
