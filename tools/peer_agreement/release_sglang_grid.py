@@ -287,6 +287,18 @@ def _release_answer(
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
 
 
+UNSERVED = re.compile(r"SGLang \S+ (does not serve '|has no )")
+
+
+def _unserved(plan: Mapping[str, Any], own: Mapping[str, Any]) -> str | None:
+    """For the package's refusal of an architecture the release does not serve: ``""`` where
+    R's models name no ``EntryClass`` for it either (both refuse), else R's file that does;
+    ``None`` for any other refusal (or R's models not read), which is not compared."""
+    if not UNSERVED.search(str(plan.get("refusal", ""))) or "entry" not in own:
+        return None
+    return own["entry"] or ""
+
+
 def _own_cell(own: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any]:
     """R's own KV bytes per token for the case (``release_cell.py``): ``{"cell": n}``, or
     ``{"cell_gap": why}`` (R's cell code not run on it: the case is not compared), or ``{}``
@@ -413,8 +425,31 @@ def run_grid(
                 gaps[load_error] += 1
                 continue
             if "refusal" in plan and "refusal" in state:
-                tally["not_compared"] += 1
-                gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
+                served = _unserved(plan, owns[key])
+                if served is None and _own_refusal(owns[key]) is not None:
+                    # Both refuse: R's own state code raises on the config (its class or the
+                    # model file's head-split assert), as the state comparison counts it.
+                    tally["agree"] += 1
+                    tally["both_refuse"] += 1
+                elif served is None:
+                    tally["not_compared"] += 1
+                    gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
+                elif served == "":
+                    # Both refuse: R's models name no EntryClass for the architecture.
+                    tally["agree"] += 1
+                    tally["unserved"] += 1
+                else:
+                    tally["disagree"] += 1
+                    found = [f"refusal: package refuses ({_short(plan['refusal'])}), R serves "
+                             f"the architecture ({served})"]  # fmt: skip
+                    entry = classes.setdefault(
+                        (Path(case["config"]).name, case["launch"], "served"),
+                        {"releases": [], "count": 0, "example": {**case, "release": version},
+                         "found": found},
+                    )  # fmt: skip
+                    entry["count"] += 1
+                    if version not in entry["releases"]:
+                        entry["releases"].append(version)
                 continue
             theirs = _release_answer(release, case, state, plan, probe, owns[key])
             if "oracle_gap" in theirs:
@@ -590,6 +625,17 @@ def reproducer(example: Mapping[str, Any]) -> str:
 def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
     rows = result["rows"]
     lines = release_table(rows, "not compared")
+    lines += [
+        "",
+        "Of the agreeing cases, both refusing an architecture R's models name no EntryClass for "
+        "(the package's 'does not serve' / 'has no ... model'):",
+        "",
+    ]
+    lines += [
+        f"* {version}: {row.get('unserved', 0)} (and {row.get('both_refuse', 0)} where R's own "
+        "state code raises on the config)"
+        for version, row in rows.items()
+    ]
     lines += ["", "Not modelled by the package, by release and reason:", ""]
     for version, row in rows.items():
         for reason, count in sorted(row["unmodelled"].items(), key=lambda item: -item[1]):

@@ -628,6 +628,11 @@ def main(argv: list[str]) -> None:
         job = json.loads(line)
         config = json.loads(Path(job["config"]).read_text(encoding="utf-8"))
         noise = io.StringIO()
+        # The file whose EntryClass names the architecture (R's ModelRegistry imports every
+        # sglang/srt/models module and keys its EntryClass by name); None: R has none.
+        architecture = (config.get("architectures") or [None])[0]
+        path = release.entry_files().get(str(architecture))
+        entry = {"entry": None if path is None else f"{path.relative_to(release.root)}"}
         try:
             with contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise):
                 answer = release.answer(config, int(job["tp"]))
@@ -635,10 +640,8 @@ def main(argv: list[str]) -> None:
             message = " ".join(str(error).split())
             if release.at(error) is None or "Dummy" in message or "<stub" in message:
                 # This script's failure, or R's code failing on a placeholder: an oracle gap.
-                print(
-                    json.dumps({"oracle_gap": f"{type(error).__name__}: {message}"[:300]}),
-                    flush=True,
-                )
+                gap = {"oracle_gap": f"{type(error).__name__}: {message}"[:300], **entry}
+                print(json.dumps(gap), flush=True)
                 continue
             answer = {"refusal": f"{type(error).__name__}: {message}"[:300],
                       "at": release.at(error)}  # fmt: skip
@@ -649,6 +652,7 @@ def main(argv: list[str]) -> None:
             except Exception as error:  # R's cell code not run on this case: an oracle gap
                 message = " ".join(str(error).split())
                 answer["cell_gap"] = f"{type(error).__name__}: {message}"[:300]
+        answer.update(entry)
         if release.failed:
             answer["failed_imports"] = dict(release.failed)
         print(json.dumps(answer), flush=True)
