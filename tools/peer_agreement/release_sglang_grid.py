@@ -13,11 +13,14 @@ functions are fed R's own per-request state bytes and state-layer count (``own_s
 ``release_state.py`` run on R's tree under the transformers R pins), compared with the
 package's ``ssm_state(config, layout="sglang", version=R, tp_size=tp)`` as fields
 ``state_bytes`` / ``state_layers`` of each case and, per (config, tp), in a table of their own;
-and the package's KV bytes per token, context length, page size and strategy resolution
-(``release_sglang.FED``). Cases the package
-refuses as not modelled are counted apart; cases it refuses before the pool (an architecture the
-release does not serve, a config it cannot read) and cases the release's code cannot be run on
-are "not compared", with the reason, never agreement.
+R's own KV bytes per token where ``release_cell.py`` runs R's cell code (0.5.2 - 0.5.15.post1,
+from 0.5.14 without speculation), compared as ``kv_bytes_per_token`` and per (config, tp); and
+the package's KV bytes per token elsewhere, context length, page size and strategy resolution
+(``release_sglang.FED``). Cases the package refuses as not modelled are counted apart; its
+refusal of an architecture the release does not serve is compared with R's models (no
+``EntryClass`` names it: both refuse), and a refusal before the pool where R's own state code
+raises on the config is both refusing; other refusals before the pool and cases the release's
+code cannot be run on are "not compared", with the reason, never agreement.
 """
 
 from __future__ import annotations
