@@ -13,8 +13,8 @@ functions are fed R's own per-request state bytes and state-layer count (``own_s
 ``release_state.py`` run on R's tree under the transformers R pins), compared with the
 package's ``ssm_state(config, layout="sglang", version=R, tp_size=tp)`` as fields
 ``state_bytes`` / ``state_layers`` of each case and, per (config, tp), in a table of their own;
-R's own KV bytes per token where ``release_cell.py`` runs R's cell code (0.5.2 - 0.5.15.post1,
-from 0.5.14 without speculation), compared as ``kv_bytes_per_token`` and per (config, tp); and
+R's own KV bytes per token where ``release_cell.py`` runs R's cell code (every release; from
+0.5.14 without speculation), compared as ``kv_bytes_per_token`` and per (config, tp); and
 the package's KV bytes per token elsewhere, context length, page size and strategy resolution
 (``release_sglang.FED``). Cases the package refuses as not modelled are counted apart; its
 refusal of an architecture the release does not serve is compared with R's models (no
@@ -307,9 +307,11 @@ def _own_cell(own: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any]
     ``{"cell_gap": why}`` (R's cell code not run on it: the case is not compared), or ``{}``
     (fed the package's: R's cell code is not run for this release, or R adds EAGLE draft
     layers under speculation, which is not run, and the case speculates)."""
+    if own.get("cell_spec") and case["spec"]:
+        return {}
     if "cell_gap" in own:
         return {"cell_gap": own["cell_gap"]}
-    if "cell" in own and not (own.get("cell_spec") and case["spec"]):
+    if "cell" in own:
         return {"cell": own["cell"]}
     return {}
 

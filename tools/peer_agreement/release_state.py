@@ -210,6 +210,26 @@ class _Loader(importlib.abc.Loader):
         pass
 
 
+class _Tolerant(importlib.abc.Loader):
+    """Loads one of R's config helper modules run for the cell (``CELL_REAL``); where R's module
+    fails here (an import it needs that is not run), it becomes a placeholder, so that the state
+    (which ran with placeholders before) is unaffected, and the failure is recorded: the
+    release's cell is then an oracle gap (``release_cell.Cell.answer``)."""
+
+    def __init__(self, loader: Any, failures: dict[str, str]) -> None:
+        self.loader, self.failures = loader, failures
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        try:
+            self.loader.exec_module(module)
+        except Exception as error:
+            self.failures[module.__name__] = f"{type(error).__name__}: {error}"[:200]
+            module.__class__ = StubModule
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """``sglang.srt.configs.*`` and ``REAL`` from R's tree (its packages without their
     ``__init__``), the ``stubs`` as given, every other ``sglang`` module and ``STUB_ROOTS`` a
@@ -219,6 +239,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         self, root: Path, stubs: Mapping[str, types.ModuleType], real: tuple[str, ...] = REAL
     ) -> None:
         self.root, self.stubs, self.real = root, stubs, real
+        self.cell_failures: dict[str, str] = {}
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name in self.stubs:
@@ -234,9 +255,12 @@ class _Finder(importlib.abc.MetaPathFinder):
             base = self.root.joinpath(*name.split("."))
             file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
             if file.is_file():
-                return importlib.util.spec_from_file_location(
+                spec = importlib.util.spec_from_file_location(
                     name, file, submodule_search_locations=[str(base)] if base.is_dir() else None
                 )
+                if spec is not None and name.startswith(CELL_REAL):
+                    spec.loader = _Tolerant(spec.loader, self.cell_failures)
+                return spec
         if top == "sglang" or top in STUB_ROOTS:
             return importlib.machinery.ModuleSpec(name, _Loader(None), is_package=True)
         return None
@@ -414,6 +438,10 @@ class Release:
                                             "linear_attn_tp_size": tp}),
             ("sglang.srt.utils", {"is_cpu": lambda: False, "is_hip": lambda: False,
                                   "is_npu": lambda: False}),
+            # A decorator factory registering a multimodal processor (Dots3, MuseGlimmer): the
+            # class unchanged (a placeholder would call the processor on the class).
+            ("sglang.srt.multimodal.customized_mm_processor_utils",
+             {"register_customized_processor": lambda *_a, **_k: lambda cls: cls}),
         ):  # fmt: skip
             module = StubModule(name)
             module.__path__ = []  # type: ignore[attr-defined]
@@ -422,7 +450,9 @@ class Release:
         stubs["sglang.srt.configs"] = self.configs = _Configs(root, self.failed)
         sys.path.insert(0, str(root))
         real = REAL + (CELL_REAL if release_cell.locate(root) is not None else ())
-        sys.meta_path.insert(0, _Finder(root, stubs, real))
+        finder = _Finder(root, stubs, real)
+        self.cell_failures = finder.cell_failures
+        sys.meta_path.insert(0, finder)
         distributed = importlib.import_module("sglang.srt.distributed")
         distributed.get_tensor_model_parallel_world_size = tp  # type: ignore[attr-defined]
         self.registry, self.registry_at = registry(root)
@@ -652,6 +682,8 @@ def main(argv: list[str]) -> None:
             except Exception as error:  # R's cell code not run on this case: an oracle gap
                 message = " ".join(str(error).split())
                 answer["cell_gap"] = f"{type(error).__name__}: {message}"[:300]
+                if getattr(cell, "spec_code", False):
+                    answer["cell_spec"] = "EAGLE draft layers added under speculation: not run"
         answer.update(entry)
         if release.failed:
             answer["failed_imports"] = dict(release.failed)
