@@ -290,7 +290,8 @@ def _release_answer(
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
 
 
-UNSERVED = re.compile(r"SGLang \S+ (does not serve '|has no )")
+# The package's refusals of the model itself (never of a flag: "SGLang R has no --flag").
+UNSERVED = re.compile(r"^ModelConfigError: .*SGLang \S+ (does not serve '|has no [^-])")
 
 
 def _unserved(plan: Mapping[str, Any], own: Mapping[str, Any]) -> str | None:
