@@ -43,8 +43,9 @@ Stubbed / fed in (see ``FED``): the per-request state bytes ``p`` and the layer 
 release's own (``release_state.py``: R's config class for the fixture, R's ``mambaish_config``
 / ``is_hybrid_gdn`` and ``mamba2_cache_params.mamba_cache_per_req``, under the transformers R
 pins; ``release_sglang_grid.own_states``), compared with the package's ``ssm_state(config,
-layout="sglang", version=R, tp_size=tp)`` apart; the KV bytes per token is the package's
-(``kv_bytes_per_token``); the strategy resolution
+layout="sglang", version=R, tp_size=tp)`` apart; the KV bytes per token is the release's own
+(``release_cell.py``), but the package's (``kv_bytes_per_token``) in speculative cases from
+0.5.14; the strategy resolution
 (radix cache on/off, strategy, overlap scheduler) is the package's, fed in as the server
 arguments the release's functions read; the tokens are ``int(rest * 2**30) // cell`` of what
 the release's pool function leaves (mirrored from ``profile_max_num_token`` /
@@ -79,7 +80,10 @@ FED = (
     "mambaish_config / is_hybrid_gdn, mamba2_cache_params.mamba_cache_per_req and its layers; "
     "torch, the tensor-parallel getters (tp, one attention-DP shard) and envs stood in for), "
     "compared with the package's ssm_state apart",
-    "KV bytes per token: the package's kv_bytes_per_token (the release's cell size is not run)",
+    "KV bytes per token: the release's own (release_cell.py: R's profile_max_num_token / "
+    "get_cell_size_per_token or DefaultPoolConfigurator's _compute_cell_size on R's "
+    "ModelConfig), compared with the package's kv_bytes_per_token; the package's in "
+    "speculative cases from 0.5.14 (R's EAGLE draft layers are not run)",
     "strategy resolution (radix cache on/off, strategy, overlap scheduler): the package's "
     "answer, fed in as the server arguments the release's functions read",
     "tokens = int(rest_after_pool * 2**30) // cell, page-aligned (mirrored); "

@@ -13,11 +13,14 @@ functions are fed R's own per-request state bytes and state-layer count (``own_s
 ``release_state.py`` run on R's tree under the transformers R pins), compared with the
 package's ``ssm_state(config, layout="sglang", version=R, tp_size=tp)`` as fields
 ``state_bytes`` / ``state_layers`` of each case and, per (config, tp), in a table of their own;
-and the package's KV bytes per token, context length, page size and strategy resolution
-(``release_sglang.FED``). Cases the package
-refuses as not modelled are counted apart; cases it refuses before the pool (an architecture the
-release does not serve, a config it cannot read) and cases the release's code cannot be run on
-are "not compared", with the reason, never agreement.
+R's own KV bytes per token where ``release_cell.py`` runs R's cell code (every release; from
+0.5.14 without speculation), compared as ``kv_bytes_per_token`` and per (config, tp); and
+the package's KV bytes per token elsewhere, context length, page size and strategy resolution
+(``release_sglang.FED``). Cases the package refuses as not modelled are counted apart; its
+refusal of an architecture the release does not serve is compared with R's models (no
+``EntryClass`` names it: both refuse), and a refusal before the pool where R's own state code
+raises on the config is both refusing; other refusals before the pool and cases the release's
+code cannot be run on are "not compared", with the reason, never agreement.
 """
 
 from __future__ import annotations
@@ -239,6 +242,10 @@ def _release_answer(
         strategy = plan["mamba_radix_cache_strategy"]
         radix_off = bool(plan["disable_radix_cache"]) or strategy == "none"
         overlap, cell = bool(plan["overlap_schedule"]), plan["kv_bytes_per_token"]
+        own_cell = _own_cell(own, case)
+        if "cell_gap" in own_cell:
+            return {"oracle_gap": f"R's cell: {own_cell['cell_gap'][:120]}"}
+        cell = own_cell.get("cell", cell)
         context, page = plan["context_length"], plan["page_size"]
         if release.resolution_fn is not None:
             # From 0.5.15 the release's own strategy resolution, fed to its pool code.
@@ -276,9 +283,38 @@ def _release_answer(
             answer["strategy"] = _strategy_text(*resolved)
         if "refusal" not in answer:
             answer.update(state_bytes=own["per_req"], state_layers=own["layers"])
+            if "cell" in _own_cell(own, case):
+                answer["kv_bytes_per_token"] = own["cell"]
         return answer
     except Exception as error:  # the release's code could not be run on this case
         return {"oracle_gap": f"{type(error).__name__}: {' '.join(str(error).split())[:120]}"}
+
+
+# The package's refusals of the model itself (never of a flag: "SGLang R has no --flag").
+UNSERVED = re.compile(r"^ModelConfigError: .*SGLang \S+ (does not serve '|has no [^-])")
+
+
+def _unserved(plan: Mapping[str, Any], own: Mapping[str, Any]) -> str | None:
+    """For the package's refusal of an architecture the release does not serve: ``""`` where
+    R's models name no ``EntryClass`` for it either (both refuse), else R's file that does;
+    ``None`` for any other refusal (or R's models not read), which is not compared."""
+    if not UNSERVED.search(str(plan.get("refusal", ""))) or "entry" not in own:
+        return None
+    return own["entry"] or ""
+
+
+def _own_cell(own: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any]:
+    """R's own KV bytes per token for the case (``release_cell.py``): ``{"cell": n}``, or
+    ``{"cell_gap": why}`` (R's cell code not run on it: the case is not compared), or ``{}``
+    (fed the package's: R's cell code is not run for this release, or R adds EAGLE draft
+    layers under speculation, which is not run, and the case speculates)."""
+    if own.get("cell_spec") and case["spec"]:
+        return {}
+    if "cell_gap" in own:
+        return {"cell_gap": own["cell_gap"]}
+    if "cell" in own:
+        return {"cell": own["cell"]}
+    return {}
 
 
 @functools.cache
@@ -326,6 +362,13 @@ def _differences(theirs: Mapping[str, Any], plan: Mapping[str, Any]) -> list[str
         )
         if theirs["strategy"] != ours:
             out.append(f"strategy: release {theirs['strategy']}, package {ours}")
+    if "kv_bytes_per_token" in theirs and theirs["kv_bytes_per_token"] != plan.get(
+        "kv_bytes_per_token"
+    ):
+        out.append(
+            f"kv_bytes_per_token: release {theirs['kv_bytes_per_token']}, package "
+            f"{plan.get('kv_bytes_per_token')}"
+        )
     for name in FIELDS:
         if theirs.get(name) != plan.get(name):
             out.append(f"{name}: release {theirs.get(name)}, package {plan.get(name)}")
@@ -355,6 +398,8 @@ def run_grid(
     headers: dict[str, dict[str, Any]] = {}
     state_rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     state_classes: dict[tuple[str, ...], dict[str, Any]] = {}
+    cell_rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    cell_classes: dict[tuple[str, ...], dict[str, Any]] = {}
     for version in releases:
         tally: dict[str, Any] = defaultdict(int)
         seen_states: set[tuple[str, int]] = set()
@@ -375,6 +420,8 @@ def run_grid(
                 seen_states.add(key)
                 _tally_state(state_rows[version], state_classes, version, case, state, plan,
                              probe, owns[key])  # fmt: skip
+                _tally_cell(cell_rows[version], cell_classes, version, case, plan, probe,
+                            owns[key])  # fmt: skip
             if _not_modelled(plan):
                 tally["not_modelled"] += 1
                 unmodelled[re.sub(r"\d+(\.\d+)*(\.post\d+)?", "N", _short(plan["refusal"]))] += 1
@@ -384,8 +431,31 @@ def run_grid(
                 gaps[load_error] += 1
                 continue
             if "refusal" in plan and "refusal" in state:
-                tally["not_compared"] += 1
-                gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
+                served = _unserved(plan, owns[key])
+                if served is None and _own_refusal(owns[key]) is not None:
+                    # Both refuse: R's own state code raises on the config (its class or the
+                    # model file's head-split assert), as the state comparison counts it.
+                    tally["agree"] += 1
+                    tally["both_refuse"] += 1
+                elif served is None:
+                    tally["not_compared"] += 1
+                    gaps[f"package refuses before the pool: {_short(plan['refusal'])}"] += 1
+                elif served == "":
+                    # Both refuse: R's models name no EntryClass for the architecture.
+                    tally["agree"] += 1
+                    tally["unserved"] += 1
+                else:
+                    tally["disagree"] += 1
+                    found = [f"refusal: package refuses ({_short(plan['refusal'])}), R serves "
+                             f"the architecture ({served})"]  # fmt: skip
+                    entry = classes.setdefault(
+                        (Path(case["config"]).name, case["launch"], "served"),
+                        {"releases": [], "count": 0, "example": {**case, "release": version},
+                         "found": found},
+                    )  # fmt: skip
+                    entry["count"] += 1
+                    if version not in entry["releases"]:
+                        entry["releases"].append(version)
                 continue
             theirs = _release_answer(release, case, state, plan, probe, owns[key])
             if "oracle_gap" in theirs:
@@ -435,6 +505,8 @@ def run_grid(
         "where": where,
         "states": {v: dict(r) for v, r in state_rows.items()},
         "state_classes": state_classes,
+        "cells": {v: dict(r) for v, r in cell_rows.items()},
+        "cell_classes": cell_classes,
         "headers": headers,
         "seconds": round(time.monotonic() - started, 1),
     }
@@ -502,6 +574,49 @@ def _tally_state(
     entry["cases"].append(f"{version} tp {case['tp']}: {found}")
 
 
+def _tally_cell(
+    row: dict[str, int],
+    classes: dict[tuple[str, ...], dict[str, Any]],
+    version: str,
+    case: Mapping[str, Any],
+    plan: Mapping[str, Any],
+    probe: Mapping[str, Any],
+    own: Mapping[str, Any],
+) -> None:
+    """One (config, tp) of the cell comparison: R's own KV bytes per token (``release_cell.py``,
+    without speculation) against the package's ``kv_bytes_per_token`` of the same launch (the
+    probe's where the package refuses the 40 GiB budget). Only where both have one: R sizing
+    a pool (its state answered) and the package a launch."""
+    ours = plan if "kv_bytes_per_token" in plan else probe
+    if "per_req" not in own:
+        return  # R builds no pool for the model (or its state was not run): no cell read
+    row["pairs"] += 1
+    if "cell_fed" in own:
+        row["fed"] += 1
+        return
+    if "cell_gap" in own:
+        row["not_compared"] += 1
+        key = (version, own["cell_gap"][:160])
+        classes.setdefault(("gap", *key), {"count": 0})["count"] += 1
+        return
+    if "kv_bytes_per_token" not in ours:
+        row["package_refuses"] += 1
+        return
+    if own["cell"] == ours["kv_bytes_per_token"]:
+        row["agree"] += 1
+        return
+    row["disagree"] += 1
+    key = ("differ", Path(case["config"]).name)
+    entry = classes.setdefault(key, {"count": 0, "releases": [], "cases": []})
+    entry["count"] += 1
+    if version not in entry["releases"]:
+        entry["releases"].append(version)
+    entry["cases"].append(
+        f"{version} tp {case['tp']}: R {own['cell']} ({own.get('cell_layers')} layers, "
+        f"{own.get('cell_dtype')}), package {ours['kv_bytes_per_token']}"
+    )
+
+
 def reproducer(example: Mapping[str, Any]) -> str:
     config = Path(example["config"])
     flags = "".join(f", {k}={v!r}" for k, v in LAUNCHES[example["launch"]].items())
@@ -516,6 +631,17 @@ def reproducer(example: Mapping[str, Any]) -> str:
 def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
     rows = result["rows"]
     lines = release_table(rows, "not compared")
+    lines += [
+        "",
+        "Of the agreeing cases, both refusing an architecture R's models name no EntryClass for "
+        "(the package's 'does not serve' / 'has no ... model'):",
+        "",
+    ]
+    lines += [
+        f"* {version}: {row.get('unserved', 0)} (and {row.get('both_refuse', 0)} where R's own "
+        "state code raises on the config)"
+        for version, row in rows.items()
+    ]
     lines += ["", "Not modelled by the package, by release and reason:", ""]
     for version, row in rows.items():
         for reason, count in sorted(row["unmodelled"].items(), key=lambda item: -item[1]):
@@ -559,6 +685,33 @@ def render(result: Mapping[str, Any], configs: Sequence[Path]) -> str:
             f"* `{key[0]}` {key[1]}: releases {', '.join(entry['releases'])}; first: "
             f"{entry['cases'][0]}; R: {json.dumps(entry['own'])[:300]}"
         )
+    lines += [
+        "",
+        "KV bytes per token (the cell), R's own (release_cell.py, without speculation) against "
+        "the package's kv_bytes_per_token, per (config, tp) where R sizes a pool:",
+        "",
+        "| release | R's cell code | pairs | agree | disagree | fed (not run) | not compared "
+        "| package refuses |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for version, row in result["cells"].items():
+        header = result["headers"].get(version, {})
+        lines.append(
+            f"| {version} | {header.get('cell')} | {row.get('pairs', 0)} | {row.get('agree', 0)} "
+            f"| {row.get('disagree', 0)} | {row.get('fed', 0)} | {row.get('not_compared', 0)} | "
+            f"{row.get('package_refuses', 0)} |"
+        )
+    lines += ["", "Cell disagreements and gaps:", ""]
+    if not result["cell_classes"]:
+        lines.append("* none")
+    for key, entry in result["cell_classes"].items():
+        if key[0] == "gap":
+            lines.append(f"* gap, {key[1]}: {entry['count']} x {key[2]}")
+        else:
+            lines.append(
+                f"* `{key[1]}`: {entry['count']} pairs, releases {', '.join(entry['releases'])}; "
+                + "; ".join(entry["cases"][:4])
+            )
     lines += ["", "What R's state run used (chooser, SSM dtype default, config registry):", ""]
     for version, header in result["headers"].items():
         lines.append(

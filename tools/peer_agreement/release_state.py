@@ -62,6 +62,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import release_cell
 from config_classes import STUB_ROOTS, Dummy, StubModule
 
 # The attention layers' head-split asserts (as tools/peer_agreement/states.py matches them).
@@ -80,6 +81,13 @@ BARE = (
 # Run from R besides its configs: divide, and 0.5.3's MambaStateShapeCalculator (which its
 # FalconH1Config imports from the layer package).
 REAL = ("sglang.srt.distributed.utils", "sglang.srt.layers.attention.mamba.mamba_utils")
+# Run from R too where R's cell code is run (release_cell.py): R's ModelConfig and the config
+# helpers it imports.
+CELL_REAL = (
+    "sglang.srt.hf_transformers_utils",
+    "sglang.srt.utils.hf_transformers_utils",
+    "sglang.srt.utils.hf_transformers",  # 0.5.11+: the helpers moved here (and its modules)
+)
 
 
 class _Dtype:
@@ -202,13 +210,36 @@ class _Loader(importlib.abc.Loader):
         pass
 
 
+class _Tolerant(importlib.abc.Loader):
+    """Loads one of R's config helper modules run for the cell (``CELL_REAL``); where R's module
+    fails here (an import it needs that is not run), it becomes a placeholder, so that the state
+    (which ran with placeholders before) is unaffected, and the failure is recorded: the
+    release's cell is then an oracle gap (``release_cell.Cell.answer``)."""
+
+    def __init__(self, loader: Any, failures: dict[str, str]) -> None:
+        self.loader, self.failures = loader, failures
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        try:
+            self.loader.exec_module(module)
+        except Exception as error:
+            self.failures[module.__name__] = f"{type(error).__name__}: {error}"[:200]
+            module.__class__ = StubModule
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """``sglang.srt.configs.*`` and ``REAL`` from R's tree (its packages without their
     ``__init__``), the ``stubs`` as given, every other ``sglang`` module and ``STUB_ROOTS`` a
     placeholder."""
 
-    def __init__(self, root: Path, stubs: Mapping[str, types.ModuleType]) -> None:
-        self.root, self.stubs = root, stubs
+    def __init__(
+        self, root: Path, stubs: Mapping[str, types.ModuleType], real: tuple[str, ...] = REAL
+    ) -> None:
+        self.root, self.stubs, self.real = root, stubs, real
+        self.cell_failures: dict[str, str] = {}
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name in self.stubs:
@@ -218,13 +249,18 @@ class _Finder(importlib.abc.MetaPathFinder):
             spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
             spec.submodule_search_locations = [str(self.root.joinpath(*name.split(".")))]
             return spec
-        if name in REAL or name.startswith("sglang.srt.configs."):
+        if name in self.real or name.startswith(
+            ("sglang.srt.configs.", *(f"{r}." for r in self.real if r.endswith("hf_transformers")))
+        ):
             base = self.root.joinpath(*name.split("."))
             file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
             if file.is_file():
-                return importlib.util.spec_from_file_location(
+                spec = importlib.util.spec_from_file_location(
                     name, file, submodule_search_locations=[str(base)] if base.is_dir() else None
                 )
+                if spec is not None and name.startswith(CELL_REAL):
+                    spec.loader = _Tolerant(spec.loader, self.cell_failures)
+                return spec
         if top == "sglang" or top in STUB_ROOTS:
             return importlib.machinery.ModuleSpec(name, _Loader(None), is_package=True)
         return None
@@ -251,7 +287,9 @@ class _Configs(types.ModuleType):
             value = getattr(importlib.import_module(module), name)
         except Exception as error:  # a config module that does not run here
             self._failed[name] = f"{type(error).__name__}: {error}"[:200]
-            value = type(name, (), {})
+            # A placeholder class that no model type names (R's hf_transformers helpers read
+            # every registered class's model_type at import).
+            value = type(name, (), {"model_type": f"<unimportable {name}>"})
         setattr(self, name, value)
         return value
 
@@ -400,6 +438,10 @@ class Release:
                                             "linear_attn_tp_size": tp}),
             ("sglang.srt.utils", {"is_cpu": lambda: False, "is_hip": lambda: False,
                                   "is_npu": lambda: False}),
+            # A decorator factory registering a multimodal processor (Dots3, MuseGlimmer): the
+            # class unchanged (a placeholder would call the processor on the class).
+            ("sglang.srt.multimodal.customized_mm_processor_utils",
+             {"register_customized_processor": lambda *_a, **_k: lambda cls: cls}),
         ):  # fmt: skip
             module = StubModule(name)
             module.__path__ = []  # type: ignore[attr-defined]
@@ -407,7 +449,10 @@ class Release:
             stubs[name] = module
         stubs["sglang.srt.configs"] = self.configs = _Configs(root, self.failed)
         sys.path.insert(0, str(root))
-        sys.meta_path.insert(0, _Finder(root, stubs))
+        real = REAL + (CELL_REAL if release_cell.locate(root) is not None else ())
+        finder = _Finder(root, stubs, real)
+        self.cell_failures = finder.cell_failures
+        sys.meta_path.insert(0, finder)
         distributed = importlib.import_module("sglang.srt.distributed")
         distributed.get_tensor_model_parallel_world_size = tp  # type: ignore[attr-defined]
         self.registry, self.registry_at = registry(root)
@@ -602,7 +647,9 @@ class Release:
 
 def main(argv: list[str]) -> None:
     release = Release(Path(argv[0]))
+    cell = release_cell.Cell(release)
     print(json.dumps({"ready": release.transformers, "chooser": release.chooser_at,
+                      "cell": release_cell.describe(cell),
                       "ssm_dtype": [release.ssm_dtype, release.ssm_where],
                       "registry": release.registry_at}), flush=True)  # fmt: skip
     for line in sys.stdin:
@@ -611,6 +658,11 @@ def main(argv: list[str]) -> None:
         job = json.loads(line)
         config = json.loads(Path(job["config"]).read_text(encoding="utf-8"))
         noise = io.StringIO()
+        # The file whose EntryClass names the architecture (R's ModelRegistry imports every
+        # sglang/srt/models module and keys its EntryClass by name); None: R has none.
+        architecture = (config.get("architectures") or [None])[0]
+        path = release.entry_files().get(str(architecture))
+        entry = {"entry": None if path is None else f"{path.relative_to(release.root)}"}
         try:
             with contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise):
                 answer = release.answer(config, int(job["tp"]))
@@ -618,13 +670,21 @@ def main(argv: list[str]) -> None:
             message = " ".join(str(error).split())
             if release.at(error) is None or "Dummy" in message or "<stub" in message:
                 # This script's failure, or R's code failing on a placeholder: an oracle gap.
-                print(
-                    json.dumps({"oracle_gap": f"{type(error).__name__}: {message}"[:300]}),
-                    flush=True,
-                )
+                gap = {"oracle_gap": f"{type(error).__name__}: {message}"[:300], **entry}
+                print(json.dumps(gap), flush=True)
                 continue
             answer = {"refusal": f"{type(error).__name__}: {message}"[:300],
                       "at": release.at(error)}  # fmt: skip
+        if "per_req" in answer:
+            try:
+                with contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise):
+                    answer.update(cell.answer(config, int(job["tp"])))
+            except Exception as error:  # R's cell code not run on this case: an oracle gap
+                message = " ".join(str(error).split())
+                answer["cell_gap"] = f"{type(error).__name__}: {message}"[:300]
+                if getattr(cell, "spec_code", False):
+                    answer["cell_spec"] = "EAGLE draft layers added under speculation: not run"
+        answer.update(entry)
         if release.failed:
             answer["failed_imports"] = dict(release.failed)
         print(json.dumps(answer), flush=True)
