@@ -87,13 +87,24 @@ def test_the_runtime_total_is_the_published_one_where_there_is_one() -> None:
     assert gpu("l40s").runtime_bytes == gpu("l40s").memory_bytes
 
 
+KNOWN = (
+    "a10g, l4, l40s, a100-40gb, a100-80gb, h100-pcie, h100-sxm, h100-nvl, h200, h20, gh200-96gb, "
+    "gh200-144gb, b200, gb10, rtx-3090, rtx-4090, rtx-5090"
+)
+
+
 def test_an_unknown_gpu_is_refused_naming_the_keys_and_gpu_memory() -> None:
     with pytest.raises(GpuError) as raised:
         gpu("NVIDIA Tesla V100")
-    message = str(raised.value)
-    assert message.startswith("unknown GPU 'NVIDIA Tesla V100'; known: a10g, l4, l40s,")
-    assert "rtx-5090" in message and "--gpu-memory SIZE" in message
-    assert "\n" not in message
+    assert str(raised.value) == (
+        f"unknown GPU 'NVIDIA Tesla V100'; known: {KNOWN} (or give its memory: --gpu-memory SIZE)"
+    )
+    # A long name is quoted to its first 40 characters.
+    with pytest.raises(GpuError) as raised:
+        gpu("N" * 41)
+    assert str(raised.value).startswith(f"unknown GPU '{'N' * 40}'... (41 characters); known: ")
+    with pytest.raises(TypeError, match=r"^a GPU name is a str, not int$"):
+        gpu(3)  # type: ignore[arg-type]
 
 
 class FakeNvml:
@@ -148,9 +159,19 @@ def test_nvml_reports_a_gpu_the_table_lacks_as_a_row_of_its_own(
 ) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     nvml = FakeNvml([("NVIDIA RTX PRO 6000 Blackwell Server Edition", 97887 * MIB, (12, 0))])
-    found, _ = detect_gpu(nvml)
+    found, said = detect_gpu(nvml)
     assert (found.key, found.memory_bytes, found.gpu_arch) == ("auto", 97887 * MIB, "sm120")
     assert found.runtime_bytes == found.memory_bytes
+    assert found.name == "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+    assert (
+        found.citation
+        == said
+        == (
+            "NVML device 0: NVIDIA RTX PRO 6000 Blackwell Server Edition, 97887 MiB, "
+            "compute capability 12.0"
+        )
+    )
+    assert found.runtime_rule == "no published runtime total: NVML's memory.total"
     old = FakeNvml([("Tesla V100-SXM2-16GB", 16160 * MIB, (7, 0))])
     with pytest.raises(GpuError, match=r"compute capability 7\.0 is not modelled"):
         detect_gpu(old)
@@ -161,16 +182,23 @@ def test_nvml_failures_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(GpuError, match="NVML could not read device 3"):
         detect_gpu(FakeNvml([]))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-1234")
-    with pytest.raises(GpuError, match="NVML could not read device GPU-1234"):
+    with pytest.raises(GpuError) as raised:
         detect_gpu(FakeNvml([]))
+    # A UUID is looked up as a UUID (the fake's lookup by UUID fails with these words).
+    assert str(raised.value) == (
+        "--gpu auto: NVML could not read device GPU-1234: NVML_ERROR_NOT_FOUND (GPU-1234)"
+    )
 
 
 def test_without_nvidia_ml_py_auto_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
-    with pytest.raises(GpuError, match=r"decode_ring\[nvml\]"):
+    with pytest.raises(GpuError) as raised:
         detect_gpu()
+    assert str(raised.value) == (
+        "--gpu auto needs NVML: pip install 'decode_ring[nvml]' (nvidia-ml-py)"
+    )
 
 
 # Qwen3-Next at tp 2: head size 256 (FlashAttention, FlashInfer and Triton all take it).
