@@ -518,7 +518,10 @@ def test_compare_steps_through_each_release_where_a_rule_changed() -> None:
     steps = {step.release: step for step in comparison.steps}
     assert "0.28.0" in steps and not steps["0.28.0"].undone
     assert steps["0.28.0"].differences["enable_prefix_caching"] == (False, True)
-    assert steps["0.28.0"].as_dict()["differences"]["enable_prefix_caching"] == [False, True]
+    assert steps["0.28.0"].as_dict()["differences"] == {
+        key: [old, new] for key, (old, new) in steps["0.28.0"].differences.items()
+    }
+    assert steps["0.28.0"].differences["enable_prefix_caching"] == (False, True)
     # The rule's prose changes at 0.28.0 too (prefix_caching_rule); a figure is what differs.
     assert not [key for key in steps["0.28.0"].differences if key.endswith("_rule")]
     assert steps["0.33.0"].differences["block_size"] == (544, 576)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,7 @@ def test_the_default_fraction_on_an_h100_at_tp_4() -> None:
     assert held.chunked_prefill_size == 8192
     assert (held.gpu_name, held.gpu_arch) == ("NVIDIA H100 80GB HBM3", "sm90")
     assert held.gpu_memory_bytes == 81559 * 2**20
-    assert held.gpu_memory_rule.startswith("h100-sxm: memory.total 81559 MiB (nvidia-smi")
+    assert str(held.gpu_memory_rule).startswith("h100-sxm: memory.total 81559 MiB (nvidia-smi")
     # The pool budget: free memory before the load (the runtime's total, 79.22 GiB in the
     # table) x 0.819 - the weights.
     assert held.available_memory == int(round(79.22 * GIB) * 0.819 - 37 * GIB)
@@ -81,7 +82,7 @@ def test_the_10_gib_floor_holds_only_above_60_gib() -> None:
     # (the 60-90 GiB tier, decode max_bs 256): 512 + 2048 x 1.5 + 1 / 8 x 1024 + (256 x 2 + 38
     # prefill sizes up to 1024 x 8) = 4,528 MiB; the 10 GiB floor only above 61,440 MiB.
     assert prefill_graph_sizes(1024) == 38
-    flags = {"weights_bytes": 10 * GIB, "chunked_prefill_size": 1024}
+    flags: dict[str, Any] = {"weights_bytes": 10 * GIB, "chunked_prefill_size": 1024}
     at = sglang_reservation(QWEN3_NEXT, gpu_memory_bytes=60 * GIB, **flags)
     assert at.mem_fraction_static == round((61440 - 4528) / 61440, 3) == 0.926
     assert at.mem_fraction_static_rule == (
