@@ -19,7 +19,7 @@ import decode_ring.cli as cli_package
 from decode_ring.cli import main
 from decode_ring.cli.launch import CLASSES, grammar, read_launch
 from decode_ring.cli.servers import SGLANG_COMMAND, VLLM_COMMAND
-from decode_ring.releases import SGLANG, VLLM
+from decode_ring.releases import SGLANG, SGLANG_RELEASES, VLLM, VLLM_RELEASES, resolve_release
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "tests" / "configs"
@@ -69,6 +69,24 @@ def test_the_class_table_covers_the_generated_flags_exactly(server: str) -> None
     for flag, (klass, reason) in table["classes"].items():
         assert klass in CLASSES, flag
         assert reason and "\n" not in reason and len(reason) <= 160, flag
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_a_row_reads_a_list_exactly_where_each_releases_parser_gives_one(server: str) -> None:
+    # argparse gives a list for nargs "+" (even "--flag=VALUE": a list of one) and one string
+    # otherwise; the command reads a row's value as a list exactly for its list rows.
+    newest, command = SERVERS[server]
+    rows = {name: spec for spec in command.server_rows for name in (spec.flag, *spec.aliases)}
+    releases = VLLM_RELEASES if server == "vllm" else SGLANG_RELEASES
+    checked = set()
+    for version in releases:
+        flags = grammar(newest, resolve_release(server, version).release)
+        for entry in flags.entries:
+            spec = rows.get(entry.reads_as or entry.flag)
+            if spec is not None and entry.takes_value:
+                assert (entry.nargs == "+") == spec.many, (version, entry.flag)
+                checked.add(spec.flag)
+    assert checked == {spec.flag for spec in command.server_rows if spec.switch is None}
 
 
 @pytest.mark.parametrize("server", ["vllm", "sglang"])
@@ -292,9 +310,11 @@ def test_every_flag_the_release_lacks_is_named_in_one_line(
         "4",
         "--max-cudagraph-capture-size",
         "8",
+        "--monokernel",
     ) == (
         "vLLM 0.10.2 has no such flag: --use-replayssm (in 0.27.0-0.33.0); --replayssm-buffer-len "
-        "(in 0.27.0-0.33.0); --max-cudagraph-capture-size (in 0.11.1-0.33.0)"
+        "(in 0.27.0-0.33.0); --max-cudagraph-capture-size (in 0.11.1-0.33.0); --monokernel (in "
+        "0.33.0)"
     )
 
 
@@ -317,6 +337,29 @@ def test_a_line_naming_its_model_keeps_the_packages_flags_in_front(
     ) == (
         "'--gpu-arch' is not a vLLM 0.33.0 flag (it is decode-ring's own: give it before the "
         "launch line)"
+    )
+    # So does a model flag after a word the server cannot read (--ma: a prefix of several):
+    # the line is the server's from its first word, and its first flag it lacks is refused.
+    assert refusal(
+        capsys,
+        "vllm",
+        "--max-num-seqs",
+        "8",
+        "--gpu-arch",
+        "sm89",
+        "--ma",
+        "1",
+        "--model",
+        QWEN3_NEXT,
+    ).startswith("'--gpu-arch' is not a vLLM 0.33.0 flag")
+    # Without serve the line is the api_server's, whose parser takes a positional model_tag but
+    # never reads it (vllm/entrypoints/launchers/api_server/entry.py:218-226 serves args.model),
+    # so the word is refused rather than silently dropped; with serve the word is the model.
+    assert refusal(capsys, "vllm", "--model", QWEN3_NEXT, "extra") == (
+        "vLLM 0.33.0: unexpected argument 'extra' (this entry point reads the model from --model)"
+    )
+    assert refusal(capsys, "vllm", "serve", "--model", QWEN3_NEXT, "extra").startswith(
+        "vLLM 0.33.0: the model is given twice, 'extra' and --model"
     )
     assert refusal(capsys, "vllm", "--config", NEMOTRON, "serve", QWEN3_NEXT) == (
         f"the model is given twice: --config {quoted(NEMOTRON)} and the launch line's "
@@ -484,6 +527,40 @@ def test_a_yaml_config_without_serve_starts_the_servers_line(
         config.write_text(f"model: {QWEN3_NEXT}\nmax-num-seqs: 8\n")
         result = answer(capsys, "vllm", "--config", str(config))
         assert (result["source"], result["max_num_seqs"]) == (QWEN3_NEXT, 8)
+
+
+@pytest.mark.parametrize(
+    ("server", "line", "cited"),
+    [
+        ("vllm", ("serve", QWEN3_NEXT), "vLLM reads a file of flags only from the word --config "
+         "and the file after it (vllm/utils/argparse_utils.py:371-372)"),
+        ("sglang", ("--available-memory", "60GiB", "--model-path", NEMOTRON), "SGLang reads a "
+         "file of flags only from the word --config and the file after it (sglang/srt/"
+         "server_args.py:683-689)"),
+    ],
+)  # fmt: skip
+def test_a_yaml_config_given_with_equals_is_named_as_not_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, server: str, line: tuple[str, ...],
+    cited: str,
+) -> None:  # fmt: skip
+    # Both servers expand a file of flags only where the line holds the word --config
+    # (vLLM: `if "--config" in args`, argparse_utils.py:371; SGLang: `if "--config" in argv`,
+    # server_args.py:683): --config=FILE is stored by argparse and its flags never apply.
+    # The package answers as the server boots (tp 1, not the file's 2) and says so.
+    flags = tmp_path / "flags.YML"
+    flags.write_text("tensor-parallel-size: 2\ntp-size: 2\n")
+    unread = f"'--config={flags}' is not read: {cited}, so its flags do not apply"
+    result = answer(capsys, server, *line, f"--config={flags}")
+    assert result.get("tensor_parallel_size", result.get("tp_size")) == 1
+    assert unread in result["assumptions"]
+    # With the model only inside the file, there is no model, and the refusal says why.
+    model = tmp_path / "model.yaml"
+    model.write_text(f"model: {QWEN3_NEXT}\nmodel-path: {NEMOTRON}\n")
+    where = "serve MODEL" if server == "vllm" else "--model-path MODEL"
+    assert refusal(capsys, server, f"--config={model}") == (
+        f"no model: give the launch line's {where} (or --config MODEL before it); "
+        f"'--config={model}' is not read: {cited}, so its flags do not apply"
+    )
 
 
 def test_a_bad_value_names_the_flag_as_written(capsys: pytest.CaptureFixture[str]) -> None:

@@ -251,8 +251,9 @@ class Given:
 @dataclass(frozen=True)
 class LaunchLine:
     """A launch line read as the server reads it: the model it names (``None``: none), every
-    flag given in order, the last value of each flag, the flags given more than once, and what
-    the server would log about the line (vLLM's duplicate-key warning)."""
+    flag given in order, the last value of each flag, the flags given more than once, what
+    the server would log about the line (vLLM's duplicate-key warning), and what the server
+    takes silently that an operator would miss (``unread``: a file of flags it does not read)."""
 
     release: Release
     model: str | None
@@ -263,6 +264,7 @@ class LaunchLine:
     config_file: str | None
     defaults: Mapping[str, Any]
     json_keys: Mapping[str, Mapping[str, tuple[str, str]]]
+    unread: tuple[str, ...] = ()
 
     def klass(self, given: Given) -> str:
         """The class of a flag as given: its table's, but ``no_effect`` for a flag the package
@@ -389,6 +391,7 @@ def read_launch(
         counts[one.entry.dest] = counts.get(one.entry.dest, 0) + 1
     repeated = tuple(values[dest].entry.flag for dest, count in counts.items() if count > 1)
     model = _model(grammar, positional, values.get("model_path") or values.get("model"), serve)
+    unread = tuple(_unread_config(grammar, one) for one in given if one.entry.flag == "--config")
     return LaunchLine(
         grammar.release,
         model,
@@ -399,6 +402,7 @@ def read_launch(
         config_file,
         grammar.defaults,
         grammar.json_keys,
+        unread,
     )
 
 
@@ -433,6 +437,27 @@ def _config_file(grammar: ServerGrammar, words: list[str]) -> str | None:
     if index == len(words) - 1:
         raise UsageError(f"{grammar.release}: --config needs a YAML file")
     return words[index + 1]
+
+
+# Where each server expands a file of flags: only for the word ``--config`` itself.
+_CONFIG_WORD: Final[Mapping[str, str]] = {
+    "vLLM": "vllm/utils/argparse_utils.py:371-372",
+    "SGLang": "sglang/srt/server_args.py:683-689",
+}
+
+
+def _unread_config(grammar: ServerGrammar, given: Given) -> str:
+    """A ``--config`` the server's parser takes but never reads: the servers expand a file of
+    flags only where the line holds the word ``--config`` (which ``_config_file`` has already
+    expanded), so ``--config=FILE`` or a prefix (``--conf FILE``) is stored and its flags never
+    apply."""
+    server = grammar.release.server
+    # A path is shown whole (up to PATH_MAX): cut short, it would not say which file.
+    written = show(f"{given.spelling}={given.value}", limit=4096)
+    return (
+        f"{written} is not read: {server} reads a file of flags only from the word --config "
+        f"and the file after it ({_CONFIG_WORD[server]}), so its flags do not apply"
+    )
 
 
 def _load_yaml(path: str) -> dict[str, Any]:

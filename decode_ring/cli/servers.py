@@ -128,7 +128,9 @@ class ServerCommand:
         for word in words:
             if word.startswith("--"):
                 try:
-                    entry = flags.entry(word.split("=", 1)[0].replace("_", "-"))
+                    # As written: SGLang reads no underscore spelling, and vLLM's model
+                    # flag (--model) has none to read.
+                    entry = flags.entry(word.split("=", 1)[0])
                 except UsageError:
                     continue
                 if entry is not None and entry.dest in ("model", "model_path"):
@@ -147,6 +149,7 @@ class ServerCommand:
         model = self._model(launch, args)
         server = self.server_namespace(launch)
         combined, notes = self.combine(server)
+        notes[:0] = launch.unread
         options = {**keywords(self.package, args), **keywords(self.server_rows, server)}
         if options.get("gpu") == "auto":
             try:
@@ -224,10 +227,9 @@ class ServerCommand:
             )
             for flag in absent
         }
-        reasons = "; ".join(
-            f"{flag} ({'in ' + spans[flag] if spans[flag] else 'in no modelled release'})"
-            for flag in absent
-        )
+        # Never empty: the line is read with the newest release's flags and ``release``'s own,
+        # so a flag ``release`` lacks is the newest's.
+        reasons = "; ".join(f"{flag} (in {spans[flag]})" for flag in absent)
         raise UsageError(f"{release} has no such flag: {reasons}")
 
     def _refuse_unmodelled(self, launch: LaunchLine, allow: bool) -> tuple[str, ...]:
@@ -256,6 +258,7 @@ class ServerCommand:
             where = "serve MODEL" if self.release == VLLM else "--model-path MODEL"
             raise UsageError(
                 f"no model: give the launch line's {where} (or --config MODEL before it)"
+                + "".join(f"; {unread}" for unread in launch.unread)
             )
         return str(model)
 
@@ -331,12 +334,9 @@ def _read(spec: ServerFlag, given: Given) -> Any:
     if spec.switch is not None:
         return bool(value)
     if spec.many:
-        # A list flag (nargs "+"): each value read with the row's grammar, as argparse applies
-        # a type to each.
-        values = [value] if isinstance(value, str) else list(value)
-        return [_read_one(spec, one, name) for one in values]
-    if isinstance(value, list):
-        value = value[-1]
+        # A list flag (nargs "+", which the line's reader always gives as a list): each value
+        # read with the row's grammar, as argparse applies a type to each.
+        return [_read_one(spec, one, name) for one in value]
     return _read_one(spec, value, name)
 
 
