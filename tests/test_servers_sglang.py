@@ -1391,6 +1391,15 @@ def test_the_text_and_the_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = sglang_json(capsys, "--tp", "1")
     assert (result["slots"], result["max_running_requests"]) == (211, 42)
     assert result["kv_cache_bytes"] == 33_992_245_248
+    # A flag given twice: argparse keeps the last value, and the text says whose parser.
+    status, out, err = run(
+        capsys, *args, "--max-running-requests", "8", "--max-running-requests", "4"
+    )
+    assert (status, err) == (0, "")
+    assert (
+        "  given more than once   --max-running-requests: the last value, as SGLang's parser "
+        "takes it\n"
+    ) in out
 
 
 def test_the_speculative_flags(capsys: pytest.CaptureFixture[str]) -> None:

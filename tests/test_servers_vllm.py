@@ -1516,6 +1516,9 @@ def test_the_compilation_config_chooses_the_cuda_graphs(capsys: pytest.CaptureFi
     assert vllm_json(capsys, *graphs, '{"max_cudagraph_capture_size": 16}')["cuda_graph_sizes"] == 5
     # Mode NONE (vLLM reads the name in any case) captures none.
     assert vllm_json(capsys, *graphs, '{"cudagraph_mode": "none"}')["cuda_graph_sizes"] == 0
+    # The list flag (nargs "+") given with "=" is one size, 16, never its digits 1 and 6.
+    assert vllm_json(capsys, "--cudagraph-capture-sizes=16")["cuda_graph_sizes"] == 1
+    assert vllm_json(capsys, "--cudagraph-capture-sizes", "8", "16")["cuda_graph_sizes"] == 2
     assert usage_error(
         capsys, "vllm", "--config", str(NEMOTRON), *graphs, '{"cudagraph_mode": 3}'
     ) == ("argument --compilation-config: cudagraph_mode must be a mode's name")
@@ -1616,3 +1619,16 @@ def test_a_speculative_config_key_without_effect_on_memory_is_passed_over(
         '{"num_speculative_tokens": 2, "prompt_lookup_max": 3}',
     )
     assert result["num_speculative_tokens"] == 2
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_gpu_auto_without_nvml_is_one_line_naming_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    line = ("serve", str(NEMOTRON)) if server == "vllm" else ("--model-path", str(NEMOTRON))
+    assert usage_error(capsys, server, "--gpu", "auto", "--weights-memory", "10GiB", *line) == (
+        "--gpu auto needs NVML: pip install 'decode_ring[nvml]' (nvidia-ml-py)"
+    )
