@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
+from decode_ring.cli.output import write_atomically
+
 from .cli_in_process import InProcessCli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,10 +168,87 @@ def test_no_free_temporary_name_is_one_line_and_status_74(
     assert others(tmp_path) == [taken.name]
 
 
-def test_a_picture_named_up_to_237_bytes_is_written(cli: InProcessCli, tmp_path: Path) -> None:
-    # Its temporary name beside it, ".NAME.<12 hex digits>.tmp", is 18 bytes longer: 255, the
-    # longest name Linux file systems take (NAME_MAX).
-    picture = tmp_path / ("p" * 233 + ".png")
+@pytest.mark.parametrize("name", ["p" * 237 + ".png", "p" * 251 + ".png", "é" * 125 + "p.png"])
+def test_a_picture_named_up_to_255_bytes_is_written(
+    cli: InProcessCli, tmp_path: Path, name: str
+) -> None:
+    # 255 bytes is the longest name Linux file systems take (NAME_MAX). The temporary name
+    # beside the picture, ".NAME.<12 hex digits>.tmp", adds 18 bytes, so from 238 bytes on it
+    # is made from the name cut short (here at 237 bytes, inside a two-byte character).
+    picture = tmp_path / name
     assert cli.run([*PLAN, "--plot", str(picture)]).status == 0
     assert picture.read_bytes().startswith(PNG)
     assert others(tmp_path) == [picture.name]
+
+
+def test_a_name_longer_than_255_bytes_is_the_file_systems_refusal(
+    cli: InProcessCli, tmp_path: Path
+) -> None:
+    picture = tmp_path / ("p" * 252 + ".png")
+    outcome = cli.run([*PLAN, "--plot", str(picture)])
+    assert outcome.status == 74
+    assert (
+        outcome.stderr == f"decode-ring: error: cannot write {str(picture)!a}: File name too long\n"
+    )
+    assert others(tmp_path) == []
+
+
+# --- write_atomically, the function --plot writes with -----------------------------------------
+
+
+def test_the_new_content_is_written_beside_the_file_and_not_inherited(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Beside it, so that the rename is atomic (one file system); close-on-exec (PEP 446), so
+    # that a child started meanwhile holds no descriptor to a file about to be renamed.
+    import fcntl
+
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    target = tmp_path / "plan.png"
+    seen: list[tuple[list[str], int]] = []
+
+    def writer(stream: Any) -> None:
+        flags = fcntl.fcntl(stream.fileno(), fcntl.F_GETFD)
+        seen.append((others(tmp_path, "elsewhere"), flags & fcntl.FD_CLOEXEC))
+        stream.write(PNG)
+
+    write_atomically(str(target), writer)
+    [(beside, cloexec)] = seen
+    assert len(beside) == 1 and beside[0].startswith(".plan.png.") and beside[0].endswith(".tmp")
+    assert cloexec == fcntl.FD_CLOEXEC
+    assert others(tmp_path, "elsewhere") == ["plan.png"]
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_a_failed_write_whose_cleanup_fails_raises_the_writes_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def writer(stream: Any) -> None:
+        raise full
+
+    def unlink(path: Any) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(OSError) as raised:
+        write_atomically(str(tmp_path / "plan.png"), writer)
+    assert raised.value is full
+
+
+def test_a_hundred_taken_names_are_tried_before_giving_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    drawn: list[int] = []
+
+    def token_hex(nbytes: int) -> str:
+        drawn.append(nbytes)
+        return "a" * 12
+
+    monkeypatch.setattr("secrets.token_hex", token_hex)
+    (tmp_path / f".plan.png.{'a' * 12}.tmp").write_bytes(OLD)
+    with pytest.raises(FileExistsError, match="no free temporary name"):
+        write_atomically(str(tmp_path / "plan.png"), lambda stream: None)
+    assert drawn == [6] * 100

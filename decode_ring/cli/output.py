@@ -9,7 +9,7 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, Final, TextIO
 
 __all__ = ["discard_unwritten_output", "one_line", "say", "write", "write_atomically"]
 
@@ -91,11 +91,24 @@ def write_atomically(path: str, write_to: Callable[[BinaryIO], None]) -> None:
         raise
 
 
+# The longest file name Linux file systems take (NAME_MAX), in bytes.
+NAME_MAX: Final = 255
+# Random names tried before giving up: a clash is someone else's file, and a hundred in a row
+# mean the directory is being filled on purpose.
+TEMPORARY_NAMES_TRIED: Final = 100
+# What a temporary name adds to the file's: ".", then ".", 12 hex digits and ".tmp".
+_TEMPORARY_SUFFIX_BYTES: Final = len(".." + "0" * 12 + ".tmp")
+
+
 def _new_file_beside(directory: str, name: str) -> tuple[str, int]:
-    """A new, empty, hidden file in ``directory`` named after ``name``, opened for writing."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        temporary = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+    """A new, empty, hidden file in ``directory`` named after ``name`` (cut to the bytes that
+    keep the whole name within ``NAME_MAX``), opened for writing and not inherited by a child
+    process; ``TEMPORARY_NAMES_TRIED`` random names are tried."""
+    stem = os.fsdecode(os.fsencode(name)[: NAME_MAX - _TEMPORARY_SUFFIX_BYTES])
+    # Not inherited without asking: os.open's descriptors are close-on-exec (PEP 446).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    for _ in range(TEMPORARY_NAMES_TRIED):
+        temporary = os.path.join(directory, f".{stem}.{secrets.token_hex(6)}.tmp")
         try:
             return temporary, os.open(temporary, flags, 0o666)
         except FileExistsError:
