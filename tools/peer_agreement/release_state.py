@@ -64,6 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import release_cell
 from config_classes import STUB_ROOTS, Dummy, StubModule
+from sglang_tree import class_model_type, class_modules, self_registered
 
 # The attention layers' head-split asserts (as tools/peer_agreement/states.py matches them).
 HEADS_SPLIT = re.compile(
@@ -294,38 +295,6 @@ class _Configs(types.ModuleType):
         return value
 
 
-def class_modules(root: Path) -> dict[str, str]:
-    """Class name -> module, from R's ``sglang/srt/configs/__init__.py`` imports."""
-    found: dict[str, str] = {}
-    init = root / "sglang/srt/configs/__init__.py"
-    for node in ast.parse(init.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                found[alias.asname or alias.name] = node.module
-    return found
-
-
-def _class_model_type(path: Path, name: str) -> str | None:
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            for item in node.body:
-                target = (
-                    item.targets[0]
-                    if isinstance(item, ast.Assign)
-                    else item.target
-                    if isinstance(item, ast.AnnAssign)
-                    else None
-                )
-                value = getattr(item, "value", None)
-                if (
-                    isinstance(target, ast.Name)
-                    and target.id == "model_type"
-                    and isinstance(value, ast.Constant)
-                ):
-                    return str(value.value)
-    return None
-
-
 def registry(root: Path) -> tuple[dict[str, tuple[str, str]], str]:
     """model_type -> (module, class) of R's ``_CONFIG_REGISTRY`` (found by name in R's tree)
     and of the classes R's ``configs/*.py`` register with transformers themselves."""
@@ -362,33 +331,11 @@ def registry(root: Path) -> tuple[dict[str, tuple[str, str]], str]:
                 if module is None:
                     continue
                 file = root / (module.replace(".", "/") + ".py")
-                model_type = _class_model_type(file, name) if file.is_file() else None
+                model_type = class_model_type(file, name)
                 if model_type is not None:
                     table.setdefault(model_type, (module, name))
-    for path in sorted((root / "sglang/srt/configs").glob("*.py")):
-        module = f"sglang.srt.configs.{path.stem}"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            key = cls = None
-            if (
-                isinstance(node, ast.Assign)
-                and isinstance(node.targets[0], ast.Subscript)
-                and ast.unparse(node.targets[0].value).endswith("_extra_content")
-            ):
-                key, cls = node.targets[0].slice, node.value
-            elif (
-                isinstance(node, ast.Call)
-                and ast.unparse(node.func).endswith("AutoConfig.register")
-                and len(node.args) >= 2
-            ):
-                key, cls = node.args[0], node.args[1]
-            if key is None or not isinstance(cls, ast.Name):
-                continue
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                model_type: str | None = key.value
-            else:
-                model_type = _class_model_type(path, cls.id)
-            if model_type:
-                table.setdefault(model_type, (module, cls.id))
+    for model_type, module, cls in self_registered(root):
+        table.setdefault(model_type, (module, cls))
     return table, where
 
 

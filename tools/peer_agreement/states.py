@@ -65,6 +65,7 @@ from typing import Any, Final
 from . import class_probe
 from .class_probe import ConfigRefusal, attribute_view, rebuild
 from .peer_state import PeerGroup, PeerState, PeerTensor, refusal_text, tensor
+from .sglang_tree import class_model_type, class_modules, self_registered
 from .wheels import (
     Extracted,
     Parallel,
@@ -1586,59 +1587,18 @@ class SglangStates:
                     iterable = comprehension.generators[0].iter
                     if isinstance(iterable, ast.List):
                         names = [ast.unparse(item) for item in iterable.elts]
-        modules = self._class_modules()
-        table: dict[str, tuple[str, str]] = self._self_registered()
+        modules = class_modules(self.root)
+        # A type registered twice: the last file's (then the registry's) wins.
+        registered = self_registered(self.root)
+        table = {model_type: (module, cls) for model_type, module, cls in registered}
         for name in names:
             module = modules.get(name)
             if module is None:
                 continue
-            model_type = _class_model_type(self.root / (module.replace(".", "/") + ".py"), name)
+            model_type = class_model_type(self.root / (module.replace(".", "/") + ".py"), name)
             if model_type is not None:
                 table[model_type] = (module, name)
         return table
-
-    def _self_registered(self) -> dict[str, tuple[str, str]]:
-        """Config classes that register themselves with transformers instead of being in
-        ``_CONFIG_REGISTRY``: ``CONFIG_MAPPING._extra_content["x"] = Cls`` and
-        ``AutoConfig.register("x" | Cls.model_type, Cls, ...)`` in S:sglang/srt/configs/*.py
-        (lfm2, lfm2_moe, lfm2_vl, zaya, ...)."""
-        found: dict[str, tuple[str, str]] = {}
-        for path in sorted((self.root / "sglang/srt/configs").glob("*.py")):
-            module = f"sglang.srt.configs.{path.stem}"
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                key: ast.expr | None = None
-                cls: ast.expr | None = None
-                if (
-                    isinstance(node, ast.Assign)
-                    and isinstance(node.targets[0], ast.Subscript)
-                    and ast.unparse(node.targets[0].value).endswith("_extra_content")
-                ):
-                    key, cls = node.targets[0].slice, node.value
-                elif (
-                    isinstance(node, ast.Call)
-                    and ast.unparse(node.func).endswith("AutoConfig.register")
-                    and len(node.args) >= 2
-                ):
-                    key, cls = node.args[0], node.args[1]
-                if key is None or not isinstance(cls, ast.Name):
-                    continue
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    model_type: str | None = key.value
-                else:
-                    model_type = _class_model_type(path, cls.id)
-                if model_type:
-                    found[model_type] = (module, cls.id)
-        return found
-
-    def _class_modules(self) -> dict[str, str]:
-        """Class name -> module, from ``sglang/srt/configs/__init__.py``'s imports."""
-        init = self.root / "sglang/srt/configs/__init__.py"
-        found: dict[str, str] = {}
-        for node in ast.parse(init.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ImportFrom) and node.module:
-                for alias in node.names:
-                    found[alias.asname or alias.name] = node.module
-        return found
 
     def _entry_classes(self) -> set[str]:
         """Architectures SGLang serves: every ``EntryClass`` of S:sglang/srt/models/*.py."""
@@ -1731,7 +1691,7 @@ class SglangStates:
 
     def config_class(self, name: str) -> type:
         """SGLang's config class ``name``, its module run whole."""
-        module = self._class_modules()[name]
+        module = class_modules(self.root)[name]
         self.runtime.real.add(module)
         cls: type = getattr(self.runtime.import_module(module), name)
         return cls
@@ -1916,30 +1876,6 @@ def _relative(path: str, root: Path) -> str:
         return str(Path(path).relative_to(root))
     except ValueError:
         return path
-
-
-def _class_model_type(path: Path, name: str) -> str | None:
-    """The ``model_type = "..."`` class attribute of ``name`` in ``path``."""
-    if not path.is_file():
-        return None
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            for item in node.body:
-                target = (
-                    item.targets[0]
-                    if isinstance(item, ast.Assign)
-                    else item.target
-                    if isinstance(item, ast.AnnAssign)
-                    else None
-                )
-                value = getattr(item, "value", None)
-                if (
-                    isinstance(target, ast.Name)
-                    and target.id == "model_type"
-                    and isinstance(value, ast.Constant)
-                ):
-                    return str(value.value)
-    return None
 
 
 class _LazyConfigs(StubModule):
