@@ -249,6 +249,8 @@ def test_a_hundred_taken_names_are_tried_before_giving_up(
 
     monkeypatch.setattr("secrets.token_hex", token_hex)
     (tmp_path / f".plan.png.{'a' * 12}.tmp").write_bytes(OLD)
-    with pytest.raises(FileExistsError, match="no free temporary name"):
+    with pytest.raises(FileExistsError, match="no free temporary name") as raised:
         write_atomically(str(tmp_path / "plan.png"), lambda stream: None)
     assert drawn == [6] * 100
+    # The error says what a failing open(O_EXCL) says: EEXIST, and the file asked for.
+    assert (raised.value.errno, raised.value.filename) == (errno.EEXIST, str(tmp_path / "plan.png"))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from decode_ring import cli
+from decode_ring.cli.output import write
 
 from .support import CONFIGS, run_cli
 
@@ -129,6 +130,14 @@ def test_a_stream_without_an_encoding_takes_utf8(monkeypatch: pytest.MonkeyPatch
         "decode-ring: error: unrecognized arguments: caf\xe9\n",
         True,
     )
+
+
+def test_a_stream_closed_at_start_is_a_bad_descriptor() -> None:
+    # sys.stdout is None where descriptor 1 was closed when Python started; writing to it says
+    # what writing to a closed descriptor says (test_cli_streams.py sees it through a shell).
+    with pytest.raises(OSError) as raised:
+        write(None, "line")
+    assert str(raised.value) == "[Errno 9] Bad file descriptor"
 
 
 # --- in a fresh process, through a shell ----------------------------------------------------------
