@@ -142,3 +142,23 @@ def test_budgets_and_lines_that_do_not_go_together(
     status = main(["plan", "--config", QWEN3_NEXT, "--max-model-len", "4096", *argv])
     assert status == 2
     assert capsys.readouterr().err == f"decode-ring: error: {line}\n"
+
+
+@pytest.mark.parametrize(
+    ("server", "flag", "value", "reason"),
+    [
+        # vLLM's max_num_seqs is a positive count; SGLang's mem_fraction_static below 1.
+        ("vllm", "--max-num-seqs", "0", "must be from 1 to 2**63 - 1, got 0"),
+        ("sglang", "--mem-fraction-static", "1.5", "must be below 1, got 1.5"),
+    ],
+)
+def test_a_launch_lines_value_the_server_refuses_is_named_with_its_reason(
+    capsys: pytest.CaptureFixture[str], server: str, flag: str, value: str, reason: str
+) -> None:
+    argv = ["plan", "--server", server, "--gpu", "h200", "--weights", "160GiB"]
+    status = main([*argv, "--config", QWEN3_NEXT, "--max-model-len", "4096", "--", flag, value])
+    err = capsys.readouterr().err
+    assert status == 2
+    argument, said = err.removeprefix("decode-ring: error: ").split(": ", 1)
+    assert said == f"{reason}\n"
+    assert argument in (f"argument {flag[2:].replace('-', '_')}", f"argument {flag}")
