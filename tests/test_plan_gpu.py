@@ -162,3 +162,63 @@ def test_a_launch_lines_value_the_server_refuses_is_named_with_its_reason(
     argument, said = err.removeprefix("decode-ring: error: ").split(": ", 1)
     assert said == f"{reason}\n"
     assert argument in (f"argument {flag[2:].replace('-', '_')}", f"argument {flag}")
+
+
+def vllm_rows(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
+    budget = ["--server", "vllm", "--gpu", "h200", "--weights", "160GiB", "--max-model-len", "4096"]
+    rows: list[dict[str, Any]] = plan_json(capsys, *budget, "--tp", "2", *argv)["rows"]
+    return rows
+
+
+def test_the_launch_line_may_be_the_whole_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # After "--", the launch's flags or the whole command as it would be typed: `vllm serve
+    # MODEL`, `python -m vllm.entrypoints.openai.api_server --model MODEL`; both read alike.
+    flags = vllm_rows(capsys, "--config", QWEN3_NEXT, "--", "--max-num-seqs", "64")
+    served = vllm_rows(capsys, "--", "vllm", "serve", QWEN3_NEXT, "--max-num-seqs", "64")
+    assert served == flags
+    entrypoint = "vllm.entrypoints.openai.api_server"
+    python = ["python", "-m", entrypoint, "--model", QWEN3_NEXT, "--max-num-seqs", "64"]
+    assert vllm_rows(capsys, "--", *python) == flags
+    # A model alone, without `vllm serve`, is not a flag of the launch.
+    status = main(["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", "--"])
+    assert status == 2
+    status = main(
+        ["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", "--", QWEN3_NEXT]
+    )
+    assert status == 2
+    assert "unexpected argument" in capsys.readouterr().err
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    """A safetensors file of its header only: 8 bytes of length, then the JSON header."""
+    header = {
+        name: {"dtype": dtype, "shape": shape, "data_offsets": [0, 0]}
+        for name, (dtype, shape) in tensors.items()
+    }
+    raw = json.dumps(header).encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw)
+
+
+def test_under_the_gpu_the_server_sizes_the_weights_from_the_snapshot(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # No --weights and no --free: the reserve is the server's own, the weights those its
+    # safetensors hold (here 2 x 151,936 x 2048 bf16 of embeddings and head: 1.16 GiB).
+    (tmp_path / "config.json").write_text(Path(QWEN3_NEXT).read_text())
+    vocab = ("BF16", [151_936, 2048])
+    write_safetensors(
+        tmp_path / "model.safetensors",
+        {"model.embed_tokens.weight": vocab, "lm_head.weight": vocab},
+    )
+    result = plan_json(
+        capsys, "--server", "vllm", "--gpu", "h200", "--config", str(tmp_path),
+        "--max-model-len", "4096", "--tp", "1",
+    )  # fmt: skip
+    reserve = {key: result[key] for key in ("weights_bytes", "other_bytes", "max_model_len")}
+    assert reserve == {"weights_bytes": 0, "other_bytes": 0, "max_model_len": 4096}
+    assert result["weights_source"] == "the server's own (the snapshot's safetensors)"
+    held = vllm_reservation(
+        str(tmp_path / "config.json"), tensor_parallel_size=1, gpu="h200", max_model_len=4096
+    )
+    (row,) = result["rows"]
+    assert row["budget_bytes"] == held.kv_cache_memory_bytes
