@@ -222,3 +222,75 @@ def test_under_the_gpu_the_server_sizes_the_weights_from_the_snapshot(
     )
     (row,) = result["rows"]
     assert row["budget_bytes"] == held.kv_cache_memory_bytes
+
+
+@pytest.mark.parametrize(
+    ("server", "lines"),
+    [
+        (
+            "vllm",
+            [["--tensor-parallel-size", "4"], ["-tp", "4"]],
+        ),
+        (
+            "sglang",
+            [
+                ["sglang", "serve", "--model-path", QWEN3_NEXT],
+                ["python3", "-m", "sglang.launch_server", "--model-path", QWEN3_NEXT],
+                ["/usr/bin/python3", "-m", "sglang.launch_server", "--model-path", QWEN3_NEXT],
+                ["--tp-size", "4"],
+                ["--tensor-parallel-size", "4"],
+            ],
+        ),
+    ],
+)
+def test_each_form_of_the_launch_line_plans_alike_at_the_plans_tp(
+    capsys: pytest.CaptureFixture[str], server: str, lines: list[list[str]]
+) -> None:
+    # The plan's --tp list replaces the launch's own tensor-parallel size, and the model may be
+    # named by --config or in the whole command after "--" (sglang serve, python -m).
+    budget = ["--server", server, "--gpu", "h200", "--weights", "160GiB", "--tp", "2"]
+    budget += ["--max-model-len", "4096"]
+    alone = plan_json(capsys, *budget, "--config", QWEN3_NEXT)
+    assert [row["tp_size"] for row in alone["rows"]] == [2]
+    for line in lines:
+        model = [] if QWEN3_NEXT in line else ["--config", QWEN3_NEXT]
+        assert plan_json(capsys, *budget, *model, "--", *line) == alone, line
+
+
+@pytest.mark.parametrize(
+    ("line", "refusal"),
+    [
+        (
+            ["vllm", "serve", QWEN3_NEXT],
+            "the model is given twice: --config and the launch line's; give one",
+        ),
+        (
+            ["--enable-lora", "--max-loras", "2"],
+            "vLLM 0.33.0 flags that change memory in a way the plan does not model: "
+            "--enable-lora, --max-loras",
+        ),
+    ],
+)
+def test_a_launch_line_the_plan_cannot_read_is_refused(
+    capsys: pytest.CaptureFixture[str], line: list[str], refusal: str
+) -> None:
+    argv = ["plan", "--server", "vllm", "--gpu", "h200", "--weights", "160GiB"]
+    status = main([*argv, "--config", QWEN3_NEXT, "--max-model-len", "4096", "--", *line])
+    assert (status, capsys.readouterr().err) == (2, f"decode-ring: error: {refusal}\n")
+
+
+def test_the_gpus_memory_alone_is_the_servers_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    # --gpu-memory: any GPU by its total memory, as decode-ring vllm --gpu-memory takes it.
+    result = plan_json(
+        capsys, "--server", "vllm", "--gpu-memory", "96GiB", "--weights", "160GiB",
+        "--config", QWEN3_NEXT, "--max-model-len", "4096", "--tp", "2",
+    )  # fmt: skip
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu_memory_bytes=96 * GIB,
+        weights_bytes=80 * GIB,
+        max_model_len=4096,
+    )
+    (row,) = result["rows"]
+    assert row["budget_bytes"] == held.kv_cache_memory_bytes
