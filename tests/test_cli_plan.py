@@ -857,3 +857,12 @@ def test_the_servers_gpu_and_launch_line_are_refused_under_metrale(
     assert usage_error(capsys, *PLAN_8K, *extra) == (
         f"{idle} launch line and its GPU are the servers' (--server vllm or sglang); drop {drop}"
     )
+
+
+def test_plan_without_free_memory_says_which_budgets_there_are(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["plan", "--config", NEMOTRON, "--weights", "16GiB", "--max-model-len", "8192"]
+    assert usage_error(capsys, *argv) == (
+        "plan needs --free SIZE (or --server vllm|sglang with --gpu)"
+    )
