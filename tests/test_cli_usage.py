@@ -553,3 +553,14 @@ def test_a_commands_help_wraps_its_epilog_at_the_terminals_width(
     status, out, _ = run(capsys, command, "--help")
     assert status == 0
     assert max(len(line) for line in out.splitlines()) <= 98
+
+
+def test_plan_help_says_what_the_servers_gpu_flags_take(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "plan", "--help")
+    assert status == 0
+    text = squeeze(out)
+    assert (
+        "--gpu NAME under --server vllm or sglang: the GPU, as decode-ring vllm --gpu takes it"
+        in (text)
+    )
+    assert "--gpu-memory SIZE under --server: the GPU's total memory --weights SIZE" in text
