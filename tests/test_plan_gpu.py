@@ -294,3 +294,15 @@ def test_the_gpus_memory_alone_is_the_servers_budget(capsys: pytest.CaptureFixtu
     )
     (row,) = result["rows"]
     assert row["budget_bytes"] == held.kv_cache_memory_bytes
+
+
+@pytest.mark.parametrize("program", ["python", "python3", "sglang"])
+def test_a_launch_line_naming_another_program_is_refused_as_no_sglang_command(
+    capsys: pytest.CaptureFixture[str], program: str
+) -> None:
+    argv = ["plan", "--server", "sglang", "--gpu", "h200", "--weights", "160GiB"]
+    status = main([*argv, "--config", QWEN3_NEXT, "--max-model-len", "4096", "--", program, "x.py"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("decode-ring: error: after --, give the SGLang command: ")
+    assert err.endswith(f"; got '{program} x.py'\n")
