@@ -839,3 +839,30 @@ def test_plan_under_a_server_needs_a_model_and_a_length(capsys: pytest.CaptureFi
     assert usage_error(capsys, "plan", "--free", "1GiB", "--server", "vllm") == (
         "plan --server vllm needs --config (or the line's model)"
     )
+
+
+@pytest.mark.parametrize(
+    ("extra", "idle"),
+    [
+        (["--gpu-memory", "80GiB"], "--gpu-memory: a"),
+        (["--", "--max-num-seqs", "8"], "--: a"),
+        (["--gpu", "h200", "--", "--max-num-seqs", "8"], "--gpu, --: a"),
+    ],
+)
+def test_the_servers_gpu_and_launch_line_are_refused_under_metrale(
+    capsys: pytest.CaptureFixture[str], extra: list[str], idle: str
+) -> None:
+    # A launch line and its GPU size a server's own budget: without --server they do nothing.
+    drop = "them" if "," in idle else "it"
+    assert usage_error(capsys, *PLAN_8K, *extra) == (
+        f"{idle} launch line and its GPU are the servers' (--server vllm or sglang); drop {drop}"
+    )
+
+
+def test_plan_without_free_memory_says_which_budgets_there_are(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["plan", "--config", NEMOTRON, "--weights", "16GiB", "--max-model-len", "8192"]
+    assert usage_error(capsys, *argv) == (
+        "plan needs --free SIZE (or --server vllm|sglang with --gpu)"
+    )

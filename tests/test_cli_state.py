@@ -238,3 +238,23 @@ def test_the_other_servers_version_is_refused_as_doing_nothing(
         "--vllm-version, --sglang-version does nothing here: the state is laid out as metrale "
         "lays it out; drop it"
     )
+
+
+@pytest.mark.parametrize(
+    ("layout", "version", "reason"),
+    [
+        ("vllm", "0.1.0", "vLLM 0.1.0 predates the releases modelled: 0.10.2 to "),
+        ("sglang", "0.1.0", "SGLang 0.1.0 predates the releases modelled: 0.5.2 to "),
+    ],
+)
+def test_a_release_before_the_modelled_ones_is_refused_saying_which_are(
+    capsys: pytest.CaptureFixture[str], layout: str, version: str, reason: str
+) -> None:
+    # vLLM's first modelled release is 0.10.2 and SGLang's 0.5.2 (tests/MUTANTS.md, the
+    # releases package); the refusal says so after the argument it names.
+    message = usage_error(
+        capsys, "state", "--config", NEMOTRON, "--layout", layout, f"--{layout}-version", version
+    )
+    argument, said = message.split(": ", 1)
+    assert said.startswith(reason)
+    assert argument in ("argument version", f"--{layout}-version")

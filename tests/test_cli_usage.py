@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 
 import pytest
 
@@ -499,3 +500,67 @@ def test_a_bad_release_is_refused_naming_the_servers_version_flag(
         f"--{server}-version: 'bogus' is not a version (e.g. 0.19.1, 0.5.3.post1, "
         "0.20.1rc1.dev91+g1a2b3c)"
     )
+
+
+def test_the_command_lines_names_are_read_through_the_package() -> None:
+    # decode_ring.cli hands on app's names when first read: the README's exit statuses (0, 1,
+    # 2, 74, 141) and the six commands; any other name is Python's own AttributeError.
+    import decode_ring.cli as cli
+
+    statuses = (cli.EXIT_OK, cli.EXIT_REFUSED, cli.EXIT_USAGE, cli.EXIT_IO_ERROR)
+    assert (*statuses, cli.EXIT_BROKEN_PIPE) == (0, 1, 2, 74, 141)
+    assert list(cli.COMMANDS) == ["decide", "fit", "state", "plan", "vllm", "sglang"]
+    with pytest.raises(AttributeError, match=r"^module 'decode_ring\.cli' has no attribute 'x'$"):
+        cli.x  # noqa: B018
+    assert not hasattr(cli, "run_plan")
+
+
+@pytest.mark.parametrize("server", ["vllm", "sglang"])
+def test_a_server_commands_help_says_what_it_reads(
+    capsys: pytest.CaptureFixture[str], server: str
+) -> None:
+    release = {"vllm": "vLLM", "sglang": "SGLang"}[server]
+    status, out, _ = run(capsys, "--help")
+    assert status == 0
+    # The newest release modelled names the command's line: "vLLM 0.33.0", "SGLang 0.5.23".
+    line = rf"{server} what {release} [0-9][0-9.a-z]* reserves for the state, from a launch line's"
+    assert re.search(line + " flags", squeeze(out))
+    status, out, _ = run(capsys, server, "--help")
+    assert status == 0
+    assert out.rstrip().endswith("\n\nExit statuses and environment variables: decode-ring --help.")
+
+
+def test_a_launch_the_server_would_not_boot_is_a_json_error_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The l40s (48 GB) cannot hold 44 GiB of weights and vLLM's profile: vLLM's own refusal
+    # (vllm/v1/core/kv_cache_utils.py) goes to log_lines, the package's reason to "error".
+    qwen3_next = "tests/configs/qwen3-next-80b-a3b-instruct.json"
+    argv = ["vllm", "--json", "--gpu", "l40s", "--weights-memory", "44GiB", "serve", qwen3_next]
+    status, out, _ = run(capsys, *argv)
+    result = json.loads(out)
+    assert (status, sorted(result)) == (1, ["error", "log_lines", "status"])
+    assert result["error"].startswith("argument --gpu: ")
+    assert result["log_lines"][0].startswith("ValueError: No available memory for the cache")
+
+
+@pytest.mark.parametrize("command", ["fit", "decide", "state"])
+def test_a_commands_help_wraps_its_epilog_at_the_terminals_width(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # fit's SIZE paragraph is one sentence of some 330 characters; like every line of the help
+    # it is wrapped to the terminal's 100 columns (argparse leaves two), not printed as written.
+    status, out, _ = run(capsys, command, "--help")
+    assert status == 0
+    assert max(len(line) for line in out.splitlines()) <= 98
+
+
+def test_plan_help_says_what_the_servers_gpu_flags_take(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "plan", "--help")
+    assert status == 0
+    text = squeeze(out)
+    assert (
+        "--gpu NAME under --server vllm or sglang: the GPU, as decode-ring vllm --gpu takes it"
+        in (text)
+    )
+    assert "--gpu-memory SIZE under --server: the GPU's total memory --weights SIZE" in text

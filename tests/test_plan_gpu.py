@@ -142,3 +142,167 @@ def test_budgets_and_lines_that_do_not_go_together(
     status = main(["plan", "--config", QWEN3_NEXT, "--max-model-len", "4096", *argv])
     assert status == 2
     assert capsys.readouterr().err == f"decode-ring: error: {line}\n"
+
+
+@pytest.mark.parametrize(
+    ("server", "flag", "value", "reason"),
+    [
+        # vLLM's max_num_seqs is a positive count; SGLang's mem_fraction_static below 1.
+        ("vllm", "--max-num-seqs", "0", "must be from 1 to 2**63 - 1, got 0"),
+        ("sglang", "--mem-fraction-static", "1.5", "must be below 1, got 1.5"),
+    ],
+)
+def test_a_launch_lines_value_the_server_refuses_is_named_with_its_reason(
+    capsys: pytest.CaptureFixture[str], server: str, flag: str, value: str, reason: str
+) -> None:
+    argv = ["plan", "--server", server, "--gpu", "h200", "--weights", "160GiB"]
+    status = main([*argv, "--config", QWEN3_NEXT, "--max-model-len", "4096", "--", flag, value])
+    err = capsys.readouterr().err
+    assert status == 2
+    argument, said = err.removeprefix("decode-ring: error: ").split(": ", 1)
+    assert said == f"{reason}\n"
+    assert argument in (f"argument {flag[2:].replace('-', '_')}", f"argument {flag}")
+
+
+def vllm_rows(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
+    budget = ["--server", "vllm", "--gpu", "h200", "--weights", "160GiB", "--max-model-len", "4096"]
+    rows: list[dict[str, Any]] = plan_json(capsys, *budget, "--tp", "2", *argv)["rows"]
+    return rows
+
+
+def test_the_launch_line_may_be_the_whole_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # After "--", the launch's flags or the whole command as it would be typed: `vllm serve
+    # MODEL`, `python -m vllm.entrypoints.openai.api_server --model MODEL`; both read alike.
+    flags = vllm_rows(capsys, "--config", QWEN3_NEXT, "--", "--max-num-seqs", "64")
+    served = vllm_rows(capsys, "--", "vllm", "serve", QWEN3_NEXT, "--max-num-seqs", "64")
+    assert served == flags
+    entrypoint = "vllm.entrypoints.openai.api_server"
+    python = ["python", "-m", entrypoint, "--model", QWEN3_NEXT, "--max-num-seqs", "64"]
+    assert vllm_rows(capsys, "--", *python) == flags
+    # A model alone, without `vllm serve`, is not a flag of the launch.
+    status = main(["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", "--"])
+    assert status == 2
+    status = main(
+        ["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", "--", QWEN3_NEXT]
+    )
+    assert status == 2
+    assert "unexpected argument" in capsys.readouterr().err
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    """A safetensors file of its header only: 8 bytes of length, then the JSON header."""
+    header = {
+        name: {"dtype": dtype, "shape": shape, "data_offsets": [0, 0]}
+        for name, (dtype, shape) in tensors.items()
+    }
+    raw = json.dumps(header).encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw)
+
+
+def test_under_the_gpu_the_server_sizes_the_weights_from_the_snapshot(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # No --weights and no --free: the reserve is the server's own, the weights those its
+    # safetensors hold (here 2 x 151,936 x 2048 bf16 of embeddings and head: 1.16 GiB).
+    (tmp_path / "config.json").write_text(Path(QWEN3_NEXT).read_text())
+    vocab = ("BF16", [151_936, 2048])
+    write_safetensors(
+        tmp_path / "model.safetensors",
+        {"model.embed_tokens.weight": vocab, "lm_head.weight": vocab},
+    )
+    result = plan_json(
+        capsys, "--server", "vllm", "--gpu", "h200", "--config", str(tmp_path),
+        "--max-model-len", "4096", "--tp", "1",
+    )  # fmt: skip
+    reserve = {key: result[key] for key in ("weights_bytes", "other_bytes", "max_model_len")}
+    assert reserve == {"weights_bytes": 0, "other_bytes": 0, "max_model_len": 4096}
+    assert result["weights_source"] == "the server's own (the snapshot's safetensors)"
+    held = vllm_reservation(
+        str(tmp_path / "config.json"), tensor_parallel_size=1, gpu="h200", max_model_len=4096
+    )
+    (row,) = result["rows"]
+    assert row["budget_bytes"] == held.kv_cache_memory_bytes
+
+
+@pytest.mark.parametrize(
+    ("server", "lines"),
+    [
+        (
+            "vllm",
+            [["--tensor-parallel-size", "4"], ["-tp", "4"]],
+        ),
+        (
+            "sglang",
+            [
+                ["sglang", "serve", "--model-path", QWEN3_NEXT],
+                ["python3", "-m", "sglang.launch_server", "--model-path", QWEN3_NEXT],
+                ["/usr/bin/python3", "-m", "sglang.launch_server", "--model-path", QWEN3_NEXT],
+                ["--tp-size", "4"],
+                ["--tensor-parallel-size", "4"],
+            ],
+        ),
+    ],
+)
+def test_each_form_of_the_launch_line_plans_alike_at_the_plans_tp(
+    capsys: pytest.CaptureFixture[str], server: str, lines: list[list[str]]
+) -> None:
+    # The plan's --tp list replaces the launch's own tensor-parallel size, and the model may be
+    # named by --config or in the whole command after "--" (sglang serve, python -m).
+    budget = ["--server", server, "--gpu", "h200", "--weights", "160GiB", "--tp", "2"]
+    budget += ["--max-model-len", "4096"]
+    alone = plan_json(capsys, *budget, "--config", QWEN3_NEXT)
+    assert [row["tp_size"] for row in alone["rows"]] == [2]
+    for line in lines:
+        model = [] if QWEN3_NEXT in line else ["--config", QWEN3_NEXT]
+        assert plan_json(capsys, *budget, *model, "--", *line) == alone, line
+
+
+@pytest.mark.parametrize(
+    ("line", "refusal"),
+    [
+        (
+            ["vllm", "serve", QWEN3_NEXT],
+            "the model is given twice: --config and the launch line's; give one",
+        ),
+        (
+            ["--enable-lora", "--max-loras", "2"],
+            "vLLM 0.33.0 flags that change memory in a way the plan does not model: "
+            "--enable-lora, --max-loras",
+        ),
+    ],
+)
+def test_a_launch_line_the_plan_cannot_read_is_refused(
+    capsys: pytest.CaptureFixture[str], line: list[str], refusal: str
+) -> None:
+    argv = ["plan", "--server", "vllm", "--gpu", "h200", "--weights", "160GiB"]
+    status = main([*argv, "--config", QWEN3_NEXT, "--max-model-len", "4096", "--", *line])
+    assert (status, capsys.readouterr().err) == (2, f"decode-ring: error: {refusal}\n")
+
+
+def test_the_gpus_memory_alone_is_the_servers_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    # --gpu-memory: any GPU by its total memory, as decode-ring vllm --gpu-memory takes it.
+    result = plan_json(
+        capsys, "--server", "vllm", "--gpu-memory", "96GiB", "--weights", "160GiB",
+        "--config", QWEN3_NEXT, "--max-model-len", "4096", "--tp", "2",
+    )  # fmt: skip
+    held = vllm_reservation(
+        QWEN3_NEXT,
+        tensor_parallel_size=2,
+        gpu_memory_bytes=96 * GIB,
+        weights_bytes=80 * GIB,
+        max_model_len=4096,
+    )
+    (row,) = result["rows"]
+    assert row["budget_bytes"] == held.kv_cache_memory_bytes
+
+
+@pytest.mark.parametrize("program", ["python", "python3", "sglang"])
+def test_a_launch_line_naming_another_program_is_refused_as_no_sglang_command(
+    capsys: pytest.CaptureFixture[str], program: str
+) -> None:
+    argv = ["plan", "--server", "sglang", "--gpu", "h200", "--weights", "160GiB"]
+    status = main([*argv, "--config", QWEN3_NEXT, "--max-model-len", "4096", "--", program, "x.py"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("decode-ring: error: after --, give the SGLang command: ")
+    assert err.endswith(f"; got '{program} x.py'\n")
