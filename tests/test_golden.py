@@ -18,6 +18,18 @@ were first written out in the tests they replace, from the servers' wheels and t
   append_replayssm_ring, mamba_utils.py:213-246). Rule and assumption texts are the package's
   own wording of the rules cited in vllm.py and sglang.py, pinned so that each rule an answer
   reports is the one its figure came from.
+
+The cases added for the renderers' mutation pass (issue 24) each reach a branch of
+``cli/render`` that no other case did: the ring lines of ``state --layout metrale`` and a label
+column wider than 22 (Qwen3-Next's ``recurrent bytes per layer``; 80,216,064 B x 8 = 641,728,512
+B a slot, x 8 slots = 5,133,828,096 B; at tp 2 under vLLM 19,759,104 B x 8 = 158,072,832 B); the
+GPU budget lines of ``vllm`` and ``sglang`` under ``--gpu`` and ``--gpu-memory`` (no GPU name:
+``-``), and ``--gpu`` beside ``--available-memory`` (no budget lines); a release given as a
+minor or a post release (the note after the first line); ``--compare`` on to a newer release,
+back to one that refuses the model, across a release with no rule change and no figure moved
+(``nothing``); a launch line's flags without effect, ignored and given twice; ``plan --server``
+under the server's own budget, by GPU name (JSON) and by memory alone, with a row that does not
+start (budget ``-``).
 """
 
 from __future__ import annotations
