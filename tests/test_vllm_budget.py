@@ -1012,6 +1012,17 @@ def test_a_single_file_is_read_tensor_by_tensor(tmp_path: Path) -> None:
     )
 
 
+def test_only_the_header_is_read_not_the_data_after_it(tmp_path: Path) -> None:
+    # A real file: the header, then the tensors' bytes (data_offsets count from the header's
+    # end), which are not JSON and are never read.
+    header = json.dumps({"w": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}}).encode()
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + b"\x00\x3c\x00\x40")
+    assert read_checkpoint(tmp_path) == Checkpoint(
+        str(path), (Tensor("w", "F16", (2,), 4),), 4, ("w",)
+    )
+
+
 def test_a_file_that_is_not_safetensors_is_refused_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
     path.write_bytes(b"\x01\x02\x03")
@@ -1086,6 +1097,23 @@ def test_an_index_reads_each_shard_once_and_keeps_its_total(tmp_path: Path) -> N
     # An index of no tensors and a total of 0 bytes is an index.
     index.write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": {}}))
     assert read_checkpoint(tmp_path) == Checkpoint(str(index), (), 0, ())
+
+
+def test_an_index_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    # JSON exchanged between systems is UTF-8 (RFC 8259, section 8.1), as huggingface_hub writes
+    # the index; an ASCII locale (LC_CTYPE C, outside Python's UTF-8 mode) changes nothing.
+    import locale
+
+    index = tmp_path / "model.safetensors.index.json"
+    document = {"metadata": {"total_size": 2}, "weight_map": {"größe.weight": "absent.safetensors"}}
+    index.write_bytes(json.dumps(document, ensure_ascii=False).encode("utf-8"))
+    before = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C")
+        found = read_checkpoint(tmp_path)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert found == Checkpoint(str(index), None, 2, ("größe.weight",))
 
 
 @pytest.mark.parametrize(
