@@ -1052,3 +1052,55 @@ def test_a_yaml_configs_refusals_whole(
         "--config FILE.yaml needs PyYAML, which the servers read it with: "
         "pip install 'decode_ring[yaml]'"
     )
+
+
+def test_vllm_reads_dash_o_as_the_optimization_level(capsys: pytest.CaptureFixture[str]) -> None:
+    # parse_args (argparse_utils.py:383-409): -O3 and -O=3 are --optimization-level 3, and -O
+    # is when a level 0 to 3 follows it; vLLM registers no -O of its own.
+    vllm = grammar(VLLM)
+
+    def given(*words: str) -> list[tuple[str, Any]]:
+        line = read_launch(vllm, ["M", *words], serve=True)
+        assert line.model == "M"
+        return [(one.entry.flag, one.value) for one in line.given]
+
+    level = "--optimization-level"
+    assert given("-O3") == [(level, "3")]
+    assert given("-O=2") == [(level, "2")]
+    for digit in "0123":
+        assert given("-O", digit, "-tp", "2") == [(level, digit), ("--tensor-parallel-size", "2")]
+    for words in (("-O", "4"), ("-O",)):
+        line = refusal(capsys, "vllm", "serve", QWEN3_NEXT, *words)
+        assert line == "'-O' is not a vLLM 0.33.0 flag"
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "-o3") == "'-o3' is not a vLLM 0.33.0 flag"
+
+
+def test_vllms_rewrites_of_flags_written_with_equals_and_dots(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # argparse_utils.py:383-500: "_" becomes "-" in the flag's name only up to its first dot;
+    # a repeat is found by the name before "=" (the value may hold "="); "--flag=value" with a
+    # dot only in the value is no dotted key; a dotted key without its value is refused.
+    vllm = grammar(VLLM)
+    line = read_launch(
+        vllm,
+        [
+            "M",
+            "--max-num-seqs=8",
+            "--served-model-name=a=b",
+            "--gpu-memory-utilization=0.5",
+            "--hf-overrides.rope_theta=1e6",
+            "--hf_overrides.a--b_c", "1",
+            "--max-num-seqs=16",
+            "--served-model-name=c",
+        ],
+        serve=True,
+    )  # fmt: skip
+    assert json.loads(line.values["hf_overrides"].value) == {"rope_theta": 1e6, "a--b_c": 1}
+    assert line.values["gpu_memory_utilization"].value == "0.5"
+    assert line.values["served_model_name"].value == ["c"]
+    assert line.warnings == ("Found duplicate keys --max-num-seqs, --served-model-name",)
+    key = "--hf-overrides.rope_scaling.original_max_position_embeddings"
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, key) == (
+        f"argument '{key[:40]}'... ({len(key)} characters): expected one argument"
+    )
