@@ -1104,3 +1104,42 @@ def test_vllms_rewrites_of_flags_written_with_equals_and_dots(
     assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, key) == (
         f"argument '{key[:40]}'... ({len(key)} characters): expected one argument"
     )
+
+
+def test_each_flag_takes_as_many_values_as_its_nargs(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse: nargs None one value, "?" one or none (then its default), "+" one or more, "*"
+    # any; an attached value is one value (a list of one for "+" and "*"); a switch stores
+    # True (store_true, default False or None); a word with a space is a value though it
+    # starts with "-".
+    vllm, sglang = grammar(VLLM), grammar(SGLANG)
+
+    def given(parser: Any, *words: str) -> list[tuple[str, Any]]:
+        line = read_launch(parser, list(words), serve=parser is vllm)
+        return [(one.entry.flag, one.value) for one in line.given]
+
+    assert given(vllm, "M", "--hf-token") == [("--hf-token", None)]
+    assert given(vllm, "M", "--hf-token", "t", "-tp", "2") == [
+        ("--hf-token", "t"),
+        ("--tensor-parallel-size", "2"),
+    ]
+    assert given(vllm, "M", "--served-model-name", "-x y", "z") == [
+        ("--served-model-name", ["-x y", "z"])
+    ]
+    assert given(sglang, "--lora-paths=a", "--enable-lora", "--help") == [
+        ("--lora-paths", ["a"]),
+        ("--enable-lora", True),
+        ("--help", True),
+    ]
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--max-num-seqs", "8", "9") == (
+        "vLLM 0.33.0: unexpected argument '9'"
+    )
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--hf-token", "t", "u") == (
+        "vLLM 0.33.0: unexpected argument 'u'"
+    )
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--served-model-name") == (
+        "argument '--served-model-name': expected at least one argument"
+    )
+    flag = "--expert-distribution-recorder-buffer-size"
+    assert refusal(capsys, "sglang", "--model-path", NEMOTRON, flag) == (
+        f"argument '{flag[:40]}'... ({len(flag)} characters): expected one argument"
+    )
