@@ -1143,3 +1143,37 @@ def test_each_flag_takes_as_many_values_as_its_nargs(capsys: pytest.CaptureFixtu
     assert refusal(capsys, "sglang", "--model-path", NEMOTRON, flag) == (
         f"argument '{flag[:40]}'... ({len(flag)} characters): expected one argument"
     )
+
+
+def test_an_ambiguous_prefix_names_the_first_six_flags_it_could_be() -> None:
+    # argparse's _parse_optional (allow_abbrev): a prefix of two or more flags is an error
+    # naming them; the package names the first six, in order.
+    def refused(release: Any, *words: str) -> str:
+        with pytest.raises(UsageError) as raised:
+            read_launch(grammar(release), list(words), serve=release is VLLM)
+        return str(raised.value)
+
+    assert refused(VLLM, "M", "--allow-") == (
+        "vLLM 0.33.0: ambiguous option: '--allow-' could match --allow-credentials, "
+        "--allow-deprecated-quantization"
+    )
+    # A word with a space is a value only if no flag (nor an ambiguous prefix) precedes its "=".
+    assert refused(VLLM, "M", "--allow-=a b") == refused(VLLM, "M", "--allow-")
+    note = read_launch(grammar(VLLM), ["M", '--hf-overrides={"note": "x = y"}'], serve=True)
+    assert note.values["hf_overrides"].value == '{"note": "x = y"}'
+    prefix = "--remote-instance-weight-loader-seed-instance-"
+    assert refused(SGLANG, prefix, "x") == (
+        f"SGLang 0.5.23: ambiguous option: '{prefix[:40]}'... ({len(prefix)} characters) could "
+        f"match {prefix}ip, {prefix}service-port"
+    )
+    generated = json.loads((FLAGS / f"sglang-{SGLANG.version}.json").read_text())["flags"]
+    spellings = sorted(
+        one
+        for entry in generated
+        for one in (entry["flag"], *entry["aliases"])
+        if one.startswith("--enable-m")
+    )
+    assert len(spellings) > 6
+    assert refused(SGLANG, "--enable-m") == (
+        f"SGLang 0.5.23: ambiguous option: '--enable-m' could match {', '.join(spellings[:6])}"
+    )
