@@ -1044,6 +1044,16 @@ def test_a_yaml_configs_refusals_whole(
     listed = tmp_path / "list.yaml"
     listed.write_text("- 1\n")
     assert refused(str(listed)) == f"--config '{listed}': the file must hold a mapping of flags"
+    # vLLM puts a true as the bare flag (argparse_utils.py:654-657), whatever the flag takes;
+    # SGLang a true of a key it has no action for as the flag, which its parser refuses.
+    valued = tmp_path / "valued.yaml"
+    valued.write_text("max-num-seqs: true\n")
+    assert refused(str(valued)) == "argument '--max-num-seqs': expected one argument"
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("bogus-switch: true\n")
+    with pytest.raises(UsageError) as raised:
+        read_launch(grammar(SGLANG), ["--model-path", "M", "--config", str(unknown)])
+    assert str(raised.value) == "'--bogus-switch' is not a SGLang 0.5.23 flag"
     empty = tmp_path / "empty.yaml"
     empty.write_text("")
     assert read_launch(vllm, ["M", "--config", str(empty)], serve=True).given == ()
