@@ -1187,3 +1187,22 @@ def test_an_ambiguous_prefix_names_the_first_six_flags_it_could_be() -> None:
     assert refused(SGLANG, "--enable-m") == (
         f"SGLang 0.5.23: ambiguous option: '--enable-m' could match {', '.join(spellings[:6])}"
     )
+
+
+def test_a_second_model_or_a_positional_off_serve_is_refused_whole() -> None:
+    # vllm serve takes its model as a positional or --model moved there (argparse_utils.py:
+    # 324-356), not both; the api_server's line reads the model from --model only.
+    vllm = grammar(VLLM)
+    first, second = "/models/" + "a" * 41, "/models/" + "b" * 41
+    with pytest.raises(UsageError) as raised:
+        read_launch(vllm, [first, "--model", second], serve=True)
+    assert str(raised.value) == (
+        f"vLLM 0.33.0: the model is given twice, '{first[:40]}'... (49 characters) and --model "
+        f"'{second[:40]}'... (49 characters): vLLM refuses that"
+    )
+    with pytest.raises(UsageError) as raised:
+        read_launch(vllm, [first, "-tp", "2"])
+    assert str(raised.value) == (
+        f"vLLM 0.33.0: unexpected argument '{first[:40]}'... (49 characters) (this entry point "
+        "reads the model from --model)"
+    )
