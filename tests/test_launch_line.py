@@ -1206,3 +1206,27 @@ def test_a_second_model_or_a_positional_off_serve_is_refused_whole() -> None:
         f"vLLM 0.33.0: unexpected argument '{first[:40]}'... (49 characters) (this entry point "
         "reads the model from --model)"
     )
+
+
+def test_the_no_effect_list_keeps_flags_and_json_keys_in_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --port and the compilation config's cache_dir change no memory (the class table); both
+    # are listed, in the line's order.
+    result = answer(
+        capsys, "vllm", "serve", QWEN3_NEXT, "--port", "8000",
+        "--compilation-config.cache_dir", "/tmp/c", "--host", "0.0.0.0",
+    )  # fmt: skip
+    assert result["launch"]["no_effect"] == ["--port", "--host", "--compilation-config.cache_dir"]
+
+
+def test_the_servers_yaml_flag_given_twice_or_without_its_file_is_refused() -> None:
+    # _pull_args_from_config (argparse_utils.py:551-557): one --config, and a file after it.
+    vllm = grammar(VLLM)
+    for words, message in (
+        (["M", "--config", "a.yaml", "--config", "b.yaml"], "more than one --config file given"),
+        (["M", "--config"], "--config needs a YAML file"),
+    ):
+        with pytest.raises(UsageError) as raised:
+            read_launch(vllm, words, serve=True)
+        assert str(raised.value) == f"vLLM 0.33.0: {message}"
