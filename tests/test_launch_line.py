@@ -1218,6 +1218,9 @@ def test_the_no_effect_list_keeps_flags_and_json_keys_in_order(
         "--compilation-config.cache_dir", "/tmp/c", "--host", "0.0.0.0",
     )  # fmt: skip
     assert result["launch"]["no_effect"] == ["--port", "--host", "--compilation-config.cache_dir"]
+    # A flag given again is listed where its last value is.
+    again = answer(capsys, "vllm", "serve", QWEN3_NEXT, "--port", "1", "--host", "h", "--port", "2")
+    assert again["launch"]["no_effect"] == ["--host", "--port"]
 
 
 def test_the_servers_yaml_flag_given_twice_or_without_its_file_is_refused() -> None:
