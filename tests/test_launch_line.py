@@ -915,6 +915,8 @@ def test_dotted_keys_nest_append_and_warn_as_vllm_merges_them() -> None:
             "--hf-overrides.architectures+", "C",
             "--compilation-config.mode", "1",
             "--compilation-config.mode", "3",
+            "--compilation-config.pass_config.fuse_norm_quant", "false",
+            "--compilation-config.pass_config.fuse_norm_quant", "true",
         ],
         serve=True,
     )  # fmt: skip
@@ -926,8 +928,14 @@ def test_dotted_keys_nest_append_and_warn_as_vllm_merges_them() -> None:
         },
         "architectures": ["A", "B", "C"],
     }
-    assert json.loads(line.values["compilation_config"].value) == {"mode": 3}
-    assert line.warnings == ("Found duplicate keys --compilation-config.mode",)
+    assert json.loads(line.values["compilation_config"].value) == {
+        "mode": 3,
+        "pass_config": {"fuse_norm_quant": True},
+    }
+    assert line.warnings == (
+        "Found duplicate keys --compilation-config.mode, "
+        "--compilation-config.pass_config.fuse_norm_quant",
+    )
     # One list key alone is a list.
     alone = read_launch(grammar(VLLM), ["M", "--hf-overrides.architectures+", "A"], serve=True)
     assert json.loads(alone.values["hf_overrides"].value) == {"architectures": ["A"]}
@@ -1079,6 +1087,7 @@ def test_vllm_reads_dash_o_as_the_optimization_level(capsys: pytest.CaptureFixtu
     assert given("-O=2") == [(level, "2")]
     for digit in "0123":
         assert given("-O", digit, "-tp", "2") == [(level, digit), ("--tensor-parallel-size", "2")]
+    assert given("-tp", "2", "-O", "3") == [("--tensor-parallel-size", "2"), (level, "3")]
     for words in (("-O", "4"), ("-O",)):
         line = refusal(capsys, "vllm", "serve", QWEN3_NEXT, *words)
         assert line == "'-O' is not a vLLM 0.33.0 flag"
