@@ -10,6 +10,7 @@ vllm/utils/argparse_utils.py; SGLang's ``prepare_server_args``, sglang/srt/serve
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 import decode_ring.cli as cli_package
 from decode_ring.cli import main
 from decode_ring.cli.launch import CLASSES, grammar, read_launch
+from decode_ring.cli.parsing import UsageError
 from decode_ring.cli.servers import SGLANG_COMMAND, VLLM_COMMAND
 from decode_ring.releases import SGLANG, SGLANG_RELEASES, VLLM, VLLM_RELEASES, resolve_release
 
@@ -948,3 +950,372 @@ def test_a_list_flag_reads_each_of_its_values(capsys: pytest.CaptureFixture[str]
     assert refusal(capsys, "vllm", *line, "1", "x") == (
         "argument --cudagraph-capture-sizes: not a non-negative integer: 'x'"
     )
+
+
+# --- mutation testing (issue 24): the parsers' corners ------------------------------------------
+
+
+def test_a_switch_is_off_only_by_its_negative_spellings() -> None:
+    # vLLM's EnableDisableAction (vllm/utils/argparse_utils.py:120-145): --enable-x pairs with
+    # --disable-x, --no-X still works, and any other spelling (a short alias, an abbreviation,
+    # which argparse resolves to the flag itself) turns the flag on.
+    vllm = grammar(VLLM)
+
+    def given(*words: str) -> list[tuple[str, Any]]:
+        line = read_launch(vllm, ["M", *words], serve=True)
+        return [(one.entry.flag, one.value) for one in line.given]
+
+    ep = "--enable-expert-parallel"
+    assert given("-ep") == [(ep, True)]
+    assert given("--disable-expert-parallel") == [(ep, False)]
+    assert given("--no-enable-expert-parallel") == [(ep, False)]
+    assert given("--enable-prefix-cach") == [("--enable-prefix-caching", True)]
+    cascade = "--disable-cascade-attn"
+    assert given("--disable-cascade-at") == [(cascade, True)]
+    assert given("--enable-cascade-attn") == [(cascade, False)]
+    assert given("--no-disable-cascade-attn") == [(cascade, False)]
+
+
+def test_dotted_keys_nest_append_and_warn_as_vllm_merges_them() -> None:
+    # parse_args (argparse_utils.py:421-500): each dotted key a nested dict merged by
+    # recursive_dict_update (lists appended, a key set twice a "duplicate key"), a value read
+    # as JSON, else a human-readable integer (1k: 1,000; 2K: 2,048), else a string.
+    line = read_launch(
+        grammar(VLLM),
+        [
+            "M",
+            "--hf-overrides.text_config.rope_scaling.factor", "2",
+            "--hf-overrides.text_config.rope_scaling.type", "yarn",
+            "--hf-overrides.text_config.max_position_embeddings", "1k",
+            "--hf-overrides.text_config.sliding_window", "2K",
+            "--hf-overrides.architectures+", "A,B",
+            "--hf-overrides.architectures+", "C",
+            "--compilation-config.mode", "1",
+            "--compilation-config.mode", "3",
+            "--compilation-config.pass_config.fuse_norm_quant", "false",
+            "--compilation-config.pass_config.fuse_norm_quant", "true",
+        ],
+        serve=True,
+    )  # fmt: skip
+    assert json.loads(line.values["hf_overrides"].value) == {
+        "text_config": {
+            "rope_scaling": {"factor": 2, "type": "yarn"},
+            "max_position_embeddings": 1000,
+            "sliding_window": 2048,
+        },
+        "architectures": ["A", "B", "C"],
+    }
+    assert json.loads(line.values["compilation_config"].value) == {
+        "mode": 3,
+        "pass_config": {"fuse_norm_quant": True},
+    }
+    assert line.warnings == (
+        "Found duplicate keys --compilation-config.mode, "
+        "--compilation-config.pass_config.fuse_norm_quant",
+    )
+    # One list key alone is a list.
+    alone = read_launch(grammar(VLLM), ["M", "--hf-overrides.architectures+", "A"], serve=True)
+    assert json.loads(alone.values["hf_overrides"].value) == {"architectures": ["A"]}
+    assert alone.warnings == ()
+
+
+def test_a_pasted_command_by_its_path_or_the_cli_modules_serve(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A program named by its path is the program; vLLM's CLI module with "serve" reads the
+    # model as serve's positional.
+    by_path = answer(capsys, "vllm", "--", "/opt/venv/bin/vllm", "serve", QWEN3_NEXT, "-tp", "2")
+    assert by_path["tensor_parallel_size"] == 2
+    module = answer(
+        capsys, "vllm", "--", "python3", "-m", "vllm.entrypoints.cli.main", "serve", QWEN3_NEXT,
+        "-tp", "2",
+    )  # fmt: skip
+    assert module["tensor_parallel_size"] == 2
+    image = "vllm/vllm-openai:v0.33.0"
+    volume = "--volume=/home/user/.cache/huggingface:/root/.cache/huggingface"
+    docker = refusal(capsys, "vllm", "--", "docker", "run", volume, image, "--model", QWEN3_NEXT)
+    # The first four words, quoted to 60 characters.
+    got = f"docker run {volume} {image}"
+    assert docker == (
+        "after --, give the vLLM command: python -m vllm.entrypoints.openai.api_server or python "
+        "-m vllm.entrypoints.cli.main serve or vllm serve; got "
+        f"'{got[:60]}'... ({len(got)} characters)"
+    )
+    assert refusal(capsys, "sglang", "--", "vllm", "serve", QWEN3_NEXT) == (
+        "after --, give the SGLang command: python -m sglang.launch_server or sglang serve or "
+        "python -m sglang.launch_server serve; got 'vllm serve " + QWEN3_NEXT[:49] + "'... ("
+        f"{len('vllm serve ' + QWEN3_NEXT)} characters)"
+    )
+
+
+def test_the_other_servers_package_flag_is_not_called_decode_rings_here(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --activation-memory is the vllm command's own flag, not the sglang command's.
+    line = refusal(capsys, "sglang", "--model-path", NEMOTRON, "--activation-memory", "1GiB")
+    assert line == "'--activation-memory' is not a SGLang 0.5.23 flag"
+    line = refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--available-memory", "1GiB")
+    assert line == "'--available-memory' is not a vLLM 0.33.0 flag"
+
+
+def test_a_yaml_configs_flags_go_where_each_server_puts_them(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    # vLLM (_pull_args_from_config, argparse_utils.py:516-604): after serve's model, so a list
+    # flag last in the file does not take the model; before the line's flags, which win.
+    config = tmp_path / "serve.yaml"
+    config.write_text("max-num-seqs: 8\nserved-model-name: [a, b]\n")
+    vllm = grammar(VLLM)
+    line = read_launch(vllm, ["M", "--config", str(config), "--max-num-seqs", "4"], serve=True)
+    assert line.model == "M" and line.config_file == str(config)
+    assert [(one.entry.flag, one.value) for one in line.given] == [
+        ("--max-num-seqs", "8"),
+        ("--served-model-name", ["a", "b"]),
+        ("--max-num-seqs", "4"),
+    ]
+    # With no model on the line, the file's flags come first.
+    named = tmp_path / "named.yaml"
+    named.write_text("model: M\n")
+    line = read_launch(vllm, ["--config", str(named), "--max-num-seqs", "4"], serve=True)
+    assert [(one.entry.flag, one.value) for one in line.given] == [
+        ("--model", "M"),
+        ("--max-num-seqs", "4"),
+    ]
+    # SGLang (_convert_config_to_args, server_args_config_parser.py:164-214): a switch true is
+    # the flag, false nothing; a bool for a flag taking a value is "true"/"false"; a list its
+    # items; the file before the whole line.
+    sglang = tmp_path / "launch.yaml"
+    sglang.write_text(
+        "model-path: M\nmonokernel-backend: false\nenable-torch-compile: true\n"
+        "disable-radix-cache: false\ncuda-graph-bs-decode: [1, 2]\nallowed-media-domains: []\n"
+    )
+    line = read_launch(grammar(SGLANG), ["--tp-size", "2", "--config", str(sglang)])
+    assert [(one.entry.flag, one.value) for one in line.given] == [
+        ("--model-path", "M"),
+        ("--monokernel-backend", "false"),
+        ("--enable-torch-compile", True),
+        ("--cuda-graph-bs-decode", ["1", "2"]),
+        ("--tp-size", "2"),
+    ]
+
+
+def test_a_yaml_configs_refusals_whole(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("yaml")
+    vllm = grammar(VLLM)
+
+    def refused(path: str) -> str:
+        with pytest.raises(UsageError) as raised:
+            read_launch(vllm, ["M", "--config", path], serve=True)
+        return str(raised.value)
+
+    # The extension is the part after the last dot (a dot in a folder's name is no extension).
+    folder = tmp_path / "conf.d"
+    folder.mkdir()
+    (folder / "serve.yaml").write_text("max-num-seqs: 8\n")
+    line = read_launch(vllm, ["M", "--config", str(folder / "serve.yaml")], serve=True)
+    assert [one.value for one in line.given] == ["8"]
+    long = "x" * 61 + ".json"
+    assert refused(long) == (
+        f"--config '{'x' * 60}'... (66 characters): the servers read only .yaml or .yml"
+    )
+    assert refused("flags") == "--config 'flags': the servers read only .yaml or .yml"
+    absent = str(tmp_path / "absent.yaml")
+    assert refused(absent) == f"cannot read '{absent}': No such file or directory"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [1\n")
+    assert refused(str(broken)).startswith(f"--config '{broken}': not YAML: while parsing a ")
+    assert "\n" not in refused(str(broken))
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n")
+    assert refused(str(listed)) == f"--config '{listed}': the file must hold a mapping of flags"
+    # vLLM puts a true as the bare flag (argparse_utils.py:654-657), whatever the flag takes;
+    # SGLang a true of a key it has no action for as the flag, which its parser refuses.
+    valued = tmp_path / "valued.yaml"
+    valued.write_text("max-num-seqs: true\n")
+    assert refused(str(valued)) == "argument '--max-num-seqs': expected one argument"
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("bogus-switch: true\n")
+    with pytest.raises(UsageError) as raised:
+        read_launch(grammar(SGLANG), ["--model-path", "M", "--config", str(unknown)])
+    assert str(raised.value) == "'--bogus-switch' is not a SGLang 0.5.23 flag"
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    assert read_launch(vllm, ["M", "--config", str(empty)], serve=True).given == ()
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml raises ImportError
+    assert refused(str(empty)) == (
+        "--config FILE.yaml needs PyYAML, which the servers read it with: "
+        "pip install 'decode_ring[yaml]'"
+    )
+
+
+def test_vllm_reads_dash_o_as_the_optimization_level(capsys: pytest.CaptureFixture[str]) -> None:
+    # parse_args (argparse_utils.py:383-409): -O3 and -O=3 are --optimization-level 3, and -O
+    # is when a level 0 to 3 follows it; vLLM registers no -O of its own.
+    vllm = grammar(VLLM)
+
+    def given(*words: str) -> list[tuple[str, Any]]:
+        line = read_launch(vllm, ["M", *words], serve=True)
+        assert line.model == "M"
+        return [(one.entry.flag, one.value) for one in line.given]
+
+    level = "--optimization-level"
+    assert given("-O3") == [(level, "3")]
+    assert given("-O=2") == [(level, "2")]
+    for digit in "0123":
+        assert given("-O", digit, "-tp", "2") == [(level, digit), ("--tensor-parallel-size", "2")]
+    assert given("-tp", "2", "-O", "3") == [("--tensor-parallel-size", "2"), (level, "3")]
+    for words in (("-O", "4"), ("-O",)):
+        line = refusal(capsys, "vllm", "serve", QWEN3_NEXT, *words)
+        assert line == "'-O' is not a vLLM 0.33.0 flag"
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "-o3") == "'-o3' is not a vLLM 0.33.0 flag"
+
+
+def test_vllms_rewrites_of_flags_written_with_equals_and_dots(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # argparse_utils.py:383-500: "_" becomes "-" in the flag's name only up to its first dot;
+    # a repeat is found by the name before "=" (the value may hold "="); "--flag=value" with a
+    # dot only in the value is no dotted key; a dotted key without its value is refused.
+    vllm = grammar(VLLM)
+    line = read_launch(
+        vllm,
+        [
+            "M",
+            "--max-num-seqs=8",
+            "--served-model-name=a=b",
+            "--gpu-memory-utilization=0.5",
+            "--hf-overrides.rope_theta=1e6",
+            "--hf_overrides.a--b_c", "1",
+            "--max-num-seqs=16",
+            "--served-model-name=c",
+        ],
+        serve=True,
+    )  # fmt: skip
+    assert json.loads(line.values["hf_overrides"].value) == {"rope_theta": 1e6, "a--b_c": 1}
+    assert line.values["gpu_memory_utilization"].value == "0.5"
+    assert line.values["served_model_name"].value == ["c"]
+    assert line.warnings == ("Found duplicate keys --max-num-seqs, --served-model-name",)
+    key = "--hf-overrides.rope_scaling.original_max_position_embeddings"
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, key) == (
+        f"argument '{key[:40]}'... ({len(key)} characters): expected one argument"
+    )
+
+
+def test_each_flag_takes_as_many_values_as_its_nargs(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse: nargs None one value, "?" one or none (then its default), "+" one or more, "*"
+    # any; an attached value is one value (a list of one for "+" and "*"); a switch stores
+    # True (store_true, default False or None); a word with a space is a value though it
+    # starts with "-".
+    vllm, sglang = grammar(VLLM), grammar(SGLANG)
+
+    def given(parser: Any, *words: str) -> list[tuple[str, Any]]:
+        line = read_launch(parser, list(words), serve=parser is vllm)
+        return [(one.entry.flag, one.value) for one in line.given]
+
+    assert given(vllm, "M", "--hf-token") == [("--hf-token", None)]
+    assert given(vllm, "M", "--hf-token", "t", "-tp", "2") == [
+        ("--hf-token", "t"),
+        ("--tensor-parallel-size", "2"),
+    ]
+    assert given(vllm, "M", "--served-model-name", "-x y", "z") == [
+        ("--served-model-name", ["-x y", "z"])
+    ]
+    assert given(sglang, "--lora-paths=a", "--enable-lora", "--help") == [
+        ("--lora-paths", ["a"]),
+        ("--enable-lora", True),
+        ("--help", True),
+    ]
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--max-num-seqs", "8", "9") == (
+        "vLLM 0.33.0: unexpected argument '9'"
+    )
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--hf-token", "t", "u") == (
+        "vLLM 0.33.0: unexpected argument 'u'"
+    )
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--served-model-name") == (
+        "argument '--served-model-name': expected at least one argument"
+    )
+    flag = "--expert-distribution-recorder-buffer-size"
+    assert refusal(capsys, "sglang", "--model-path", NEMOTRON, flag) == (
+        f"argument '{flag[:40]}'... ({len(flag)} characters): expected one argument"
+    )
+
+
+def test_an_ambiguous_prefix_names_the_first_six_flags_it_could_be() -> None:
+    # argparse's _parse_optional (allow_abbrev): a prefix of two or more flags is an error
+    # naming them; the package names the first six, in order.
+    def refused(release: Any, *words: str) -> str:
+        with pytest.raises(UsageError) as raised:
+            read_launch(grammar(release), list(words), serve=release is VLLM)
+        return str(raised.value)
+
+    assert refused(VLLM, "M", "--allow-") == (
+        "vLLM 0.33.0: ambiguous option: '--allow-' could match --allow-credentials, "
+        "--allow-deprecated-quantization"
+    )
+    # A word with a space is a value only if no flag (nor an ambiguous prefix) precedes its "=".
+    assert refused(VLLM, "M", "--allow-=a b") == refused(VLLM, "M", "--allow-")
+    note = read_launch(grammar(VLLM), ["M", '--hf-overrides={"note": "x = y"}'], serve=True)
+    assert note.values["hf_overrides"].value == '{"note": "x = y"}'
+    prefix = "--remote-instance-weight-loader-seed-instance-"
+    assert refused(SGLANG, prefix, "x") == (
+        f"SGLang 0.5.23: ambiguous option: '{prefix[:40]}'... ({len(prefix)} characters) could "
+        f"match {prefix}ip, {prefix}service-port"
+    )
+    generated = json.loads((FLAGS / f"sglang-{SGLANG.version}.json").read_text())["flags"]
+    spellings = sorted(
+        one
+        for entry in generated
+        for one in (entry["flag"], *entry["aliases"])
+        if one.startswith("--enable-m")
+    )
+    assert len(spellings) > 6
+    assert refused(SGLANG, "--enable-m") == (
+        f"SGLang 0.5.23: ambiguous option: '--enable-m' could match {', '.join(spellings[:6])}"
+    )
+
+
+def test_a_second_model_or_a_positional_off_serve_is_refused_whole() -> None:
+    # vllm serve takes its model as a positional or --model moved there (argparse_utils.py:
+    # 324-356), not both; the api_server's line reads the model from --model only.
+    vllm = grammar(VLLM)
+    first, second = "/models/" + "a" * 41, "/models/" + "b" * 41
+    with pytest.raises(UsageError) as raised:
+        read_launch(vllm, [first, "--model", second], serve=True)
+    assert str(raised.value) == (
+        f"vLLM 0.33.0: the model is given twice, '{first[:40]}'... (49 characters) and --model "
+        f"'{second[:40]}'... (49 characters): vLLM refuses that"
+    )
+    with pytest.raises(UsageError) as raised:
+        read_launch(vllm, [first, "-tp", "2"])
+    assert str(raised.value) == (
+        f"vLLM 0.33.0: unexpected argument '{first[:40]}'... (49 characters) (this entry point "
+        "reads the model from --model)"
+    )
+
+
+def test_the_no_effect_list_keeps_flags_and_json_keys_in_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --port and the compilation config's cache_dir change no memory (the class table); both
+    # are listed, in the line's order.
+    result = answer(
+        capsys, "vllm", "serve", QWEN3_NEXT, "--port", "8000",
+        "--compilation-config.cache_dir", "/tmp/c", "--host", "0.0.0.0",
+    )  # fmt: skip
+    assert result["launch"]["no_effect"] == ["--port", "--host", "--compilation-config.cache_dir"]
+    # A flag given again is listed where its last value is.
+    again = answer(capsys, "vllm", "serve", QWEN3_NEXT, "--port", "1", "--host", "h", "--port", "2")
+    assert again["launch"]["no_effect"] == ["--host", "--port"]
+
+
+def test_the_servers_yaml_flag_given_twice_or_without_its_file_is_refused() -> None:
+    # _pull_args_from_config (argparse_utils.py:551-557): one --config, and a file after it.
+    vllm = grammar(VLLM)
+    for words, message in (
+        (["M", "--config", "a.yaml", "--config", "b.yaml"], "more than one --config file given"),
+        (["M", "--config"], "--config needs a YAML file"),
+    ):
+        with pytest.raises(UsageError) as raised:
+            read_launch(vllm, words, serve=True)
+        assert str(raised.value) == f"vLLM 0.33.0: {message}"

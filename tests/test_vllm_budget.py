@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from decode_ring.checkpoints import Checkpoint, Tensor, read_checkpoint
 from decode_ring.cli import main
+from decode_ring.models import ModelConfigError
 from decode_ring.servers import ServerArgumentError, vllm_reservation
 from decode_ring.servers.profile import peak_activation_estimate
 
@@ -708,6 +710,11 @@ def test_a_gpu_named_with_its_memory_keeps_the_tables_name_and_arch() -> None:
     assert table.gpu_memory_rule is not None
     assert table.gpu_memory_rule.startswith("h200: memory.total 143771 MiB (nvidia-smi ")
     assert table.gpu_memory_rule.endswith("'Free memory on device (139.21/139.81 GiB)'")
+    # A row without a published runtime total says so: NVML's total stands for it.
+    nvml_only = vllm_reservation(NEMOTRON, gpu="l40s", weights_bytes=GIB, max_model_len=4096)
+    assert nvml_only.gpu_memory_rule is not None
+    assert nvml_only.gpu_memory_rule.startswith("l40s: memory.total 46068 MiB (nvidia-smi ")
+    assert nvml_only.gpu_memory_rule.endswith("); no published runtime total: NVML's memory.total")
     # One byte is a GPU memory (then the weights are asked for), 0 is not.
     with pytest.raises(ServerArgumentError) as one_byte:
         vllm_reservation(NEMOTRON, gpu_memory_bytes=1)
@@ -965,3 +972,172 @@ def test_the_whole_gpu_and_the_smallest_sizes_are_taken() -> None:
     )
     assert held.requested_memory_bytes == H200_RUNTIME
     assert held.max_num_batched_tokens == 1 and held.cuda_graph_sizes == 1
+
+
+# --- the checkpoint reader (decode_ring.checkpoints) ---------------------------------------------
+
+
+def raw_safetensors(path: Path, header: bytes, length: int | None = None) -> Path:
+    """A file of 8 bytes of little-endian header length (``length``, else the header's), then
+    ``header``."""
+    path.write_bytes(struct.pack("<Q", len(header) if length is None else length) + header)
+    return path
+
+
+def refusal(folder: Path) -> str:
+    with pytest.raises(ModelConfigError) as raised:
+        read_checkpoint(folder)
+    return str(raised.value)
+
+
+def test_a_single_file_is_read_tensor_by_tensor(tmp_path: Path) -> None:
+    assert read_checkpoint(tmp_path) is None  # neither an index nor model.safetensors
+    header = {
+        # safetensors' own metadata comes first in the files it writes: it is no tensor.
+        "__metadata__": {"format": "pt"},
+        "b.weight": {"dtype": "BF16", "shape": [2, 3], "data_offsets": [0, 12]},
+        "a.weight": {"dtype": "F4", "shape": [3], "data_offsets": [12, 14]},  # 1.5 B: 2
+        "c.bias": {"dtype": "I64", "shape": [], "data_offsets": [14, 22]},  # a scalar: 8 B
+    }
+    path = raw_safetensors(tmp_path / "model.safetensors", json.dumps(header).encode())
+    assert read_checkpoint(tmp_path) == Checkpoint(
+        str(path),
+        (
+            Tensor("b.weight", "BF16", (2, 3), 12),
+            Tensor("a.weight", "F4", (3,), 2),
+            Tensor("c.bias", "I64", (), 8),
+        ),
+        22,
+        ("b.weight", "a.weight", "c.bias"),
+    )
+
+
+def test_only_the_header_is_read_not_the_data_after_it(tmp_path: Path) -> None:
+    # A real file: the header, then the tensors' bytes (data_offsets count from the header's
+    # end), which are not JSON and are never read.
+    header = json.dumps({"w": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}}).encode()
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + b"\x00\x3c\x00\x40")
+    assert read_checkpoint(tmp_path) == Checkpoint(
+        str(path), (Tensor("w", "F16", (2,), 4),), 4, ("w",)
+    )
+
+
+def test_a_file_that_is_not_safetensors_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(b"\x01\x02\x03")
+    assert refusal(tmp_path) == f"'{path}': too short for a safetensors file"
+    # safetensors refuses a header over MAX_HEADER_SIZE, 100,000,000 B (HeaderTooLarge,
+    # safetensors/src/tensor.rs: `if n > MAX_HEADER_SIZE`); a length read as unsigned.
+    raw_safetensors(path, b"{}", length=100_000_001)
+    assert refusal(tmp_path) == f"'{path}': header of 100000001 B is not one"
+    raw_safetensors(path, b"{}", length=2**63)
+    assert refusal(tmp_path) == f"'{path}': header of 9223372036854775808 B is not one"
+    raw_safetensors(path, b"\xff\xfe")
+    assert refusal(tmp_path) == f"'{path}': its header is not JSON"
+    raw_safetensors(path, b"{")
+    assert refusal(tmp_path) == f"'{path}': its header is not JSON"
+    raw_safetensors(path, b"[]")
+    assert refusal(tmp_path) == f"'{path}': its header is not a JSON object"
+    path.unlink()
+    path.mkdir()
+    assert refusal(tmp_path) == f"cannot read '{path}': Is a directory"
+    path.rmdir()
+    path.symlink_to(tmp_path / "absent")  # a dangling link is there, and unreadable
+    assert refusal(tmp_path) == f"cannot read '{path}': No such file or directory"
+
+
+def test_a_header_of_the_largest_length_is_read(tmp_path: Path) -> None:
+    # MAX_HEADER_SIZE itself is taken (the check is `>`): JSON padded with spaces to 100 MB.
+    size = 100_000_000
+    raw_safetensors(tmp_path / "model.safetensors", b"{}" + b" " * (size - 2))
+    found = read_checkpoint(tmp_path)
+    assert found is not None and found.tensors == () and found.total_bytes == 0
+
+
+@pytest.mark.parametrize(
+    ("entry", "dtype"),
+    [
+        ([1, 2], "None"),  # not an object
+        ({"shape": [1]}, "None"),
+        ({"dtype": 5, "shape": [1]}, "5"),
+        ({"dtype": "Q4", "shape": [1]}, "'Q4'"),  # no dtype of the format
+        ({"dtype": "F16"}, "'F16'"),
+        ({"dtype": "F16", "shape": 4}, "'F16'"),
+    ],
+)
+def test_a_tensor_entry_that_is_not_one_is_refused(tmp_path: Path, entry: Any, dtype: str) -> None:
+    header = {"ok": {"dtype": "U8", "shape": [1]}, "x.weight": entry}
+    path = raw_safetensors(tmp_path / "model.safetensors", json.dumps(header).encode())
+    assert refusal(tmp_path) == (
+        f"'{path}': tensor 'x.weight': not a safetensors entry (dtype {dtype})"
+    )
+
+
+def test_an_index_reads_each_shard_once_and_keeps_its_total(tmp_path: Path) -> None:
+    write_safetensors(tmp_path / "b.safetensors", {"z": ("F32", [2])})
+    write_safetensors(tmp_path / "a.safetensors", {"y": ("U8", [3]), "x": ("F16", [5])})
+    index = tmp_path / "model.safetensors.index.json"
+    # The index's total wins over the headers' sum (7 + 8 = 21 B here); names sorted.
+    weight_map = {"z": "b.safetensors", "y": "a.safetensors", "x": "a.safetensors"}
+    index.write_text(json.dumps({"metadata": {"total_size": 1000}, "weight_map": weight_map}))
+    write_safetensors(tmp_path / "model.safetensors", {"w": ("F32", [1])})  # the index wins
+    assert read_checkpoint(tmp_path) == Checkpoint(
+        str(index),
+        (Tensor("y", "U8", (3,), 3), Tensor("x", "F16", (5,), 10), Tensor("z", "F32", (2,), 8)),
+        1000,
+        ("x", "y", "z"),
+    )
+    (tmp_path / "b.safetensors").unlink()
+    assert read_checkpoint(tmp_path) == Checkpoint(str(index), None, 1000, ("x", "y", "z"))
+    raw_safetensors(tmp_path / "b.safetensors", json.dumps({"z": {"dtype": "F32"}}).encode())
+    assert refusal(tmp_path) == (
+        f"'{tmp_path / 'b.safetensors'}': tensor 'z': not a safetensors entry (dtype 'F32')"
+    )
+    # An index of no tensors and a total of 0 bytes is an index.
+    index.write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": {}}))
+    assert read_checkpoint(tmp_path) == Checkpoint(str(index), (), 0, ())
+
+
+def test_an_index_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    # JSON exchanged between systems is UTF-8 (RFC 8259, section 8.1), as huggingface_hub writes
+    # the index; an ASCII locale (LC_CTYPE C, outside Python's UTF-8 mode) changes nothing.
+    import locale
+
+    index = tmp_path / "model.safetensors.index.json"
+    document = {"metadata": {"total_size": 2}, "weight_map": {"größe.weight": "absent.safetensors"}}
+    index.write_bytes(json.dumps(document, ensure_ascii=False).encode("utf-8"))
+    before = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C")
+        found = read_checkpoint(tmp_path)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert found == Checkpoint(str(index), None, 2, ("größe.weight",))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[]",
+        '{"weight_map": {}}',
+        '{"metadata": {"total_size": 1}}',
+        '{"weight_map": {}, "metadata": []}',
+        '{"weight_map": [], "metadata": {"total_size": 1}}',
+        '{"weight_map": {}, "metadata": {"total_size": "1"}}',
+        '{"weight_map": {}, "metadata": {"total_size": -1}}',
+    ],
+)
+def test_an_index_without_a_weight_map_and_total_is_refused(tmp_path: Path, text: str) -> None:
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(text)
+    assert refusal(tmp_path) == f"'{index}': needs a weight_map and metadata.total_size (bytes)"
+
+
+def test_an_index_that_is_not_json_is_refused_naming_it(tmp_path: Path) -> None:
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text("{")
+    assert refusal(tmp_path) == (
+        f"cannot read '{index}': Expecting property name enclosed in double quotes: line 1 "
+        "column 2 (char 1)"
+    )
