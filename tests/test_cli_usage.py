@@ -496,10 +496,16 @@ def test_plan_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_bad_release_is_refused_naming_the_servers_version_flag(
     capsys: pytest.CaptureFixture[str], server: str
 ) -> None:
-    assert usage_error(capsys, server, f"--{server}-version", "bogus", "--config", NEMOTRON) == (
-        f"--{server}-version: 'bogus' is not a version (e.g. 0.19.1, 0.5.3.post1, "
+    refusal = (
+        f"argument --{server}-version: 'bogus' is not a version (e.g. 0.19.1, 0.5.3.post1, "
         "0.20.1rc1.dev91+g1a2b3c)"
     )
+    version = (f"--{server}-version", "bogus", "--config", NEMOTRON)
+    assert usage_error(capsys, server, *version) == refusal
+    # The state laid out as the server lays it, and the plan under the server, say it alike.
+    assert usage_error(capsys, "state", "--layout", server, *version) == refusal
+    plan = ("plan", "--free", "80GiB", "--weights", "0", "--other", "0", "--server", server)
+    assert usage_error(capsys, *plan, *version) == refusal
 
 
 def test_the_command_lines_names_are_read_through_the_package() -> None:

@@ -642,7 +642,7 @@ def test_the_command_line_refuses_an_unmodelled_release_in_one_line(
 ) -> None:
     status, out, err = run_cli(capsys, "vllm", "--vllm-version", "0.9.2", "--config", str(NEMOTRON))
     assert (status, out) == (2, "")
-    assert err.startswith("decode-ring: error: --vllm-version: vLLM 0.9.2 predates")
+    assert err.startswith("decode-ring: error: argument --vllm-version: vLLM 0.9.2 predates")
     assert err.count("\n") == 1
 
 

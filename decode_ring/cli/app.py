@@ -214,7 +214,9 @@ def compute(args: argparse.Namespace) -> Any:
         raise UsageError(str(error) if flag is None else error.worded(flag)) from None
     except UnmodelledReleaseError as error:
         flag = command.argument_flags.get(error.argument)
-        raise UsageError(str(error) if flag is None else f"{flag}: {error.reason}") from None
+        raise UsageError(
+            str(error) if flag is None else f"argument {flag}: {error.reason}"
+        ) from None
     except OverflowError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # an input that cannot be read, wherever it was opened

@@ -18,6 +18,7 @@ from ..models import LAYOUTS, MAX_LAYERS, SsmState
 from ..plan import grid_refusal
 from ..preflight import DecodeRingConflict, pin_decode_ring_slots
 from ..printable import show
+from ..releases import resolve_release
 from ..reports import state_report
 from ..snapshots import CONFIG_HELP, ModelReference, resolve_model
 from ..units import ACCEPTED_FORMS, parse_memory_size
@@ -34,6 +35,8 @@ MODEL_ARGUMENT_FLAGS: Final[Mapping[str, str]] = {
     "ssm_dtype": "--ssm-dtype",
     "speculative_tokens": "--speculative-tokens",
     "max_model_len": "--max-model-len",
+    "vllm_version": "--vllm-version",
+    "sglang_version": "--sglang-version",
 }
 # The servers' arguments ``plan --server`` passes its own flags on as.
 PLAN_ARGUMENT_FLAGS: Final[Mapping[str, str]] = {
@@ -266,16 +269,21 @@ def release_flags(command: argparse.ArgumentParser) -> None:
 
 
 def release_version(args: argparse.Namespace, server: str) -> str | None:
-    """The version given for ``server`` (``vllm``, ``sglang``, ``metrale``); refuses the other
-    server's flag, which would do nothing."""
+    """The version given for ``server`` (``vllm``, ``sglang``, ``metrale``), a release the
+    package models (``UnmodelledReleaseError`` naming ``vllm_version`` or ``sglang_version``,
+    whose flags ``MODEL_ARGUMENT_FLAGS`` gives); refuses the other server's flag, which would
+    do nothing."""
     versions = {"vllm": args.vllm_version, "sglang": args.sglang_version}
     idle = [f"--{name}-version" for name, value in versions.items() if value and name != server]
     if idle:
         raise UsageError(
-            f"{', '.join(idle)} does nothing here: the state is laid out as {server} lays it "
-            "out; drop it"
+            f"{' and '.join(idle)} {'does' if len(idle) == 1 else 'do'} nothing here: the state "
+            f"is laid out as {server} lays it out; drop {'it' if len(idle) == 1 else 'them'}"
         )
-    return versions.get(server)
+    version = versions.get(server)
+    if version is not None:
+        resolve_release(server, version, argument=f"{server}_version")
+    return version
 
 
 def state_options(args: argparse.Namespace) -> dict[str, object]:
