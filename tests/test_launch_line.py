@@ -288,6 +288,10 @@ def test_the_packages_leading_flags_take_the_equals_form_and_help(
     assert (result["source"], result["max_num_seqs"]) == (str(config), 8)
     result = answer(capsys, "vllm", "--gpu-arch", "sm89", "--config", str(config), "-tp", "1")
     assert (result["gpu_arch"], result["source"]) == ("sm89", str(config))
+    # Before the server's whole line, the package's --config=PATH leads, cut at its first "=".
+    line = ("--", "vllm", "serve", "--max-num-seqs", "8")
+    result = answer(capsys, "vllm", f"--config={config}", *line)
+    assert (result["source"], result["max_num_seqs"]) == (str(config), 8)
     # Before serve, the package's --flag=VALUE leads too.
     result = answer(capsys, "vllm", "--gpu-arch=sm89", "serve", QWEN3_NEXT)
     assert (result["gpu_arch"], result["source"]) == ("sm89", QWEN3_NEXT)
@@ -549,7 +553,9 @@ def test_a_yaml_config_given_with_equals_is_named_as_not_read(
     # (vLLM: `if "--config" in args`, argparse_utils.py:371; SGLang: `if "--config" in argv`,
     # server_args.py:683): --config=FILE is stored by argparse and its flags never apply.
     # The package answers as the server boots (tp 1, not the file's 2) and says so.
-    flags = tmp_path / "flags.YML"
+    # In a folder whose name holds "=": the word is cut at its first "=" only.
+    (tmp_path / "a=b").mkdir()
+    flags = tmp_path / "a=b" / "flags.YML"
     flags.write_text("tensor-parallel-size: 2\ntp-size: 2\n")
     unread = f"'--config={flags}' is not read: {cited}, so its flags do not apply"
     result = answer(capsys, server, *line, f"--config={flags}")
@@ -562,6 +568,12 @@ def test_a_yaml_config_given_with_equals_is_named_as_not_read(
     assert refusal(capsys, server, f"--config={model}") == (
         f"no model: give the launch line's {where} (or --config MODEL before it); "
         f"'--config={model}' is not read: {cited}, so its flags do not apply"
+    )
+    # Each file not read is named, in the order given.
+    assert refusal(capsys, server, f"--config={model}", f"--config={flags}") == (
+        f"no model: give the launch line's {where} (or --config MODEL before it); "
+        f"'--config={model}' is not read: {cited}, so its flags do not apply; "
+        f"'--config={flags}' is not read: {cited}, so its flags do not apply"
     )
 
 

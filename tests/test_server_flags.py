@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import decode_ring
+from decode_ring.cli.server_flags import SGLANG_FLAGS, VLLM_FLAGS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "server-flags"
@@ -219,6 +220,16 @@ def test_the_negatable_flags_the_package_models_are_negatable(path: Path | None)
     registered = strings_of(data)
     for flag in NEGATABLE[data["server"]]:
         assert registered[flag]["negatable"] and registered[flag]["flag"] == flag, flag
+
+
+def test_each_server_flag_with_a_value_is_read_by_its_own_grammar() -> None:
+    # The launch line's reader applies a row's grammar and nothing else (argparse, which checks
+    # choices, reads only the package's own flags): a server row that takes a value has a
+    # grammar, and a switch has none; choices belong to the package's flags.
+    for table in (VLLM_FLAGS, SGLANG_FLAGS):
+        for spec in (spec for spec in table if not spec.package):
+            assert (spec.read is None) == (spec.switch is not None), spec.flag
+            assert spec.choices is None, spec.flag
 
 
 def test_a_prefix_of_two_flags_abbreviates_neither() -> None:

@@ -1402,6 +1402,10 @@ def test_the_command_reads_the_speculative_config(capsys: pytest.CaptureFixture[
     assert alone["num_speculative_tokens"] == 0
     zero = vllm_json(capsys, "--config", str(QWEN3_NEXT), "-sc", '{"num_speculative_tokens": 0}')
     assert zero["num_speculative_tokens"] == 0
+    # Draft tokens without a method: no method to name among the assumptions.
+    tokens = vllm_json(capsys, "--config", str(QWEN3_NEXT), "--spec-tokens", "2")
+    assert tokens["num_speculative_tokens"] == 2
+    assert tokens["assumptions"] == ["CUDA; a draft model's own KV layers are not counted"]
 
 
 def test_the_command_passes_each_flag_on(capsys: pytest.CaptureFixture[str]) -> None:

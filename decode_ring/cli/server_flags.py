@@ -161,9 +161,10 @@ class ServerFlag:
     ``"negatable"`` for a ``--flag`` / ``--no-flag`` pair). ``default``: the server's default.
     ``keyword``: the API keyword it feeds directly (``None``: the command combines it with
     other flags, as the server does). ``memory``: whether it changes what the server reserves.
-    ``package``: the package's own flag, not the server's. ``state_argument``: the argument of
-    ``ssm_state`` the reservation passes it on as, which a refusal of the state names. ``many``:
-    the server's flag takes several values (``nargs='+'``)."""
+    ``package``: the package's own flag, not the server's. ``choices``: the values a package
+    flag takes (argparse checks them; no server flag modelled has choices). ``state_argument``:
+    the argument of ``ssm_state`` the reservation passes it on as, which a refusal of the state
+    names. ``many``: the server's flag takes several values (``nargs='+'``)."""
 
     flag: str
     keyword: str | None

@@ -141,9 +141,7 @@ class ServerCommand:
         """The reservation for the launch line, the combined flags' notes among its
         assumptions, with what the line said."""
         launch = self.read_line(
-            getattr(args, LAUNCH_TOKENS, ()),
-            serve=getattr(args, LAUNCH_SERVE, False),
-            version=getattr(args, "version", None),
+            getattr(args, LAUNCH_TOKENS), serve=getattr(args, LAUNCH_SERVE), version=args.version
         )
         ignored = self._refuse_unmodelled(launch, args.allow_unmodelled)
         model = self._model(launch, args)
@@ -177,10 +175,10 @@ class ServerCommand:
         self, config: object, args: argparse.Namespace, options: dict[str, Any]
     ) -> ReleaseComparison | None:
         """With ``--compare``, the launch under that release too, step by step."""
-        other = getattr(args, "compare", None)
+        other = args.compare
         if other is None:
             return None
-        version = options.pop("version", None)
+        version = options.pop("version")
         return compare_releases(
             self.reserve, config, version=version, other=other, options=options, server=self.name
         )
@@ -209,7 +207,7 @@ class ServerCommand:
         """The launch line as ``version``'s parser reads it (the newest modelled release's
         flags, with those ``version`` has that it dropped: ``launch.grammar``), its flags that
         ``version`` does not define refused in one line."""
-        release = resolve_release(self.name, version, argument="version").release
+        release = resolve_release(self.name, version).release
         launch = read_launch(grammar(self.release, release), tokens, serve=serve)
         self._refuse_absent(launch, release)
         return launch
@@ -341,17 +339,12 @@ def _read(spec: ServerFlag, given: Given) -> Any:
 
 
 def _read_one(spec: ServerFlag, value: Any, name: str) -> Any:
-    """One value of a modelled flag, read and checked against its choices."""
+    """One value of a modelled flag, read with its row's grammar."""
+    assert spec.read is not None  # every server flag that takes a value has a grammar
     try:
-        read = spec.read(value) if spec.read is not None else value
+        return spec.read(value)
     except (argparse.ArgumentTypeError, ValueError) as error:
         raise UsageError(f"{name}: {error}") from None
-    if spec.choices is not None and read not in spec.choices:
-        raise UsageError(
-            f"{name}: invalid choice: {show(read, limit=40)} (choose from "
-            f"{', '.join(spec.choices)})"
-        )
-    return read
 
 
 def _vllm_speculative(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
