@@ -517,22 +517,32 @@ def test_a_yaml_config_is_read_as_each_server_reads_it(
     assert (pool["tp_size"], pool["max_running_requests"]) == (2, 4)
     json_file = tmp_path / "serve.json"
     json_file.write_text("{}")
-    assert "read only .yaml or .yml" in refusal(
-        capsys, "vllm", "serve", QWEN3_NEXT, "--config", str(json_file)
+    assert refusal(capsys, "vllm", "serve", QWEN3_NEXT, "--config", str(json_file)).endswith(
+        ": vLLM reads only .yaml or .yml, in lower case"
     )
 
 
 def test_a_yaml_config_without_serve_starts_the_servers_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("yaml")
     # --config FILE.yaml (or .YAML) is the server's file of flags, naming the model, not the
     # package's --config MODEL (a model is never YAML).
-    for name in ("serve.yaml", "SERVE.YAML"):
-        config = tmp_path / name
-        config.write_text(f"model: {QWEN3_NEXT}\nmax-num-seqs: 8\n")
-        result = answer(capsys, "vllm", "--config", str(config))
-        assert (result["source"], result["max_num_seqs"]) == (QWEN3_NEXT, 8)
+    budget = ("--available-memory", "60GiB")  # SGLang's command needs one
+    for server, model, *flags in (("vllm", "model"), ("sglang", "model-path", *budget)):
+        config = tmp_path / f"{server}.yaml"
+        config.write_text(f"{model}: {QWEN3_NEXT}\n")
+        assert answer(capsys, server, *flags, "--config", str(config))["source"] == QWEN3_NEXT
+    # SGLang takes the suffix in any case; vLLM only in lower case (argparse_utils.py:633-637:
+    # "Config file must be of a yaml/yml type. YAML supplied").
+    upper = tmp_path / "SERVE.YAML"
+    upper.write_text(f"model-path: {NEMOTRON}\nmax-running-requests: 8\n")
+    result = answer(capsys, "sglang", *budget, "--config", str(upper))
+    assert (result["source"], result["max_running_requests"]) == (NEMOTRON, 8)
+    monkeypatch.chdir(tmp_path)
+    assert refusal(capsys, "vllm", "--config", "SERVE.YAML") == (
+        "--config 'SERVE.YAML': vLLM reads only .yaml or .yml, in lower case"
+    )
 
 
 @pytest.mark.parametrize(
@@ -1129,9 +1139,12 @@ def test_a_yaml_configs_refusals_whole(
     assert [one.value for one in line.given] == ["8"]
     long = "x" * 61 + ".json"
     assert refused(long) == (
-        f"--config '{'x' * 60}'... (66 characters): the servers read only .yaml or .yml"
+        f"--config '{'x' * 60}'... (66 characters): vLLM reads only .yaml or .yml, in lower case"
     )
-    assert refused("flags") == "--config 'flags': the servers read only .yaml or .yml"
+    assert refused("flags") == "--config 'flags': vLLM reads only .yaml or .yml, in lower case"
+    with pytest.raises(UsageError) as raised:
+        read_launch(grammar(SGLANG), ["--config", "flags.json"], serve=False)
+    assert str(raised.value) == "--config 'flags.json': SGLang reads only .yaml or .yml"
     absent = str(tmp_path / "absent.yaml")
     assert refused(absent) == f"cannot read '{absent}': No such file or directory"
     broken = tmp_path / "broken.yaml"

@@ -35,14 +35,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import PurePath
 from typing import Any, Final
 
 from ..printable import show
-from ..releases import VLLM, Release
+from ..releases import SGLANG, VLLM, Release
 from .known_flags import older_flags
 from .parsing import UsageError
 from .server_flags import SGLANG_FLAGS, VLLM_FLAGS, human_readable_int
@@ -460,11 +461,31 @@ def _unread_config(grammar: ServerGrammar, given: Given) -> str:
     )
 
 
-def _load_yaml(path: str) -> dict[str, Any]:
-    """A ``--config`` file, as both servers read it: ``yaml.safe_load`` of a ``.yaml`` or
-    ``.yml`` file, a mapping at its root."""
-    if path.rsplit(".", 1)[-1].lower() not in ("yaml", "yml"):
-        raise UsageError(f"--config {show(path, limit=60)}: the servers read only .yaml or .yml")
+def _vllm_yaml_name(path: str) -> bool:
+    """Whether vLLM takes ``path`` as a file of flags: the text after its last dot, as written
+    (vllm/utils/argparse_utils.py:633-637), so not ``SERVE.YAML``."""
+    return path.rsplit(".", 1)[-1] in ("yaml", "yml")
+
+
+def _sglang_yaml_name(path: str) -> bool:
+    """Whether SGLang takes ``path`` as a file of flags: its file name's suffix, in any case
+    (sglang/srt/utils/server_args_config_parser.py:155-159)."""
+    return PurePath(path).suffix.lower() in (".yaml", ".yml")
+
+
+# Each server's test of a file of flags' name, and its refusal.
+_YAML_NAMES: Final[Mapping[str, tuple[Callable[[str], bool], str]]] = {
+    VLLM.server: (_vllm_yaml_name, "vLLM reads only .yaml or .yml, in lower case"),
+    SGLANG.server: (_sglang_yaml_name, "SGLang reads only .yaml or .yml"),
+}
+
+
+def _load_yaml(path: str, server: str) -> dict[str, Any]:
+    """A ``--config`` file, as ``server`` reads it: ``yaml.safe_load`` of a file its name says
+    is YAML (``_YAML_NAMES``), a mapping at its root."""
+    is_yaml, rule = _YAML_NAMES[server]
+    if not is_yaml(path):
+        raise UsageError(f"--config {show(path, limit=60)}: {rule}")
     try:
         import yaml
     except ImportError:
@@ -493,7 +514,7 @@ def _expand_config(
     ``vllm serve`` (or first), so that the line's own flags win (argparse_utils.py:516-604,
     load_config_file :606-673); SGLang puts them before the whole line
     (server_args_config_parser.py:75-106, :164-214)."""
-    loaded = _load_yaml(path)
+    loaded = _load_yaml(path, grammar.release.server)
     index = words.index("--config")
     rest = words[:index] + words[index + 2 :]
     expanded: list[str] = []
