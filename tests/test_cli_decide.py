@@ -36,6 +36,28 @@ def test_decide_text(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None
     )
 
 
+def test_decide_text_says_speculative_decode_and_the_published_depth(
+    cell: FakeCell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The reference's order: no SSM layers, then the published depth, then the variable, then
+    # speculative decode (decide_decode_ring_slots). Speculative decode skips the ring...
+    status, out, err = run(capsys, "decide", "--ssm-layers", "27", "--speculative")
+    assert (status, err) == (0, "")
+    rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in out.splitlines())
+    assert (rows["ring depth"], rows["rule"], rows["skip reason"]) == (
+        "0",
+        "speculative decode",
+        "speculative decode active",
+    )
+    assert (rows["speculative"], rows["published"]) == ("yes", "none")
+    # ...unless a depth is published, which wins and is shown.
+    cell.value = 4
+    status, out, err = run(capsys, "decide", "--ssm-layers", "27", "--speculative")
+    assert (status, err) == (0, "")
+    rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in out.splitlines())
+    assert (rows["ring depth"], rows["speculative"], rows["published"]) == ("4", "yes", "4")
+
+
 def test_decide_json_speculative(cell: FakeCell, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_json(capsys, "decide", "--ssm-layers", "48", "--speculative")
     assert status == 0

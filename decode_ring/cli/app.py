@@ -110,8 +110,6 @@ class Command:
     flags: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], object]
     epilog: str = SEE_TOP_HELP
-    # The line for flags the command does not take (None: argparse's own).
-    unknown: Callable[[list[str]], str] | None = None
     argument_flags: Mapping[str, str] = field(default_factory=lambda: MODEL_ARGUMENT_FLAGS)
     # The epilog's lines as written (worked examples), not reflowed.
     raw_epilog: bool = False
@@ -124,7 +122,6 @@ def server_command(command: ServerCommand) -> Command:
         command.flags,
         command.run,
         f"{command.epilog}\n\n{SEE_TOP_HELP}",
-        None,
         command.argument_flags,
         raw_epilog=True,
     )
@@ -188,10 +185,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     if plan_line is not None:
         setattr(args, PLAN_LAUNCH, plan_line)
     if extras:
-        unknown = COMMANDS[args.command].unknown if args.command else None
-        raise UsageError(
-            unknown(extras) if unknown else f"unrecognized arguments: {' '.join(extras)}"
-        )
+        raise UsageError(f"unrecognized arguments: {' '.join(extras)}")
     if args.command is None:
         raise UsageError(
             f"no command: give one of {', '.join(COMMANDS)} ({PROGRAM} --help says more)"
