@@ -134,8 +134,25 @@ def test_a_tp_the_server_would_not_boot_is_a_row_that_fits_nothing(
             ["--server", "vllm", "--gpu", "h200", "--", "--enable-lora"],
             "vLLM 0.33.0 flags that change memory in a way the plan does not model: --enable-lora",
         ),
+        # --free is the budget; the launch line's own would be replaced without a word.
+        (
+            ["--server", "vllm", "--free", "80GiB", "--", "--kv-cache-memory-bytes", "10G",
+             "--gpu-memory-utilization", "0.5"],
+            "--free and the launch line's --kv-cache-memory-bytes and --gpu-memory-utilization "
+            "are two budgets; give one",
+        ),
+        (
+            ["--server", "sglang", "--free", "80GiB", "--", "--mem-fraction-static", "0.8"],
+            "--free and the launch line's --mem-fraction-static are two budgets; give one",
+        ),
+        # Under the GPU, weights not in the snapshot are the plan's --weights to give.
+        (
+            ["--server", "vllm", "--gpu", "h200"],
+            "argument --weights: the snapshot holds no safetensors to size the weights from; "
+            "give their size",
+        ),
     ],
-)
+)  # fmt: skip
 def test_budgets_and_lines_that_do_not_go_together(
     capsys: pytest.CaptureFixture[str], argv: list[str], line: str
 ) -> None:
@@ -161,13 +178,63 @@ def test_a_launch_lines_value_the_server_refuses_is_named_with_its_reason(
     assert status == 2
     argument, said = err.removeprefix("decode-ring: error: ").split(": ", 1)
     assert said == f"{reason}\n"
-    assert argument in (f"argument {flag[2:].replace('-', '_')}", f"argument {flag}")
+    assert argument == f"argument {flag}"  # as the launch line spells it
 
 
 def vllm_rows(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
     budget = ["--server", "vllm", "--gpu", "h200", "--weights", "160GiB", "--max-model-len", "4096"]
     rows: list[dict[str, Any]] = plan_json(capsys, *budget, "--tp", "2", *argv)["rows"]
     return rows
+
+
+@pytest.mark.parametrize(
+    ("server", "line", "largest"),
+    [
+        # vLLM at tp 1 on 80 GiB of KV cache, 4,096-token sequences: 356 in bfloat16, 494 with
+        # an fp8 KV cache (the attention page halves; decode-ring vllm --kv-cache-memory-bytes
+        # 80G --kv-cache-dtype fp8 --max-model-len 4096 says max_concurrency 494.23).
+        ("vllm", (), 356),
+        ("vllm", ("--kv-cache-dtype", "fp8"), 494),
+        # SGLang: the running-request cap of the launch line, when it is the smaller.
+        ("sglang", ("--max-running-requests", "7"), 7),
+    ],
+)
+def test_under_free_memory_the_launch_lines_flags_apply(
+    capsys: pytest.CaptureFixture[str], server: str, line: tuple[str, ...], largest: int
+) -> None:
+    budget = ["--free", "80GiB", "--weights", "0", "--other", "0", "--tp", "1"]
+    argv = ["--server", server, "--config", QWEN3_NEXT, "--max-model-len", "4096", *budget]
+    rows = plan_json(capsys, *argv, "--", *line)["rows"]
+    assert [row["largest_batch"] for row in rows] == [largest]
+    # A value the server refuses is named as the line spells it, as under the GPU.
+    count = {"vllm": "--max-num-seqs", "sglang": "--max-running-requests"}[server]
+    assert main(["plan", *argv, "--", count, "0"]) == 2
+    assert capsys.readouterr().err == (
+        f"decode-ring: error: argument {count}: must be from 1 to 2**63 - 1, got 0\n"
+    )
+
+
+def test_the_plans_draft_tokens_count_where_the_launch_line_gives_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Nemotron-Nano-9B-v2 on an H200 with 16 GiB of weights, 8,192-token sequences: 192 at
+    # once without draft tokens, 128 with 2 (decode-ring vllm --gpu h200 --weights-memory
+    # 16GiB serve ... --spec-tokens 2 says max_concurrency 128.67).
+    nemotron = str(CONFIGS / "nemotron-nano-9b-v2.json")
+    argv = ["--server", "vllm", "--gpu", "h200", "--weights", "16GiB", "--config", nemotron,
+            "--max-model-len", "8192", "--tp", "1"]  # fmt: skip
+
+    def largest(*more: str) -> list[int]:
+        return [row["largest_batch"] for row in plan_json(capsys, *argv, *more)["rows"]]
+
+    assert largest() == [192]
+    assert largest("--speculative-tokens", "2") == [128]
+    assert largest("--", "--spec-tokens", "2") == [128]
+    assert main(["plan", *argv, "--speculative-tokens", "2", "--", "--spec-tokens", "2"]) == 2
+    assert capsys.readouterr().err == (
+        "decode-ring: error: --speculative-tokens and the launch line's draft tokens are given "
+        "both; give one\n"
+    )
 
 
 def test_the_launch_line_may_be_the_whole_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1176,7 +1176,7 @@ def test_sglang_without_a_gpu_or_a_budget_leaves_the_kv_pool_unknown() -> None:
     assert (raised.value.field, str(raised.value)) == (
         "weights_bytes",
         "argument weights_bytes: the snapshot holds no safetensors to size the weights from; "
-        "give them (--weights-memory SIZE per rank)",
+        "give their size",
     )
     q = sglang_reservation(QWEN3_NEXT, available_memory=60 * GiB, quantization="fp8")
     assert (q.quantization, q.available_memory_rule) == ("fp8", "--available-memory")

@@ -873,7 +873,7 @@ def test_the_profiled_budget_and_its_refusals_at_their_edges() -> None:
     assert no_weights.value.field == "weights_bytes"
     assert str(no_weights.value) == (
         "argument weights_bytes: the snapshot holds no safetensors to size the weights from; "
-        "give them (--weights-memory SIZE per rank)"
+        "give their size"
     )
     terms: dict[str, Any] = {
         "activation_bytes": 5 * GIB,

@@ -33,6 +33,7 @@ from .output import discard_unwritten_output, one_line, say, write
 from .parsing import (
     MODEL_ARGUMENT_FLAGS,
     PLAN_ARGUMENT_FLAGS,
+    PLAN_SERVER_ARGUMENTS,
     PROGRAM,
     SEE_TOP_HELP,
     SIZES_EPILOG,
@@ -196,18 +197,19 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def compute(args: argparse.Namespace) -> Any:
     """The command's rendered value; every failure of the input is a ``UsageError``."""
     command = COMMANDS[args.command]
+    flags = argument_flags(args)
     try:
         return render(command.run(args))
     except ServerArgumentError as error:
         if error.server_refusal is None:
-            flag = command.argument_flags.get(error.field or "")
+            flag = flags.get(error.field or "")
             raise UsageError(str(error) if flag is None else error.worded(flag)) from None
-        return refused(command, error)
+        return refused(flags, error)
     except ModelConfigError as error:
-        flag = command.argument_flags.get(error.field or "")
+        flag = flags.get(error.field or "")
         raise UsageError(str(error) if flag is None else error.worded(flag)) from None
     except UnmodelledReleaseError as error:
-        flag = command.argument_flags.get(error.argument)
+        flag = flags.get(error.argument)
         raise UsageError(
             str(error) if flag is None else f"argument {flag}: {error.reason}"
         ) from None
@@ -218,10 +220,21 @@ def compute(args: argparse.Namespace) -> Any:
         raise UsageError(f"cannot read {str(name)!a}: {error.strerror or error}") from None
 
 
-def refused(command: Command, error: ServerArgumentError) -> Rendered:
+def argument_flags(args: argparse.Namespace) -> Mapping[str, str]:
+    """The flag that names each API argument in the command's refusals. Under ``plan --server``
+    the launch line's arguments are named as that server's command names them, and those the
+    plan's own flags feed (``PLAN_SERVER_ARGUMENTS``) by the plan's flags."""
+    command = COMMANDS[args.command]
+    if args.command != "plan" or args.server not in SERVER_COMMANDS:
+        return command.argument_flags
+    own = {name: PLAN_ARGUMENT_FLAGS[name] for name in PLAN_SERVER_ARGUMENTS}
+    return {**PLAN_ARGUMENT_FLAGS, **SERVER_COMMANDS[args.server].argument_flags, **own}
+
+
+def refused(flags: Mapping[str, str], error: ServerArgumentError) -> Rendered:
     """A launch the server would not boot: why, in the package's words (stdout), and the
     server's own refusal (stderr, exit status 1)."""
-    flag = command.argument_flags.get(error.field or "")
+    flag = flags.get(error.field or "")
     reason = str(error) if flag is None else error.worded(flag)
     refusal = str(error.server_refusal)
     json_value = {"error": reason, "status": EXIT_REFUSED, "log_lines": [refusal]}

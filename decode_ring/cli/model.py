@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Final
 
 from ..plan import (
     DEFAULT_BATCH_SIZES,
@@ -242,6 +242,7 @@ def run_server_plan(args: argparse.Namespace) -> object:
     version = release_version(args, args.server)
     launch, options = plan_launch(command, getattr(args, PLAN_LAUNCH, None) or [], version)
     options["version"] = version
+    take_plans_draft_tokens(args, options)
     model = args.config or launch.model
     if model is None:
         raise UsageError(f"plan --server {args.server} needs --config (or the line's model)")
@@ -256,7 +257,8 @@ def run_server_plan(args: argparse.Namespace) -> object:
         raise UsageError(f"plan --server {args.server} needs --free SIZE, or --gpu NAME")
     if args.free is None:
         refuse_other(args)
-        options = {k: v for k, v in options.items() if v is not None}
+    else:
+        refuse_launch_budget(launch)
     return server_plan(
         args.server,
         reference.config,
@@ -265,7 +267,7 @@ def run_server_plan(args: argparse.Namespace) -> object:
         args.tp,
         args.max_batch_size,
         args.speculative_tokens,
-        options if args.free is None else {"version": options["version"]},
+        {k: v for k, v in options.items() if v is not None},
         None if gpu is None else str(gpu),
     )
 
@@ -292,6 +294,33 @@ def plan_launch(
     for name in ("tensor_parallel_size", "tp_size"):
         options.pop(name, None)
     return launch, options
+
+
+def take_plans_draft_tokens(args: argparse.Namespace, options: dict[str, Any]) -> None:
+    """vLLM's draft tokens: the plan's ``--speculative-tokens`` where the launch line gives
+    none (the line's reading says 0 then), the line's otherwise; both is refused."""
+    line_tokens = options.pop("num_speculative_tokens", 0)
+    if line_tokens and given(args, "speculative_tokens"):
+        raise UsageError(
+            "--speculative-tokens and the launch line's draft tokens are given both; give one"
+        )
+    if line_tokens:
+        options["num_speculative_tokens"] = line_tokens
+
+
+# The launch flags that set the server's own budget, which --free replaces.
+LAUNCH_BUDGET: Final = ("kv_cache_memory_bytes", "gpu_memory_utilization", "mem_fraction_static")
+
+
+def refuse_launch_budget(launch: LaunchLine) -> None:
+    """Under ``--free``, the launch line's own budget (vLLM's ``--kv-cache-memory-bytes``,
+    ``--gpu-memory-utilization``; SGLang's ``--mem-fraction-static``) would be replaced
+    without a word: refused. The line's other flags apply."""
+    budget = [one.spelling for dest, one in launch.values.items() if dest in LAUNCH_BUDGET]
+    if budget:
+        raise UsageError(
+            f"--free and the launch line's {' and '.join(budget)} are two budgets; give one"
+        )
 
 
 def refuse_other(args: argparse.Namespace) -> None:

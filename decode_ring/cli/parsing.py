@@ -38,13 +38,22 @@ MODEL_ARGUMENT_FLAGS: Final[Mapping[str, str]] = {
     "vllm_version": "--vllm-version",
     "sglang_version": "--sglang-version",
 }
-# The servers' arguments ``plan --server`` passes its own flags on as.
+# The servers' arguments ``plan --server`` passes its own flags on as; the launch line's
+# others are named as the server's command names them (``plan_argument_flags``).
 PLAN_ARGUMENT_FLAGS: Final[Mapping[str, str]] = {
     **MODEL_ARGUMENT_FLAGS,
     "tensor_parallel_size": "--tp",
     "num_speculative_tokens": "--speculative-tokens",
     "context_length": "--max-model-len",
+    "weights_bytes": "--weights",
 }
+PLAN_SERVER_ARGUMENTS: Final = (
+    "tensor_parallel_size",
+    "tp_size",
+    "max_model_len",
+    "context_length",
+    "weights_bytes",
+)
 
 SEE_TOP_HELP: Final = f"Exit statuses and environment variables: {PROGRAM} --help."
 SIZES_EPILOG: Final = (

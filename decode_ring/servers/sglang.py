@@ -697,8 +697,7 @@ def _profile_available_bytes(
     if weights[0] is None:
         raise fail(
             "weights_bytes",
-            "the snapshot holds no safetensors to size the weights from; give them "
-            "(--weights-memory SIZE per rank)",
+            "the snapshot holds no safetensors to size the weights from; give their size",
         )
     vision = model.config.mapping.get("vision_config")
     multimodal = launch.rules.multimodal_reserve_mib * _MIB if vision else 0

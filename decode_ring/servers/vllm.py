@@ -586,8 +586,7 @@ def _determine_available_memory(
     if weights.weights_bytes is None:
         raise fail(
             "weights_bytes",
-            "the snapshot holds no safetensors to size the weights from; give them "
-            "(--weights-memory SIZE per rank)",
+            "the snapshot holds no safetensors to size the weights from; give their size",
         )
     available = requested - weights.weights_bytes - activation - graphs - non_torch
     rule = (
