@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +108,23 @@ def test_a_link_keeps_pointing_at_the_new_picture(cli: InProcessCli, tmp_path: P
     assert others(tmp_path / "pictures") == ["plan.png"]
 
 
-def test_a_device_is_written_in_place(cli: InProcessCli) -> None:
-    assert cli.run([*PLAN, "--plot", os.devnull]).status == 0
-    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+def test_a_file_that_is_not_a_regular_one_is_written_in_place(
+    cli: InProcessCli, tmp_path: Path
+) -> None:
+    # A pipe stands for a device such as /dev/null: a wrong writer would put a regular file in
+    # its place, which on /dev/null (as root) breaks the machine, so the pipe is the test's own.
+    pipe = tmp_path / "picture"
+    os.mkfifo(pipe)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    outcome = cli.run([*PLAN, "--plot", str(pipe)])
+    reader.join(timeout=60)
+    assert outcome.status == 0
+    assert read[0].startswith(PNG)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert others(tmp_path) == ["picture"]
+    # A full device is the write's own error.
     outcome = cli.run([*PLAN, "--plot", "/dev/full"])
     assert outcome.status == 74
     assert (

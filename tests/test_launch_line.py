@@ -572,7 +572,7 @@ def test_a_yaml_config_given_with_equals_is_named_as_not_read(
     assert result.get("tensor_parallel_size", result.get("tp_size")) == 1
     assert unread in result["assumptions"]
     # With the model only inside the file, there is no model, and the refusal says why.
-    model = tmp_path / "model.yaml"
+    model = tmp_path / "a=b" / "model.yaml"
     model.write_text(f"model: {QWEN3_NEXT}\nmodel-path: {NEMOTRON}\n")
     where = "serve MODEL" if server == "vllm" else "--model-path MODEL"
     assert refusal(capsys, server, f"--config={model}") == (
