@@ -324,6 +324,27 @@ def test_every_flag_the_release_lacks_is_named_in_one_line(
     )
 
 
+def test_a_spelling_the_release_lacks_is_refused_though_its_flag_is_there(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vLLM 0.19.1 has --enable-log-requests but not --disable-log-requests, which 0.10.2 to
+    # 0.16.0 registered and 0.33.0's EnableDisableAction makes again (the generated flag lists);
+    # SGLang 0.5.10 has --hisparse-config but not its other name, which 0.5.8-0.5.9 and 0.5.12
+    # on have. Each is named as written, with every range of releases that has it.
+    line = ("--vllm-version", "0.19.1", "serve", QWEN3_NEXT, "--disable-log-requests")
+    assert refusal(capsys, "vllm", *line) == (
+        "vLLM 0.19.1 has no such flag: --disable-log-requests (in 0.10.2-0.16.0, 0.33.0)"
+    )
+    assert answer(capsys, "vllm", *line[:-1], "--no-enable-log-requests")["launch"][
+        "no_effect"
+    ] == ["--enable-log-requests"]
+    hisparse = "--hierarchical-sparse-attention-extra-config"
+    line = ("--sglang-version", "0.5.10", "--available-memory", "60GiB", "--model-path", NEMOTRON)
+    assert refusal(capsys, "sglang", *line, hisparse, "{}") == (
+        f"SGLang 0.5.10 has no such flag: {hisparse} (in 0.5.8-0.5.9, 0.5.12-0.5.23)"
+    )
+
+
 def quoted(text: str) -> str:
     """How a refusal quotes a value: whole up to 40 characters, else its first 40 and length."""
     return ascii(text) if len(text) <= 40 else f"{text[:40]!a}... ({len(text)} characters)"

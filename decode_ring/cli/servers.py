@@ -26,7 +26,7 @@ from ..servers import ReleaseComparison, compare_releases, sglang_reservation, v
 from ..snapshots import resolve_model
 from ..units import ACCEPTED_FORMS
 from .known_flags import flag_releases, known_flags
-from .launch import Given, LaunchLine, grammar, read_launch, strip_program
+from .launch import Given, LaunchLine, ServerGrammar, grammar, read_launch, strip_program
 from .parsing import UsageError
 from .server_flags import (
     SGLANG_FLAGS,
@@ -208,15 +208,23 @@ class ServerCommand:
         flags, with those ``version`` has that it dropped: ``launch.grammar``), its flags that
         ``version`` does not define refused in one line."""
         release = resolve_release(self.name, version).release
-        launch = read_launch(grammar(self.release, release), tokens, serve=serve)
-        self._refuse_absent(launch, release)
+        flags = grammar(self.release, release)
+        launch = read_launch(flags, tokens, serve=serve)
+        self._refuse_absent(launch, release, flags)
         return launch
 
-    def _refuse_absent(self, launch: LaunchLine, release: Release) -> None:
+    def _refuse_absent(self, launch: LaunchLine, release: Release, flags: ServerGrammar) -> None:
         """The flags the line gives that ``release`` does not define, refused in one line with
-        the releases that do (``known_flags``, generated from each release)."""
+        the releases that do (``known_flags``, generated from each release). A spelling written
+        whole is checked as written (vLLM 0.19.1 has ``--enable-log-requests`` but not its
+        ``--disable-log-requests``); a prefix, which each release resolves among its own
+        flags, by the flag it names."""
         known = known_flags(release)
-        absent = [one.entry.flag for one in launch.values.values() if one.entry.flag not in known]
+        written = dict.fromkeys(
+            one.spelling if one.spelling in flags.spellings else one.entry.flag
+            for one in launch.given
+        )
+        absent = [spelling for spelling in written if spelling not in known]
         if not absent:
             return
         spans = {
