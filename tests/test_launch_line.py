@@ -1166,6 +1166,18 @@ def test_a_yaml_configs_refusals_whole(
     with pytest.raises(UsageError) as raised:
         read_launch(grammar(SGLANG), ["--config", "flags.json"], serve=False)
     assert str(raised.value) == "--config 'flags.json': SGLang reads only .yaml or .yml"
+    # SGLang refuses a key of a flag with a --no- form, whatever its value (from 0.5.8; before,
+    # "--KEY true" left a word its parser refuses).
+    monkeypatch.chdir(tmp_path)
+    for value in ("true", "false", "1"):
+        Path("negatable.yaml").write_text(f"enable-tf32-matmul: {value}\n")
+        with pytest.raises(UsageError) as raised:
+            read_launch(grammar(SGLANG), ["--config", "negatable.yaml"], serve=False)
+        assert str(raised.value) == (
+            "--config 'negatable.yaml': SGLang refuses the key 'enable-tf32-matmul', a flag "
+            'with a --no- form ("Unsupported config option ... with action '
+            "'BooleanOptionalAction'\", sglang/srt/utils/server_args_config_parser.py:168-173)"
+        )
     absent = str(tmp_path / "absent.yaml")
     assert refused(absent) == f"cannot read '{absent}': No such file or directory"
     broken = tmp_path / "broken.yaml"

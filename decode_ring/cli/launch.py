@@ -507,6 +507,14 @@ def _load_yaml(path: str, server: str) -> dict[str, Any]:
     return loaded
 
 
+# SGLang cannot take a YAML key of a flag with a --no- form (BooleanOptionalAction): from 0.5.8
+# it refuses the key, before it passed it on as "--KEY true", a word its parser refuses.
+_SGLANG_NEGATABLE_KEY: Final = (
+    'SGLang refuses the key %r, a flag with a --no- form ("Unsupported config option ... with '
+    "action 'BooleanOptionalAction'\", sglang/srt/utils/server_args_config_parser.py:168-173)"
+)
+
+
 def _expand_config(
     grammar: ServerGrammar, words: list[str], path: str, *, serve: bool
 ) -> list[str]:
@@ -520,8 +528,10 @@ def _expand_config(
     expanded: list[str] = []
     for key, value in loaded.items():
         flag = f"--{key}"
+        entry = grammar.spellings.get(flag)
+        if not grammar.flexible and entry is not None and entry.negatable:
+            raise UsageError(f"--config {show(path, limit=60)}: {_SGLANG_NEGATABLE_KEY % key}")
         if isinstance(value, bool):
-            entry = grammar.spellings.get(flag)
             if grammar.flexible or entry is None or not entry.takes_value:
                 if value:
                     expanded.append(flag)
