@@ -1060,6 +1060,12 @@ def test_dotted_keys_nest_append_and_warn_as_vllm_merges_them() -> None:
     alone = read_launch(grammar(VLLM), ["M", "--hf-overrides.architectures+", "A"], serve=True)
     assert json.loads(alone.values["hf_overrides"].value) == {"architectures": ["A"]}
     assert alone.warnings == ()
+    # A value replaced by a nested one is a key set again: recursive_dict_update finds "a"
+    # in the original and not a dict there (argparse_utils.py:429-438).
+    nested = ["M", "--hf-overrides.a", "1", "--hf-overrides.a.b", "2"]
+    over = read_launch(grammar(VLLM), nested, serve=True)
+    assert json.loads(over.values["hf_overrides"].value) == {"a": {"b": 2}}
+    assert over.warnings == ("Found duplicate keys --hf-overrides.a",)
 
 
 def test_a_pasted_command_by_its_path_or_the_cli_modules_serve(

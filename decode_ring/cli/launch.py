@@ -614,10 +614,13 @@ def _json_value(text: str) -> Any:
 def _merge(
     target: dict[str, Any], path: list[str], value: Any, key: str, duplicates: set[str]
 ) -> None:
-    """``recursive_dict_update`` of one dotted key (argparse_utils.py:421-439): lists append."""
-    for part in path[:-1]:
+    """``recursive_dict_update`` of one dotted key (argparse_utils.py:421-439): lists append,
+    and a key set again is a duplicate, also where a value is replaced by a nested one."""
+    for depth, part in enumerate(path[:-1], 1):
         nested = target.get(part)
         if not isinstance(nested, dict):
+            if part in target:
+                duplicates.add(f"{key}.{'.'.join(path[:depth])}")
             nested = target[part] = {}
         target = nested
     last = path[-1] if path else ""
