@@ -249,7 +249,7 @@ def run_server_plan(args: argparse.Namespace) -> object:
     if args.config is not None and launch.model is not None:
         raise UsageError("the model is given twice: --config and the launch line's; give one")
     reference = resolve_model(str(model))
-    gpu = args.gpu or options.pop("gpu", None)
+    gpu = args.gpu
     options["gpu"], options["gpu_memory_bytes"] = gpu, args.gpu_memory
     if args.free is not None and (gpu is not None or args.gpu_memory is not None):
         raise UsageError("--free and --gpu (or --gpu-memory) are two budgets; give one")
