@@ -138,6 +138,10 @@ def test_a_directory_is_not_a_picture(cli: InProcessCli, tmp_path: Path) -> None
     assert outcome.status == 74
     assert outcome.stderr == f"decode-ring: error: cannot write {str(tmp_path)!a}: Is a directory\n"
     assert others(tmp_path) == []
+    # The error is the one open() gives a directory: EISDIR, naming the path asked for.
+    with pytest.raises(IsADirectoryError) as raised:
+        write_atomically(str(tmp_path), lambda stream: None)
+    assert (raised.value.errno, raised.value.filename) == (errno.EISDIR, str(tmp_path))
 
 
 def test_a_new_picture_without_a_umask_is_read_write_for_all(
