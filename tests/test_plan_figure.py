@@ -141,12 +141,11 @@ def test_a_grid_of_256_cells_labels_each_cell_and_its_rows_sizes() -> None:
     assert [label.get_text() for label in axes.get_yticklabels()] == [
         f"tp {tp}\nstate {state} MiB" for tp, state in zip(sizes(16), states, strict=True)
     ]
-    # The tight layout: left of the legend's column (0.86 of the width), nothing cut off.
+    # The tight layout: left of the legend, nothing cut off.
     assert figure.get_layout_engine() is None
-    assert figure.subplotpars.right < 0.86
     drawn = extents(figure)
     width, height = 21.5 * 110, 12.0 * 110
-    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 <= 0.86 * width
+    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 < drawn["legend"].x0 <= width
     assert 0 <= drawn["grid"].y0 < drawn["grid"].y1 <= height
 
 
@@ -162,26 +161,43 @@ def test_a_grid_of_272_cells_shows_depth_by_colour_and_rows_by_tp_alone() -> Non
         f"tp {tp}" for tp in sizes(16)
     ]
     # Fixed margins: 17 + 5.5 = 22.5 inches wide, 0.6 x 16 + 2.4 = 12 tall; 0.8 inch left of
-    # the grid, 1 inch right of it before the legend's column at 0.86 of the width, 0.7 inch
+    # the grid, 1 inch right of it and 0.15 inch more before the legend as drawn, 0.7 inch
     # below and above.
     assert tuple(figure.get_size_inches()) == (22.5, 12.0)
+    drawn = extents(figure)
+    width, height = 22.5 * 110, 12.0 * 110
+    right = drawn["legend"].x0 / width - (1.0 + 0.15) / 22.5
     margins = figure.subplotpars
     assert margins.left == pytest.approx(0.8 / 22.5)
-    assert margins.right == pytest.approx(0.86 - 1.0 / 22.5)
+    assert margins.right == pytest.approx(right)
     assert margins.bottom == pytest.approx(0.7 / 12.0)
     assert margins.top == pytest.approx(1 - 0.7 / 12.0)
     box = axes.get_position()
     assert (box.x0, box.x1, box.y0, box.y1) == pytest.approx(
-        (0.8 / 22.5, 0.86 - 1.0 / 22.5, 0.7 / 12.0, 1 - 0.7 / 12.0)
+        (0.8 / 22.5, right, 0.7 / 12.0, 1 - 0.7 / 12.0)
     )
     assert figure.get_layout_engine() is None
     # The margins hold what the tight layout would: the rows' labels, the full depth column
     # and the title, inside the figure and left of the legend.
-    drawn = extents(figure)
-    width, height = 22.5 * 110, 12.0 * 110
-    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 <= 0.86 * width
-    assert drawn["grid"].x1 < drawn["legend"].x0
+    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 < drawn["legend"].x0 <= width
     assert 0 <= drawn["grid"].y0 < drawn["grid"].y1 <= height
+
+
+@pytest.mark.parametrize(
+    ("tp_sizes", "batch_sizes"),
+    [((1, 2), (8, 16)), (sizes(64), (1, 2, 3, 4, 5))],
+)
+def test_the_full_depth_column_stays_left_of_the_legend_in_a_narrow_grid(
+    tp_sizes: tuple[int, ...], batch_sizes: tuple[int, ...]
+) -> None:
+    # 7.5 and 10.5 inches wide, the legend about 1.7 of them: with 128 KiB a sequence the full
+    # depth column's numbers have 5 and 6 digits (72817 and 145635 at tp 1 and 2), and were
+    # drawn across the legend's swatches when the grid kept left of 0.86 of the width.
+    figure = plan_figure(grid(tp_sizes, batch_sizes, state=128 * 1024))
+    (axes,) = figure.axes
+    assert any(len(text.get_text().strip()) >= 5 for text in axes.texts)
+    drawn = extents(figure)
+    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 < drawn["legend"].x0
 
 
 def test_a_small_labelled_grid_keeps_its_labels_inside_the_figure() -> None:
@@ -190,7 +206,7 @@ def test_a_small_labelled_grid_keeps_its_labels_inside_the_figure() -> None:
     figure = plan_figure(grid((1, 2), (8, 16, 32)))
     drawn = extents(figure)
     width, height = 8.5 * 110, 3.6 * 110
-    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 <= 0.86 * width
+    assert 0 <= drawn["grid"].x0 < drawn["grid"].x1 < drawn["legend"].x0 <= width
     assert 0 <= drawn["grid"].y0 < drawn["grid"].y1 <= height
     assert figure.subplotpars.left > 0.8 / 8.5
 

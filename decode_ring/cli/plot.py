@@ -39,6 +39,8 @@ DPI: Final = 110
 # Grids of more cells show each cell's depth by its colour alone: a label a cell is the cost
 # of drawing a large grid (4,096 labels: seconds and hundreds of MB).
 LABELLED_CELLS: Final = 256
+# Inches between the grid's texts and the legend.
+LEGEND_GAP: Final = 0.15
 
 
 def plot_format(path: str) -> str:
@@ -125,24 +127,28 @@ def plan_figure(plan: Plan) -> Figure:
     axes.set_xlabel("max batch size")
     _label_cells(axes, plan, ladder)
     axes.set_title(plot_title(plan), fontsize=9)
-    figure.legend(
+    legend = figure.legend(
         handles=_legend(ladder, depth_colours), loc="center right", fontsize=8, frameon=False
     )
-    _lay_out(figure, width, height, labelled)
+    # The grid and its texts keep left of the legend as drawn: its width is its labels', the
+    # same in inches whatever the figure's width.
+    legend_left = legend.get_window_extent(figure.canvas.get_renderer()).x0 / figure.bbox.width
+    _lay_out(figure, width, height, labelled, legend_left - LEGEND_GAP / width)
     return figure
 
 
-def _lay_out(figure: Figure, width: float, height: float, labelled: bool) -> None:
-    """The margins: matplotlib's tight layout, beside the legend's column, for a grid of labelled
-    cells; for a larger one (whose labels are its rows' tp sizes) fixed margins, in inches, that
-    hold the same: the tight layout measures every label twice, a third of the drawing's time."""
+def _lay_out(figure: Figure, width: float, height: float, labelled: bool, right: float) -> None:
+    """The margins left of ``right`` (a fraction of the width): matplotlib's tight layout for a
+    grid of labelled cells; for a larger one (whose labels are its rows' tp sizes) fixed margins,
+    in inches, that hold the same: the tight layout measures every label twice, a third of the
+    drawing's time."""
     if labelled:
-        figure.tight_layout(rect=(0, 0, 0.86, 1))
+        figure.tight_layout(rect=(0, 0, right, 1))
         # Laid out once: no layout engine left, so saving draws the figure once, not twice.
         figure.set_layout_engine(None)
         return
     figure.subplots_adjust(
-        left=0.8 / width, right=0.86 - 1.0 / width, bottom=0.7 / height, top=1 - 0.7 / height
+        left=0.8 / width, right=right - 1.0 / width, bottom=0.7 / height, top=1 - 0.7 / height
     )
 
 
