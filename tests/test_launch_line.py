@@ -564,6 +564,13 @@ def test_a_yaml_config_without_serve_starts_the_servers_line(
     assert refusal(capsys, "vllm", "--config", "SERVE.YAML") == (
         "--config 'SERVE.YAML': vLLM reads only .yaml or .yml, in lower case"
     )
+    # .yml as written is vLLM's too, .YML not.
+    Path("serve.yml").write_text(f"model: {QWEN3_NEXT}\n")
+    assert answer(capsys, "vllm", "--config", "serve.yml")["source"] == QWEN3_NEXT
+    Path("serve.YML").write_text(f"model: {QWEN3_NEXT}\n")
+    assert refusal(capsys, "vllm", "--config", "serve.YML") == (
+        "--config 'serve.YML': vLLM reads only .yaml or .yml, in lower case"
+    )
 
 
 @pytest.mark.parametrize(
@@ -1066,6 +1073,10 @@ def test_dotted_keys_nest_append_and_warn_as_vllm_merges_them() -> None:
     over = read_launch(grammar(VLLM), nested, serve=True)
     assert json.loads(over.values["hf_overrides"].value) == {"a": {"b": 2}}
     assert over.warnings == ("Found duplicate keys --hf-overrides.a",)
+    deeper = ["M", "--hf-overrides.a.b", "1", "--hf-overrides.a.b.c", "2"]
+    over = read_launch(grammar(VLLM), deeper, serve=True)
+    assert json.loads(over.values["hf_overrides"].value) == {"a": {"b": {"c": 2}}}
+    assert over.warnings == ("Found duplicate keys --hf-overrides.a.b",)
 
 
 def test_a_pasted_command_by_its_path_or_the_cli_modules_serve(
@@ -1175,6 +1186,16 @@ def test_a_yaml_configs_refusals_whole(
     # SGLang refuses a key of a flag with a --no- form, whatever its value (from 0.5.8; before,
     # "--KEY true" left a word its parser refuses).
     monkeypatch.chdir(tmp_path)
+    reason = (
+        "SGLang refuses the key 'enable-tf32-matmul', a flag with a --no- form (\"Unsupported "
+        "config option ... with action 'BooleanOptionalAction'\", sglang/srt/utils/"
+        "server_args_config_parser.py:168-173)"
+    )
+    long = "n" * 56 + ".yaml"  # 61 characters: quoted to 60
+    Path(long).write_text("enable-tf32-matmul: true\n")
+    with pytest.raises(UsageError) as raised:
+        read_launch(grammar(SGLANG), ["--config", long], serve=False)
+    assert str(raised.value) == f"--config '{'n' * 56}.yam'... (61 characters): {reason}"
     for value in ("true", "false", "1"):
         Path("negatable.yaml").write_text(f"enable-tf32-matmul: {value}\n")
         with pytest.raises(UsageError) as raised:
