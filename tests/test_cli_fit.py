@@ -16,6 +16,9 @@ import json
 
 import pytest
 
+from decode_ring.cli.render import render
+from decode_ring.preflight import Preflight, PreLoadFreeMemory, fit_ring
+
 from .support import FREE, PER_SEQ, RESERVE, SLOT, FakeCell, GiB, MiB, run, run_json, usage_error
 
 NEMOTRON = "tests/configs/nemotron-nano-9b-v2.json"
@@ -613,3 +616,15 @@ def test_an_integer_too_large_says_too_large(
     assert usage_error(capsys, "fit", "--example", "--max-batch-size", "-1") == (
         "argument --max-batch-size: not a non-negative integer: '-1'"
     )
+
+
+def test_a_preflight_fitted_from_one_slots_bytes_shows_no_batch() -> None:
+    # Through the API a fit may be given one slot's bytes instead of a batch (fit_ring's
+    # slot_bytes as an int): the rendering shows neither a batch nor a per-sequence state.
+    fit = fit_ring(8, 64 * MiB, PreLoadFreeMemory(reserve_without_ring=GiB, free_mem=80 * GiB))
+    lines = render(Preflight(48, False, fit, None)).lines
+    assert lines[1:4] == [
+        "  ssm layers                      48",
+        "  max batch size                   -",
+        "  per-sequence state               -",
+    ]
