@@ -132,7 +132,7 @@ def plan_figure(plan: Plan) -> Figure:
     )
     # The grid and its texts keep left of the legend as drawn: its width is its labels', the
     # same in inches whatever the figure's width.
-    legend_left = legend.get_window_extent(figure.canvas.get_renderer()).x0 / figure.bbox.width
+    legend_left = legend.get_window_extent().x0 / figure.bbox.width  # the figure's renderer
     _lay_out(figure, width, height, labelled, legend_left - LEGEND_GAP / width)
     return figure
 
