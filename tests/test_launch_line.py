@@ -339,8 +339,8 @@ def test_a_spelling_the_release_lacks_is_refused_though_its_flag_is_there(
         "no_effect"
     ] == ["--enable-log-requests"]
     hisparse = "--hierarchical-sparse-attention-extra-config"
-    line = ("--sglang-version", "0.5.10", "--available-memory", "60GiB", "--model-path", NEMOTRON)
-    assert refusal(capsys, "sglang", *line, hisparse, "{}") == (
+    sglang = ("--sglang-version", "0.5.10", "--available-memory", "60GiB", "--model-path", NEMOTRON)
+    assert refusal(capsys, "sglang", *sglang, hisparse, "{}") == (
         f"SGLang 0.5.10 has no such flag: {hisparse} (in 0.5.8-0.5.9, 0.5.12-0.5.23)"
     )
 
