@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 from types import ModuleType
+from unittest import mock
 
 import pytest
 
+from decode_ring import workers
 from decode_ring._facade import make_decode_rollback_ring_slots
 
 from .support import CORE_MODULES, RunPython, load_core, whole
@@ -174,3 +176,24 @@ def test_the_twin_environment_decision_reads_the_cell(fresh_twin: ModuleType) ->
     assert decide(48, False) == fresh_twin.DecodeRingDecision(8)
     fresh_twin.set_decode_ring_slots(2)
     assert decide(48, True) == fresh_twin.DecodeRingDecision(2)
+
+
+def test_a_worker_adopts_its_parents_depth_into_its_cell(fresh_twin: ModuleType) -> None:
+    with mock.patch.multiple(
+        workers,
+        set_decode_ring_slots=fresh_twin.set_decode_ring_slots,
+        published_decode_ring_slots=fresh_twin.published_decode_ring_slots,
+    ):
+        assert workers.initializer() == (workers.adopt_decode_ring_slots, (None,))
+        # The parent published nothing: nothing is adopted.
+        assert workers.adopt_decode_ring_slots(None) is None
+        assert fresh_twin.published_decode_ring_slots() is None
+        assert workers.adopt_decode_ring_slots(3) == 3
+        assert fresh_twin.published_decode_ring_slots() == 3
+        assert workers.adopt_decode_ring_slots(3) == 3
+        assert workers.adopt_decode_ring_slots(None) == 3
+        assert workers.initializer() == (workers.adopt_decode_ring_slots, (3,))
+        message = "this process already published ring depth 3; its parent published 5"
+        with pytest.raises(workers.DecodeRingConflict, match=whole(message)):
+            workers.adopt_decode_ring_slots(5)
+        assert fresh_twin.published_decode_ring_slots() == 3

@@ -25,11 +25,13 @@ def test_the_package_uses_the_compiled_core_unless_told_otherwise() -> None:
 
 
 @pytest.mark.parametrize(
-    ("switch", "core"), [("1", "python"), ("yes", "python"), ("0", None), ("", None)]
+    ("switch", "core"),
+    [("1", "python"), ("yes", "python"), ("0", None), ("", None), (None, None)],
 )
 def test_the_no_extensions_switch_selects_the_twin(
-    run_python: RunPython, switch: str, core: str | None
+    run_python: RunPython, switch: str | None, core: str | None
 ) -> None:
+    # switch None: the variable unset, which is neither "" nor "0" to a careless reader.
     if core is None:
         # Without the switch the compiled core is required on CPython (a
         # missing one is a failed install, not a reason to expect the twin),
@@ -42,12 +44,15 @@ def test_the_no_extensions_switch_selects_the_twin(
         else:
             core = "cython"
     lines = run_python(
-        """
+        f"""
+        import os
+        if {switch is None}:
+            del os.environ["DECODE_RING_NO_EXTENSIONS"]
         import decode_ring
         print(repr(decode_ring.CORE))
         print(repr(decode_ring.fit_decode_ring_slots.__module__))
         """,
-        env={"DECODE_RING_NO_EXTENSIONS": switch},
+        env={"DECODE_RING_NO_EXTENSIONS": "" if switch is None else switch},
     )
     module = {"python": "decode_ring._core_py", "cython": "decode_ring._core"}[core]
     assert lines == [core, module]

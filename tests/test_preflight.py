@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -332,6 +333,18 @@ def test_reserve_ring_full_reserves_eight_for_one_layer(
     assert requested_slots(0, True) == 0
 
 
+@dataclass(frozen=True)
+class HandMadeYardstick:
+    """A yardstick of the caller's own: an object with every property of one."""
+
+    beside: int
+    limit: int
+    name: str = "hand-made"
+    beside_term: str = "beside"
+    limit_term: str = "limit"
+    refuses_boot: bool = True
+
+
 @pytest.mark.parametrize(
     ("make", "name"),
     [
@@ -345,6 +358,10 @@ def test_reserve_ring_full_reserves_eight_for_one_layer(
         (lambda bad: PostLoadKvHeadroom(1, bad), "headroom"),
         (lambda bad: fit_ring(bad, 1, PreLoadFreeMemory(1, 1)), "requested"),
         (lambda bad: fit_ring(1, bad, PreLoadFreeMemory(1, 1)), "slot_bytes"),
+        (lambda bad: fit_ring(1, 1, HandMadeYardstick(bad, 1)), "yardstick.beside"),
+        (lambda bad: fit_ring(1, 1, HandMadeYardstick(1, bad)), "yardstick.limit"),
+        (lambda bad: autofit(1, 1, HandMadeYardstick(bad, 1)), "yardstick.beside"),
+        (lambda bad: autofit(1, 1, HandMadeYardstick(1, bad)), "yardstick.limit"),
     ],
 )
 def test_bad_arguments_are_named(make: object, name: str) -> None:

@@ -172,6 +172,34 @@ def test_usize_max_bytes_is_a_size_and_one_more_is_not() -> None:
         parse_size(too_many)
 
 
+def test_every_refusal_quotes_at_most_40_characters_of_the_text() -> None:
+    # 41 characters each: the first 40 quoted, then the length (show's default is 64).
+    unknown = "x" * 41
+    with pytest.raises(
+        ValueError,
+        match=whole(f"invalid size '{'x' * 40}'... (41 characters): write {ACCEPTED_FORMS}"),
+    ):
+        parse_size(unknown)
+    fraction = "1." + "5" * 39
+    message = (
+        f"invalid size '1.{'5' * 38}'... (41 characters): bytes must be whole; "
+        f"did you mean 1.{'5' * 39}GiB? Write {ACCEPTED_FORMS}"
+    )
+    with pytest.raises(ValueError, match=whole(message)):
+        parse_size(fraction)
+    huge = "1" * 41
+    message = f"size '{'1' * 40}'... (41 characters) exceeds the {USIZE_MAX} bytes a usize holds"
+    with pytest.raises(ValueError, match=whole(message)):
+        parse_size(huge)
+    bare = "0" * 39 + "80"
+    message = (
+        f"'{'0' * 39}8'... (41 characters) is 80 bytes: did you mean {bare} GiB? A bare number "
+        f"is bytes; write {bare}GiB, or {bare}B to mean bytes"
+    )
+    with pytest.raises(ValueError, match=whole(message)):
+        parse_memory_size(bare)
+
+
 def test_show_keeps_its_limit_of_characters_whole() -> None:
     assert show("a" * 40, limit=40) == "'" + "a" * 40 + "'"
     assert show("a" * 41, limit=40) == "'" + "a" * 40 + "'... (41 characters)"
