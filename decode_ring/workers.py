@@ -11,6 +11,11 @@ parent's depth before they decide::
     executor = concurrent.futures.ProcessPoolExecutor(
         mp_context=multiprocessing.get_context("forkserver"),
         initializer=initializer, initargs=initargs)
+
+A worker that already published another depth raises ``DecodeRingConflict``
+in its initializer. ``ProcessPoolExecutor`` then fails its tasks with
+``BrokenProcessPool``; ``multiprocessing.Pool`` starts new workers for ever
+and never returns, so prefer the executor where a conflict can happen.
 """
 
 from __future__ import annotations
