@@ -181,6 +181,24 @@ def test_a_release_the_file_does_not_list_is_refused(release: Release) -> None:
     assert release.version in str(raised.value) or release.server in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("release", "listed"),
+    [
+        (Release("vLLM", "0.9.2"), "the listed vLLM releases are 0.10.2 to 0.33.0 (36 of them)"),
+        (Release("SGLang", "0.5.1"), "the listed SGLang releases are 0.5.2 to 0.5.23 (38 of them)"),
+    ],
+    ids=str,
+)
+def test_a_release_not_listed_is_refused_naming_the_listed_span(
+    release: Release, listed: str
+) -> None:
+    # The generated files list vLLM 0.10.2 to 0.33.0 and SGLang 0.5.2 to 0.5.23 (every
+    # release and post-release between, RELEASES.md).
+    with pytest.raises(UnknownRelease) as raised:
+        known_flags(release)
+    assert str(raised.value) == f"no flag list for {release}: {listed}"
+
+
 def test_a_server_without_lists_is_refused_by_flag_releases() -> None:
     with pytest.raises(UnknownRelease):
         flag_releases("TGI", "--port")
