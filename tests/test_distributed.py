@@ -694,3 +694,99 @@ def test_a_gathered_record_is_worded_from_its_words_alone(
         f"invalid decode ring agreement input on 1 of 1 ranks ({says}); every rank raises "
         "this error and none published a depth"
     )
+
+
+class WaitRaisesLate:
+    """A pending all_gather whose wait raises only after its deadline, by which time the
+    exchange has completed."""
+
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        assert timeout is not None
+        time.sleep(timeout.total_seconds() + 0.01)
+        raise RuntimeError("Timed out waiting for the all_gather")
+
+    def is_completed(self) -> bool:
+        return True
+
+
+@pytest.mark.usefixtures("one_rank")
+def test_a_wait_that_fails_past_the_deadline_is_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch.distributed as dist
+
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
+
+    monkeypatch.setattr(dist, "all_gather", lambda *args, **kwargs: WaitRaisesLate())
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        # A depth of 5 like any other: only word 0 of a record says its kind.
+        agree_decode_ring_slots(5, timeout=0.0001)
+    assert str(raised.value) == (
+        "decode ring agreement all_gather: the ranks did not all arrive within the "
+        "0.001 s timeout (rank 0 of a group of 1, waited 0.0 s); usually a rank failed "
+        f"before this call or never reached it. {NOT_SAFE}"
+    )
+    assert str(raised.value.__cause__) == "Timed out waiting for the all_gather"
+
+
+# A world of 3 whose ranks 0 and 1 form a tensor-parallel pair, as when a deployment agrees over
+# its tensor-parallel group only. Run as 3 fresh interpreters: the launcher forks ranks of the
+# default group only. Each rank prints one JSON list of outcomes.
+SUBGROUP_RANK = """
+import datetime, json, os, sys
+import torch.distributed as dist
+import decode_ring
+from decode_ring.distributed import agree_decode_ring_slots
+
+rank, store = int(sys.argv[1]), sys.argv[2]
+dist.init_process_group(
+    "gloo", init_method=f"file://{store}", rank=rank, world_size=3,
+    timeout=datetime.timedelta(seconds=60),
+)
+pair = dist.new_group([0, 1])
+outcomes = []
+calls = [({}, [8, 4, 8][rank]), ({"timeout": 30}, 8)] if rank < 2 else [({}, 8)]
+for kwargs, slots in calls:
+    try:
+        outcomes.append({"agreed": agree_decode_ring_slots(slots, group=pair, **kwargs)})
+    except Exception as error:
+        outcomes.append({"error": f"{type(error).__name__}: {error}"})
+    outcomes[-1]["published"] = decode_ring.published_decode_ring_slots()
+print(json.dumps(outcomes), flush=True)
+os._exit(0)
+"""
+
+
+def test_a_subgroup_agrees_over_its_own_members_only(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("METRALE_")}
+    env.update(GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", OMP_NUM_THREADS="1")
+    store = str(tmp_path / "store")
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", SUBGROUP_RANK, str(rank), store],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(3)
+    ]
+    outputs = []
+    try:
+        for process in processes:
+            out, err = process.communicate(timeout=LAUNCH_BOUND_S)
+            assert process.returncode == 0, err
+            outputs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+    # The pair agrees on its smaller depth, then that depth stands as published on both.
+    assert outputs[:2] == [[{"agreed": 4, "published": 4}] * 2] * 2
+    # Rank 2 is outside the pair: refused before any exchange, publishing nothing.
+    assert outputs[2] == [
+        {
+            "error": "ValueError: this process is not a member of the group it asks to agree over",
+            "published": None,
+        }
+    ]
