@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -251,17 +252,38 @@ def test_differing_pinned_depths_raise_on_every_rank(
     launcher: Launcher, tmp_path: Path, pinned: list[int | None]
 ) -> None:
     outcomes = run_ranks(launcher, tmp_path, [64 * GiB, 64 * GiB], pinned)
+    rank_1 = "none" if pinned[1] is None else pinned[1]
     for outcome in outcomes:
-        assert "error" in outcome, outcome
-        assert "rank 0: 8" in outcome["error"]
-        assert f"rank 1: {'none' if pinned[1] is None else pinned[1]}" in outcome["error"]
+        assert outcome.get("error") == (
+            f"ranks published different ring depths (rank 0: 8, rank 1: {rank_1}); pin the "
+            "same --ssm-decode-ring-slots on every rank, or none"
+        ), outcome
 
 
 def test_an_uninitialised_process_group_is_a_clear_error() -> None:
     from decode_ring.distributed import agree_decode_ring_slots
 
-    with pytest.raises(RuntimeError, match="init_process_group"):
+    with pytest.raises(RuntimeError) as raised:
         agree_decode_ring_slots(8)
+    assert str(raised.value) == (
+        "torch.distributed is not initialised: call "
+        "torch.distributed.init_process_group() on every rank first"
+    )
+
+
+def test_without_torch_distributed_the_error_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from decode_ring.distributed import agree_decode_ring_slots
+
+    # None in sys.modules makes the import raise ImportError, as a missing module does.
+    monkeypatch.setitem(sys.modules, "torch.distributed", None)
+    with pytest.raises(ImportError) as raised:
+        agree_decode_ring_slots(8)
+    assert str(raised.value) == (
+        "agree_decode_ring_slots needs torch: pip install 'decode_ring[torch]'"
+    )
+    assert isinstance(raised.value.__cause__, ImportError)
 
 
 # Invalid inputs. One group of 3 ranks runs every case in turn, each rank
@@ -284,8 +306,9 @@ INVALID_CALLS: list[tuple[str, list[list[dict[str, Any]]], list[str]]] = [
         "slots '8' on rank 0 and 10**60 on rank 2",
         [[{"agree": "8"}], [{"agree": 8}], [{"agree": TOO_LONG}]],
         [
-            "rank 0: slots '8' is not an integer",
-            # Cut short to the record's 48 bytes, saying how long it was.
+            # Both offenders, in rank order; the long value is cut short to the record's
+            # 48 bytes, saying how long it was.
+            "(rank 0: slots '8' is not an integer; "
             f"rank 2: slots {str(TOO_LONG)[:34]}... (61 chars) does not fit the int64",
         ],
     ),
@@ -450,8 +473,12 @@ def one_rank(tmp_path: Path) -> Iterator[None]:
         (10**5000, "slots <int of 16610 bits> does not fit"),  # too long for str()
         (BrokenRepr(), "slots <BrokenRepr> is not an integer"),
         (8.0, "slots 8.0 is not an integer"),
+        # ascii() of 46 letters is 48 characters: the whole record, not cut.
+        ("x" * 46, f"slots '{'x' * 46}' is not an integer"),
+        # One more is cut to 34 characters and the 14 of "... (49 chars)".
+        ("x" * 47, f"slots '{'x' * 33}... (49 chars) is not an integer"),
     ],
-    ids=["int-beyond-str", "broken-repr", "float"],
+    ids=["int-beyond-str", "broken-repr", "float", "text-of-48", "text-of-49"],
 )
 @pytest.mark.usefixtures("one_rank")
 def test_an_offending_value_travels_in_the_record_as_short_text(value: object, says: str) -> None:
@@ -464,7 +491,15 @@ def test_an_offending_value_travels_in_the_record_as_short_text(value: object, s
     assert f"(rank 0: {says}" in str(raised.value)
 
 
-@pytest.mark.parametrize("timeout", [0, -1.0, float("nan"), float("inf"), True, "3", 1e300])
+@pytest.mark.parametrize(
+    "timeout",
+    [
+        *(0, -1.0, float("nan"), float("inf"), True, "3", 1e300),
+        # Just past 7 days, as an int, a float and a timedelta; a timedelta of 0 or less.
+        *(604_801, 604_800.001, timedelta(days=7, microseconds=1)),
+        *(timedelta(0), timedelta(seconds=-1)),
+    ],
+)
 @pytest.mark.usefixtures("one_rank")
 def test_a_timeout_that_no_wait_can_take_is_invalid(timeout: object) -> None:
     from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
@@ -480,3 +515,278 @@ def test_a_timedelta_and_a_timeout_under_a_millisecond_are_waits(ranks: Ranks) -
     ranks.launch([[{"agree": 8, "timeout": {"seconds": 1.5}}, {"agree": 8, "timeout": 0.0001}]])
     outcomes = ranks.outcomes(0)
     assert [(outcome.get("agreed"), outcome["published"]) for outcome in outcomes] == [(8, 8)] * 2
+
+
+@pytest.mark.parametrize(
+    ("slots", "error", "says"),
+    [
+        (-1, OverflowError, "slots must be in 0..=18446744073709551615, got -1"),
+        ("8", TypeError, "slots must be an integer, not str"),
+    ],
+)
+@pytest.mark.usefixtures("one_rank")
+def test_the_offending_rank_chains_the_error_of_its_own_check(
+    slots: object, error: type[Exception], says: str
+) -> None:
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
+
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        agree_decode_ring_slots(slots)  # type: ignore[arg-type]
+    assert type(raised.value.__cause__) is error
+    assert str(raised.value.__cause__) == says
+
+
+@pytest.mark.usefixtures("one_rank")
+def test_a_process_outside_the_group_is_refused_before_any_exchange(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # torch.distributed.get_rank(group) is -1 in a process that is not a member of group.
+    import torch.distributed as dist
+
+    from decode_ring.distributed import agree_decode_ring_slots
+
+    elsewhere = object()
+    get_rank = dist.get_rank
+    monkeypatch.setattr(
+        dist, "get_rank", lambda group=None: -1 if group is elsewhere else get_rank(group)
+    )
+    with pytest.raises(ValueError) as raised:
+        agree_decode_ring_slots(8, group=elsewhere)
+    assert str(raised.value) == "this process is not a member of the group it asks to agree over"
+
+
+def test_the_largest_int64_is_a_depth_and_a_pinned_depth(ranks: Ranks) -> None:
+    # 2**63 - 1 travels in the record: agreed, then standing as the depth this rank published.
+    ranks.launch([[{"agree": 2**63 - 1}, {"agree": 8}]])
+    outcomes = ranks.outcomes(0)
+    assert [(o.get("agreed"), o["published"]) for o in outcomes] == [(2**63 - 1, 2**63 - 1)] * 2
+
+
+# A backend stand-in, in this process's group of one rank: what the ranks see when the backend
+# fails at once, when its wait gives up without raising, or when a record comes from a rank
+# that words it differently (another version of decode_ring).
+NOT_SAFE = "The group is not safe to reuse: destroy it or exit the process"
+
+
+@pytest.mark.parametrize(
+    ("backend_says", "named"),
+    [
+        (
+            "Connection closed by peer [127.0.0.1]:29500\nat pair.cc:589",
+            "Connection closed by peer [127.0.0.1]:29500",
+        ),
+        ("  ", "RuntimeError"),
+        ("x" * 200, "x" * 200),
+        ("x" * 201, "x" * 197 + "..."),
+    ],
+    ids=["first-line", "empty", "200-chars", "201-chars"],
+)
+@pytest.mark.parametrize("timeout", [None, 30])
+@pytest.mark.usefixtures("one_rank")
+def test_a_backend_that_fails_at_once_is_named_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, backend_says: str, named: str, timeout: int | None
+) -> None:
+    import torch.distributed as dist
+
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
+
+    failure = RuntimeError(backend_says)
+
+    def all_gather(*args: object, **kwargs: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(dist, "all_gather", all_gather)
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        agree_decode_ring_slots(8, timeout=timeout)
+    assert str(raised.value) == (
+        "decode ring agreement all_gather failed on rank 0 of a group of 1 after 0.0 s; "
+        f"usually a peer exited or lost its connection (backend: {named}). {NOT_SAFE}"
+    )
+    assert raised.value.__cause__ is failure
+
+
+class WaitGivesUp:
+    """A pending all_gather whose wait returns False instead of raising."""
+
+    def __init__(self) -> None:
+        self.waits: list[object] = []
+
+    def wait(self, timeout: object = None) -> bool:
+        self.waits.append(timeout)
+        return False
+
+    def is_completed(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("timeout", "seconds"),
+    [
+        # Rounded up to whole milliseconds.
+        (timedelta(microseconds=100), "0.001"),
+        (0.0001, "0.001"),
+        (2.5, "2.5"),
+        (1, "1"),
+        (timedelta(seconds=2), "2"),
+        # 7 days is the longest timeout, in each form.
+        (604_800, "604800"),
+        (604_800.0, "604800"),
+        (timedelta(days=7), "604800"),
+    ],
+)
+@pytest.mark.usefixtures("one_rank")
+def test_a_wait_that_returns_false_is_the_timeout(
+    monkeypatch: pytest.MonkeyPatch, timeout: float | timedelta, seconds: str
+) -> None:
+    import torch.distributed as dist
+
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
+
+    work = WaitGivesUp()
+    monkeypatch.setattr(dist, "all_gather", lambda *args, **kwargs: work)
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        agree_decode_ring_slots(8, timeout=timeout)
+    assert str(raised.value) == (
+        "decode ring agreement all_gather: the ranks did not all arrive within the "
+        f"{seconds} s timeout (rank 0 of a group of 1, waited 0.0 s); usually a rank failed "
+        f"before this call or never reached it. {NOT_SAFE}"
+    )
+    assert work.waits == [timedelta(seconds=float(seconds))]
+    cause = raised.value.__cause__
+    assert type(cause) is RuntimeError
+    assert str(cause) == "the wait returned before the exchange completed"
+
+
+def text_words(text: bytes) -> list[int]:
+    """``text`` as the record carries it: ASCII, 8 bytes a little-endian int64 word, 6 words."""
+    padded = text.ljust(48, b"\0")
+    return [int.from_bytes(padded[i : i + 8], "little", signed=True) for i in range(0, 48, 8)]
+
+
+@pytest.mark.parametrize(
+    ("record", "says"),
+    [
+        # A kind this version does not know, from a rank running another one.
+        ([9, -1, -1, 3, *text_words(b"abc")], "rank 0: input abc is invalid (kind 9)"),
+        # An empty text is said as nothing, whatever the words hold.
+        ([1, -1, -1, 0, *text_words(b"zz")], "rank 0: slots  is not an integer"),
+        # A byte past ASCII is replaced, never an error of its own.
+        ([2, -1, -1, 2, *text_words(b"\xff7")], "rank 0: slots \ufffd7 is negative"),
+    ],
+    ids=["unknown-kind", "empty-text", "not-ascii"],
+)
+@pytest.mark.usefixtures("one_rank")
+def test_a_gathered_record_is_worded_from_its_words_alone(
+    monkeypatch: pytest.MonkeyPatch, record: list[int], says: str
+) -> None:
+    import torch
+    import torch.distributed as dist
+
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
+
+    def all_gather(everyone: list[Any], mine: Any, **kwargs: object) -> None:
+        everyone[0].copy_(torch.tensor(record, dtype=torch.int64))
+
+    monkeypatch.setattr(dist, "all_gather", all_gather)
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        agree_decode_ring_slots(8)
+    assert str(raised.value) == (
+        f"invalid decode ring agreement input on 1 of 1 ranks ({says}); every rank raises "
+        "this error and none published a depth"
+    )
+
+
+class WaitRaisesLate:
+    """A pending all_gather whose wait raises only after its deadline, by which time the
+    exchange has completed."""
+
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        assert timeout is not None
+        time.sleep(timeout.total_seconds() + 0.01)
+        raise RuntimeError("Timed out waiting for the all_gather")
+
+    def is_completed(self) -> bool:
+        return True
+
+
+@pytest.mark.usefixtures("one_rank")
+def test_a_wait_that_fails_past_the_deadline_is_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch.distributed as dist
+
+    from decode_ring.distributed import DecodeRingAgreementError, agree_decode_ring_slots
+
+    monkeypatch.setattr(dist, "all_gather", lambda *args, **kwargs: WaitRaisesLate())
+    with pytest.raises(DecodeRingAgreementError) as raised:
+        # A depth of 5 like any other: only word 0 of a record says its kind.
+        agree_decode_ring_slots(5, timeout=0.0001)
+    assert str(raised.value) == (
+        "decode ring agreement all_gather: the ranks did not all arrive within the "
+        "0.001 s timeout (rank 0 of a group of 1, waited 0.0 s); usually a rank failed "
+        f"before this call or never reached it. {NOT_SAFE}"
+    )
+    assert str(raised.value.__cause__) == "Timed out waiting for the all_gather"
+
+
+# A world of 3 whose ranks 0 and 1 form a tensor-parallel pair, as when a deployment agrees over
+# its tensor-parallel group only. Run as 3 fresh interpreters: the launcher forks ranks of the
+# default group only. Each rank prints one JSON list of outcomes.
+SUBGROUP_RANK = """
+import datetime, json, os, sys
+import torch.distributed as dist
+import decode_ring
+from decode_ring.distributed import agree_decode_ring_slots
+
+rank, store = int(sys.argv[1]), sys.argv[2]
+dist.init_process_group(
+    "gloo", init_method=f"file://{store}", rank=rank, world_size=3,
+    timeout=datetime.timedelta(seconds=60),
+)
+pair = dist.new_group([0, 1])
+outcomes = []
+calls = [({}, [8, 4, 8][rank]), ({"timeout": 30}, 8)] if rank < 2 else [({}, 8)]
+for kwargs, slots in calls:
+    try:
+        outcomes.append({"agreed": agree_decode_ring_slots(slots, group=pair, **kwargs)})
+    except Exception as error:
+        outcomes.append({"error": f"{type(error).__name__}: {error}"})
+    outcomes[-1]["published"] = decode_ring.published_decode_ring_slots()
+print(json.dumps(outcomes), flush=True)
+os._exit(0)
+"""
+
+
+def test_a_subgroup_agrees_over_its_own_members_only(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("METRALE_")}
+    env.update(GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", OMP_NUM_THREADS="1")
+    store = str(tmp_path / "store")
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", SUBGROUP_RANK, str(rank), store],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(3)
+    ]
+    outputs = []
+    try:
+        for process in processes:
+            out, err = process.communicate(timeout=LAUNCH_BOUND_S)
+            assert process.returncode == 0, err
+            outputs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+    # The pair agrees on its smaller depth, then that depth stands as published on both.
+    assert outputs[:2] == [[{"agreed": 4, "published": 4}] * 2] * 2
+    # Rank 2 is outside the pair: refused before any exchange, publishing nothing.
+    assert outputs[2] == [
+        {
+            "error": "ValueError: this process is not a member of the group it asks to agree over",
+            "published": None,
+        }
+    ]
