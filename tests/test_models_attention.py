@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from decode_ring.models import TensorParallelSplitError, ssm_state
+from decode_ring.models import (
+    AttentionLayers,
+    DsaIndexer,
+    ModelConfigError,
+    TensorParallelSplitError,
+    ssm_state,
+)
+from decode_ring.models.attention import dsa_indexer
 
 from .support import (
     CONFIGS,
@@ -55,6 +62,24 @@ def test_the_attention_side_of_each_fixture(
 def test_a_head_size_from_hidden_size_is_an_integer() -> None:
     attention = ssm_state(Path(__file__).parent / "configs" / "granite-4.0-h-tiny.json").attention
     assert attention is not None and type(attention.head_dim) is int
+
+
+def test_as_many_heads_as_the_hidden_size_is_a_head_size_of_1() -> None:
+    # vLLM's get_head_size without a head_dim is hidden_size // num_attention_heads
+    # (vllm/transformers_utils/model_arch_config_convertor.py:104-118): 8 // 8 is 1, a head size
+    # the page holds; only more heads than the hidden size (a head size of 0) is refused.
+    jamba = {**SMALL_JAMBA, "num_attention_heads": 8, "hidden_size": 8, "mamba_expand": 1}
+    attention = ssm_state(jamba).attention
+    assert attention is not None
+    assert (attention.num_attention_heads, attention.head_dim, attention.v_head_dim) == (8, 1, 1)
+
+
+def test_one_kv_head_is_multi_query_attention() -> None:
+    # num_key_value_heads 1 (multi-query attention) is a KV-head count like any other: vLLM's
+    # get_total_num_kv_heads returns it.
+    attention = ssm_state({**SMALL_NEMOTRON, "num_key_value_heads": 1}).attention
+    assert attention is not None
+    assert (attention.num_attention_heads, attention.num_key_value_heads) == (4, 1)
 
 
 def test_gqa_attention_defaults() -> None:
@@ -206,3 +231,100 @@ def test_mla_attention_checks_the_heads_only() -> None:
     kimi = config("kimi-linear-48b-a3b-instruct.json") | {"num_key_value_heads": 3}
     state = ssm_state(kimi, tp_size=8)
     assert state.attention is not None and state.attention.mla
+
+
+def mla_layers(layers: tuple[int, ...]) -> AttentionLayers:
+    """MLA attention at ``layers``: a latent of 512 and a RoPE part of 64 (DeepSeek-V3's)."""
+    return AttentionLayers(
+        layer_indices=layers,
+        num_attention_heads=16,
+        num_key_value_heads=1,
+        head_dim=512 + 64,
+        v_head_dim=0,
+        mla=True,
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+        model_dtype="bfloat16",
+    )
+
+
+def test_an_mla_page_keeps_its_rope_part_unless_told_not_to() -> None:
+    # vLLM's MLAAttentionSpec and SGLang's calculate_mla_kv_cache_dim keep kv_lora_rank +
+    # qk_rope_head_dim per token; only SGLang's use_mla_nope drops the RoPE part.
+    attention = mla_layers((0, 1, 2))
+    assert attention.kv_terms(8, 2) == "MLA (512 + 64) x 3 layers x 2 B"
+    assert attention.kv_terms(8, 2, latent_rope=False) == "MLA (512 + 0) x 3 layers x 2 B"
+    assert attention.kv_bytes_per_token(8, 2) == 3 * (512 + 64) * 2
+    assert attention.kv_bytes_per_token(8, 2, latent_rope=False) == 3 * 512 * 2
+    # A DSA indexer's keys join the page: ceil((128 + 128 // 128 x 4) / 16) = 9 B a keyed layer.
+    indexer = DsaIndexer(128, 16, (0, 2))
+    assert attention.kv_bytes_per_token(8, 2, indexer=indexer) == 3 * (512 + 64) * 2 + 2 * 9
+
+
+# SGLang's dsa_layer_skips_topk (sglang/srt/configs/model_config.py:488-522), case by case: the
+# attention layers (0 to 5) whose indexer computes its own top-k and so keeps keys.
+DSA_KEYED = [
+    # indexer_types: "shared" reuses; past the list's end, a layer keeps its keys.
+    ({"indexer_types": ["full", "shared"]}, (0, 2, 3, 4, 5)),
+    # LongCat: fresh top-k every cli_factor layers.
+    ({"cli_factor": 2}, (0, 2, 4)),
+    ({"cli_factor": 3}, (0, 3)),
+    # index_topk_pattern: "S" reuses; past the pattern's end, a layer keeps its keys.
+    ({"index_topk_pattern": "FS"}, (0, 2, 3, 4, 5)),
+    ({"index_topk_pattern": ["F", "S", "S"]}, (0, 3, 4, 5)),
+    # No field: index_topk_freq 1, every layer computes its own.
+    ({}, (0, 1, 2, 3, 4, 5)),
+    # index_topk_freq 2: layers 0 and 1, then every other (max(layer - 1, 0) % 2).
+    ({"index_topk_freq": 2}, (0, 1, 3, 5)),
+    # index_skip_topk_offset: max(layer - offset + 1, 0) % freq instead.
+    ({"index_topk_freq": 2, "index_skip_topk_offset": 1}, (0, 2, 4)),
+    ({"index_topk_freq": 2, "index_skip_topk_offset": 3}, (0, 1, 2, 4)),
+]
+
+
+@pytest.mark.parametrize(("fields", "keyed"), DSA_KEYED)
+def test_the_dsa_indexer_keeps_keys_where_sglang_computes_a_top_k(
+    fields: dict[str, object], keyed: tuple[int, ...]
+) -> None:
+    root = {"index_head_dim": 128} | fields
+    indexer = dsa_indexer(root, {}, mla_layers(tuple(range(6))))
+    assert indexer == DsaIndexer(128, 1, keyed)
+    # The same fields in the text config only (SGLang's wrapper configs carry them).
+    assert dsa_indexer({}, root, mla_layers(tuple(range(6)))) == indexer
+
+
+def test_the_dsa_indexer_without_attention_keys_no_layer() -> None:
+    indexer = dsa_indexer({"index_head_dim": 128, "index_kpool": 1}, {}, None)
+    assert indexer == DsaIndexer(128, 1, ())
+    assert indexer.bytes_per_token == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(None, "None"), (0, "0"), (-1, "-1"), (True, "True"), ("128", "'128'"), (1.5, "1.5")],
+)
+@pytest.mark.parametrize("field", ["index_head_dim", "index_kpool"])
+def test_the_dsa_indexer_refuses_a_field_that_is_not_a_positive_integer(
+    field: str, value: object, shown: str
+) -> None:
+    if field == "index_kpool" and value is None:
+        # index_kpool defaults to 1 (get_dsa_index_kpool).
+        assert dsa_indexer({"index_head_dim": 128, field: value}, {}, None).kpool == 1
+        return
+    root = {"index_head_dim": 128, field: value}
+    with pytest.raises(ModelConfigError) as caught:
+        dsa_indexer(root, {}, None)
+    assert str(caught.value) == f"field '{field}': {shown} is not a positive integer"
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize(("value", "shown"), [(-1, "-1"), ("2", "'2'"), (1.5, "1.5")])
+def test_the_dsa_indexer_refuses_an_index_topk_freq_that_is_not_a_positive_integer(
+    value: object, shown: str
+) -> None:
+    # SGLang asserts index_topk_freq > 0 (dsa_layer_skips_topk).
+    root = {"index_head_dim": 128, "index_topk_freq": value}
+    with pytest.raises(ModelConfigError) as caught:
+        dsa_indexer(root, {}, mla_layers((0, 1)))
+    assert str(caught.value) == f"field 'index_topk_freq': {shown} is not a positive integer"
+    assert caught.value.field == "index_topk_freq"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -779,3 +780,83 @@ def test_a_wrapper_without_its_text_config_is_its_class_default() -> None:
     # (transformers' Lfm2VlConfig: Lfm2Config(), every layer attention, no conv layer).
     for layout in ("vllm", "sglang"):
         assert ssm_state({"model_type": "lfm2_vl"}, layout=layout).ssm_layers == 0
+
+
+def test_an_os_error_without_an_os_reason_is_named_by_its_own_words() -> None:
+    # An OSError raised with a message only (no errno, no strerror: a file-like object's own
+    # failure) keeps that message as the reason.
+    from decode_ring.models.loading import cannot_read
+
+    error = cannot_read("config.json", OSError("the disk went away"))
+    assert (str(error), error.path) == (
+        "cannot read 'config.json': the disk went away",
+        "config.json",
+    )
+
+
+def test_a_file_refused_for_its_bytes_names_its_path(tmp_path: Path) -> None:
+    # Not UTF-8, larger than 16 MiB, a NUL in the name: each refusal's path is the file's.
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{")
+    large = tmp_path / "large.json"
+    large.write_bytes(b" " * (16 * 2**20 + 1))
+    for path in (binary, large):
+        with pytest.raises(ModelConfigError) as caught:
+            ssm_state(path)
+        assert caught.value.path == os.fspath(path)
+    assert str(caught.value) == f"cannot read {os.fspath(large)!a}: larger than 16 MiB"
+    nul = f"{tmp_path}/a\0b.json"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(nul)
+    assert caught.value.path == nul
+
+
+def test_a_negative_json_integer_of_the_most_digits_is_read() -> None:
+    from decode_ring.models.loading import read_json_object
+
+    # 4,300 digits (the interpreter's own limit, and MAX_INTEGER_DIGITS); the sign is no digit.
+    digits = "7" * 4300
+    assert read_json_object(f'{{"n": -{digits}}}', "x") == {"n": -int(digits)}
+    with pytest.raises(ModelConfigError) as caught:
+        read_json_object(f'{{"n": -7{digits}}}', "x")
+    assert str(caught.value) == "x: a JSON integer of 4,301 digits; a config's have at most 4,300"
+
+
+def test_a_lower_interpreter_limit_on_integer_digits_is_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from decode_ring.models.loading import read_json_object
+
+    monkeypatch.setattr(sys, "get_int_max_str_digits", lambda: 640)
+    assert read_json_object(f'{{"n": {"7" * 640}}}', "x") == {"n": int("7" * 640)}
+    with pytest.raises(ModelConfigError) as caught:
+        read_json_object(f'{{"n": {"7" * 641}}}', "x")
+    assert str(caught.value) == "x: a JSON integer of 641 digits; a config's have at most 640"
+
+
+def test_an_interpreter_without_a_digit_limit_takes_max_integer_digits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from decode_ring.models.loading import read_json_object
+
+    # Before 3.10.7 sys has no get_int_max_str_digits: the package's own 4,300 is the limit.
+    monkeypatch.delattr(sys, "get_int_max_str_digits")
+    assert read_json_object(f'{{"n": {"7" * 4300}}}', "x") == {"n": int("7" * 4300)}
+    with pytest.raises(ModelConfigError) as caught:
+        read_json_object(f'{{"n": {"7" * 4301}}}', "x")
+    assert str(caught.value) == "x: a JSON integer of 4,301 digits; a config's have at most 4,300"
+
+
+def test_a_bounded_read_asks_for_one_byte_past_16_mib_and_no_more() -> None:
+    from decode_ring.models.loading import TooLarge, read_bounded
+
+    asked: list[int] = []
+
+    def endless(size: int) -> bytes:
+        asked.append(size)
+        return b" " * size
+
+    with pytest.raises(TooLarge):
+        read_bounded(endless)
+    # 16 chunks of 1 MiB, then the one byte that shows the stream is larger than 16 MiB.
+    assert asked == [2**20] * 16 + [1]

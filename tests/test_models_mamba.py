@@ -190,6 +190,23 @@ def test_nemotron_legacy_field_spellings() -> None:
     )
 
 
+def test_nemotron_legacy_conv_spelling_alone_and_two_disagreeing_group_counts() -> None:
+    # NVIDIA-Nemotron-Nano-9B-v2: 128 heads of 80, 8 groups of d_state 128: conv channels
+    # 128 x 80 + 2 x 8 x 128 = 12288. mamba_d_conv 3 alone is the conv kernel: a window of 2
+    # (SGLang's NemotronHConfig sets conv_kernel = mamba_d_conv, configs/nemotron_h.py:363).
+    nemotron = config("nemotron-nano-9b-v2.json")
+    legacy = {k: v for k, v in nemotron.items() if k != "conv_kernel"} | {"mamba_d_conv": 3}
+    assert ssm_state(legacy, layout="sglang").groups[0].tensors[0].shape == (12288, 2)
+    assert ssm_state(legacy, layout="metrale").groups[0].tensors[0].shape == (3, 12288)
+    # Both group spellings, disagreeing, under SGLang's own class: refused, naming the legacy one.
+    error = refused(
+        nemotron | {"mamba_n_groups": 4},
+        "nemotron_h config: field 'mamba_n_groups': is 4 but n_groups is 8",
+        layout="sglang",
+    )
+    assert error.field == "mamba_n_groups"
+
+
 def test_nemotron_descriptions_of_different_lengths() -> None:
     # Issue 27: the classes take the list over the pattern, whatever their lengths.
     longer = {**SMALL_NEMOTRON, "layers_block_type": ["mamba", "attention", "mamba", "mlp"]}

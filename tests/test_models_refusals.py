@@ -230,8 +230,14 @@ def test_exact_integer_arithmetic_for_huge_fields() -> None:
     assert state.ssm_bytes == 5120 * 2**40 * 4
     assert state.per_sequence_bytes == 64 * (4 * 5120 * 4 + 5120 * 2**40 * 4)
     # Issue 28: a byte count past 64 bits is refused, not carried.
-    with pytest.raises(OverflowError, match=r"per_sequence_bytes would be \d+, beyond the"):
+    with pytest.raises(OverflowError) as overflow:
         ssm_state(mamba | {"state_size": 2**63 - 1}, layout="metrale")
+    # The message names the model type, and the sequence's bytes written out whole.
+    huge = 64 * (4 * 5120 * 4 + 5120 * (2**63 - 1) * 4)
+    assert str(overflow.value) == (
+        f"mamba: per_sequence_bytes would be {huge}, beyond the 18446744073709551615 a 64-bit "
+        "count holds"
+    )
     with pytest.raises(ModelConfigError, match=r"'state_size': must be at most 2\*\*63 - 1, got"):
         ssm_state(mamba | {"state_size": 2**63})
 
@@ -628,3 +634,28 @@ def test_fuzz_fields_of_the_new_families(
         assert_one_line(error)
     else:
         assert_consistent(state)
+
+
+def test_a_refused_argument_is_worded_with_the_callers_name_and_a_config_refusal_as_it_is() -> None:
+    from decode_ring.models.errors import refuse_argument
+
+    argument = refuse_argument("tp_size", "must be at least 1, got 0")
+    assert str(argument) == "argument tp_size: must be at least 1, got 0"
+    assert argument.worded("--tp-size") == "argument --tp-size: must be at least 1, got 0"
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state({"model_type": "mamba", "state_size": "x"})
+    # Not an argument's refusal: the message whatever the name asked for.
+    assert caught.value.worded("--config") == str(caught.value)
+    assert str(caught.value).startswith("mamba config: field ")
+
+
+def test_a_count_past_64_bits_without_a_subject_names_the_field_alone() -> None:
+    from decode_ring.models.errors import check_within_64_bits
+
+    check_within_64_bits({"kv_tokens": 2**64 - 1})
+    with pytest.raises(OverflowError) as caught:
+        check_within_64_bits({"kv_tokens": 2**64})
+    assert str(caught.value) == (
+        "kv_tokens would be 18446744073709551616, beyond the 18446744073709551615 a 64-bit "
+        "count holds"
+    )

@@ -327,7 +327,13 @@ def test_zaya_refuses_a_tp_that_splits_its_query_groups(tp: int) -> None:
         with pytest.raises(TensorParallelSplitError) as caught:
             ssm_state(CONFIGS / name, tp_size=tp, layout="sglang")
         assert caught.value.field == "num_key_value_heads"
-        assert f"tp_size {tp} does not divide the 2 query groups" in str(caught.value)
+        # The message whole, with the line of SGLang's assert it stands for (num_query_groups
+        # % tp_size, S:sglang/srt/models/zaya.py:921-925).
+        assert str(caught.value) == (
+            f"{str(CONFIGS / name)!a}: zaya config: field 'num_key_value_heads': tp_size {tp} "
+            "does not divide the 2 query groups; SGLang's ZAYA1 attention keeps each on one "
+            "rank and replicates none (sglang/srt/models/zaya.py:921-925)"
+        )
 
 
 def test_zaya_metrale_keeps_every_column_in_float32() -> None:
