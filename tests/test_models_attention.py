@@ -318,13 +318,27 @@ def test_the_dsa_indexer_refuses_a_field_that_is_not_a_positive_integer(
     assert caught.value.field == field
 
 
-@pytest.mark.parametrize(("value", "shown"), [(-1, "-1"), ("2", "'2'"), (1.5, "1.5")])
-def test_the_dsa_indexer_refuses_an_index_topk_freq_that_is_not_a_positive_integer(
-    value: object, shown: str
+@pytest.mark.parametrize(
+    ("fields", "refused", "shown"),
+    [
+        ({"index_topk_freq": -1}, "index_topk_freq", "-1"),
+        ({"index_topk_freq": 0}, "index_topk_freq", "0"),
+        ({"index_topk_freq": "2"}, "index_topk_freq", "'2'"),
+        ({"index_topk_freq": 1.5}, "index_topk_freq", "1.5"),
+        ({"cli_factor": 0}, "cli_factor", "0"),
+        ({"cli_factor": -2}, "cli_factor", "-2"),
+        ({"index_topk_freq": 2, "index_skip_topk_offset": 0}, "index_skip_topk_offset", "0"),
+        ({"index_skip_topk_offset": -1}, "index_skip_topk_offset", "-1"),
+    ],
+)
+def test_the_dsa_indexer_refuses_a_top_k_count_that_is_not_a_positive_integer(
+    fields: dict[str, object], refused: str, shown: str
 ) -> None:
-    # SGLang asserts index_topk_freq > 0 (dsa_layer_skips_topk).
-    root = {"index_head_dim": 128, "index_topk_freq": value}
+    # SGLang asserts cli_factor > 0, index_topk_freq > 0 and, where given,
+    # index_skip_topk_offset > 0 (dsa_layer_skips_topk, sglang-0.5.23
+    # configs/model_config.py:488-522); a count not given is 1 (cli_factor, index_topk_freq).
+    root = {"index_head_dim": 128, **fields}
     with pytest.raises(ModelConfigError) as caught:
         dsa_indexer(root, {}, mla_layers((0, 1)))
-    assert str(caught.value) == f"field 'index_topk_freq': {shown} is not a positive integer"
-    assert caught.value.field == "index_topk_freq"
+    assert str(caught.value) == f"field '{refused}': {shown} is not a positive integer"
+    assert caught.value.field == refused

@@ -140,23 +140,19 @@ def _positive(
 
 def _skips_topk(root: Mapping[str, Any], text: Mapping[str, Any], layer: int) -> bool:
     """``dsa_layer_skips_topk``: whether DSA layer ``layer`` reuses the previous layer's top-k
-    indices, and so keeps no indexer keys."""
+    indices, and so keeps no indexer keys. Its counts are positive integers, as SGLang asserts
+    (configs/model_config.py:488-522, 0.5.23): anything else is refused."""
     kinds = _field(root, text, "indexer_types")
     if isinstance(kinds, list):
         return layer < len(kinds) and kinds[layer] == "shared"
-    factor = _field(root, text, "cli_factor") or 1
-    if isinstance(factor, int) and factor > 1:
+    factor = _positive(root, text, "cli_factor", default=1)
+    if factor > 1:
         return layer % factor != 0
     pattern = _field(root, text, "index_topk_pattern")
     if isinstance(pattern, list | str):
         return layer < len(pattern) and pattern[layer] == "S"
-    frequency = _field(root, text, "index_topk_freq") or 1
-    offset = _field(root, text, "index_skip_topk_offset")
-    if not isinstance(frequency, int) or frequency <= 0:
-        raise ModelConfigError(
-            f"field 'index_topk_freq': {show(frequency)} is not a positive integer",
-            field="index_topk_freq",
-        )
-    if isinstance(offset, int) and offset > 0:
+    frequency = _positive(root, text, "index_topk_freq", default=1)
+    if _field(root, text, "index_skip_topk_offset") is not None:
+        offset = _positive(root, text, "index_skip_topk_offset")
         return max(layer - offset + 1, 0) % frequency != 0
     return max(layer - 1, 0) % frequency != 0
