@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from decode_ring.servers import ServerArgumentError, metrale
+from decode_ring.servers import ServerArgumentError, metrale, multiple
 
 from .support import NEMOTRON, GiB
 
@@ -73,6 +73,17 @@ def test_metrale_speculation_and_tp() -> None:
 def test_metrale_takes_zero_sequences_and_zero_memory() -> None:
     r = metrale(NEMOTRON, max_batch_size=0, free_memory=0)
     assert (r.live_state_bytes, r.ring_bytes, r.free_memory, r.multiplier) == (0, 0, 0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("held", "naive", "times"),
+    [(3, 2, 1.5), (2, 4, 0.5), (7, 7, 1.0), (0, 0, 1.0), (5, 0, 1.0)],
+)
+def test_a_multiplier_is_the_held_figure_over_the_naive_one_and_1_where_naive_is_0(
+    held: int, naive: int, times: float
+) -> None:
+    # Every server's multiplier and its rendered "multiplier" column are this one ratio.
+    assert multiple(held, naive) == times
 
 
 def test_metrale_json_carries_the_fits_refusal() -> None:

@@ -12,7 +12,7 @@ server side by side, with the rules that changed between them.
 
 from __future__ import annotations
 
-from .common import GPU_ARCHS, ServerArgumentError
+from .common import GPU_ARCHS, ServerArgumentError, multiple
 from .compare import CompareStep, ReleaseComparison, compare_releases
 from .metrale import MetraleReservation, metrale
 from .sglang import SglangReservation, sglang_reservation
@@ -28,6 +28,7 @@ __all__ = [
     "VllmReservation",
     "compare_releases",
     "metrale",
+    "multiple",
     "sglang_reservation",
     "vllm_reservation",
 ]

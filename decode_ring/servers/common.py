@@ -43,6 +43,7 @@ __all__ = [
     "fail",
     "gib",
     "hybrid_model",
+    "multiple",
     "overridden",
     "scaled_context_length",
     "within_64_bits",
@@ -71,6 +72,12 @@ def fail(name: str, problem: str, server_refusal: str | None = None) -> ServerAr
     assert isinstance(refusal, ServerArgumentError)
     refusal.server_refusal = server_refusal
     return refusal
+
+
+def multiple(held: int, naive: int) -> float:
+    """How many times the naive figure (sequences x per-sequence state) the server holds:
+    ``held / naive``, and 1.0 where the naive figure is 0 (nothing asked, nothing held)."""
+    return held / naive if naive else 1.0
 
 
 def gib(value: int | float) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..models import ConfigSource, ssm_state
 from ..preflight import PreLoadFreeMemory, RingFit, RingSlot, fit_ring, requested_slots
-from .common import check_count, check_optional_count, within_64_bits
+from .common import check_count, check_optional_count, multiple, within_64_bits
 
 __all__ = ["MetraleReservation", "metrale"]
 
@@ -43,7 +43,7 @@ class MetraleReservation:
     @property
     def multiplier(self) -> float:
         """``total_bytes`` over the naive figure, the live state alone."""
-        return self.total_bytes / self.live_state_bytes if self.live_state_bytes else 1.0
+        return multiple(self.total_bytes, self.live_state_bytes)
 
     def as_dict(self) -> dict[str, object]:
         """Every field but the fit, the fit's decision line, and the multiplier."""

@@ -68,6 +68,7 @@ from .common import (
     device,
     fail,
     hybrid_model,
+    multiple,
     overridden,
     scaled_context_length,
     within_64_bits,
@@ -283,8 +284,7 @@ class SglangReservation:
     def multiplier(self) -> float:
         """What really admitting ``requested_requests`` takes (``pool_bytes_for_requested``)
         over the naive figure, ``requested_requests`` x per request."""
-        naive = self.naive_state_bytes
-        return self.pool_bytes_for_requested / naive if naive else 1.0
+        return multiple(self.pool_bytes_for_requested, self.naive_state_bytes)
 
     def as_dict(self) -> dict[str, object]:
         """Every field, tuples as lists, and the multiplier: ready for ``json.dumps``."""

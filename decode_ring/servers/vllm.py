@@ -78,6 +78,7 @@ from .common import (
     fail,
     gib,
     hybrid_model,
+    multiple,
     overridden,
     within_64_bits,
 )
@@ -212,13 +213,12 @@ class VllmReservation:
     @property
     def multiplier(self) -> float:
         """``state_bytes`` over the naive B x per-sequence figure."""
-        return self.state_bytes / self.naive_state_bytes if self.naive_state_bytes else 1.0
+        return multiple(self.state_bytes, self.naive_state_bytes)
 
     @property
     def planned_multiplier(self) -> float:
         """``planned_state_bytes`` over the naive B x per-sequence figure."""
-        naive = self.naive_state_bytes
-        return self.planned_state_bytes / naive if naive else 1.0
+        return multiple(self.planned_state_bytes, self.naive_state_bytes)
 
     def as_dict(self) -> dict[str, object]:
         """Every field, tuples as lists, and the multipliers: ready for ``json.dumps``."""

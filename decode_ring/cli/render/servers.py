@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...releases import SGLANG, VLLM
-from ...servers import GPU_ARCHS, ReleaseComparison, SglangReservation, VllmReservation
+from ...servers import (
+    GPU_ARCHS,
+    ReleaseComparison,
+    SglangReservation,
+    VllmReservation,
+    multiple,
+)
 from ...units import format_size
 from ..servers import LaunchAnswer
 from .base import Rendered, render, source_text
@@ -32,7 +38,7 @@ def _side_by_side(title: str, rows: list[tuple[str, int, int]]) -> list[str]:
     """The server's figure, the naive one and their ratio, one row each."""
     lines = [f"  {title:<22} {'server':>12}  {'naive B x state':>15}  multiplier"]
     for label, server, naive in rows:
-        ratio = server / naive if naive else 1.0
+        ratio = multiple(server, naive)
         lines.append(
             f"  {label:<22} {format_size(server):>12}  {format_size(naive):>15}  {ratio:.3f}x"
         )
