@@ -121,7 +121,8 @@ def test_an_os_error_while_computing_is_a_read_error(
     tmp_path: Path,
 ) -> None:
     # A disk error after the config was read, where plan looks for the snapshot's index: one
-    # line naming the file, or --config where the error names none.
+    # line naming the file, or --config where the error names none, or the model's files where
+    # the model came from the launch line.
     (tmp_path / "config.json").write_text((ROOT / NEMOTRON).read_text())
     index = tmp_path / "model.safetensors.index.json"
     lexists = os.path.lexists
@@ -139,6 +140,8 @@ def test_an_os_error_while_computing_is_a_read_error(
     assert usage_error(capsys, *args) == f"cannot read {str(index)!a}: Input/output error"
     named[0] = False
     assert usage_error(capsys, *args) == f"cannot read {str(tmp_path)!a}: Input/output error"
+    line = ("plan", "--server", "vllm", "--free", "80GiB", "--", "vllm", "serve", str(tmp_path))
+    assert usage_error(capsys, *line) == "cannot read the model's files: Input/output error"
 
 
 @pytest.mark.parametrize(

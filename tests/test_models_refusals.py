@@ -641,11 +641,15 @@ def test_a_refused_argument_is_worded_with_the_callers_name_and_a_config_refusal
 
     argument = refuse_argument("tp_size", "must be at least 1, got 0")
     assert str(argument) == "argument tp_size: must be at least 1, got 0"
-    assert argument.worded("--tp-size") == "argument --tp-size: must be at least 1, got 0"
+    flags = {"tp_size": "--tp-size", "config": "--config"}
+    assert argument.worded(flags) == "argument --tp-size: must be at least 1, got 0"
+    # An argument the caller has no name for keeps its own.
+    assert argument.worded({"config": "--config"}) == "argument tp_size: must be at least 1, got 0"
     with pytest.raises(ModelConfigError) as caught:
         ssm_state({"model_type": "mamba", "state_size": "x"})
-    # Not an argument's refusal: the message whatever the name asked for.
-    assert caught.value.worded("--config") == str(caught.value)
+    # Not an argument's refusal: the message whatever the names given.
+    assert caught.value.worded(flags) == str(caught.value)
+    assert caught.value.worded({caught.value.field or "": "--config"}) == str(caught.value)
     assert str(caught.value).startswith("mamba config: field ")
 
 

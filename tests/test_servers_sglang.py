@@ -1770,7 +1770,7 @@ def test_a_refusal_keeps_the_arguments_field_and_words_it_as_the_flag() -> None:
         sglang_reservation(NEMOTRON)
     assert raised.value.field == "available_memory"
     assert str(raised.value).startswith("argument available_memory: needed: ")
-    assert raised.value.worded("--available-memory").startswith(
+    assert raised.value.worded({"available_memory": "--available-memory"}).startswith(
         "argument --available-memory: needed: SGLang sizes the state pool"
     )
 

@@ -1454,7 +1454,7 @@ def test_a_refusal_keeps_the_arguments_field_and_words_it_as_the_flag() -> None:
         vllm_reservation(NEMOTRON, kv_cache_memory_bytes=2**30)
     assert budget.value.field == "kv_cache_memory_bytes"
     assert str(budget.value).startswith("argument kv_cache_memory_bytes: 1073741824 B holds ")
-    assert budget.value.worded("--kv-cache-memory-bytes").startswith(
+    assert budget.value.worded({"kv_cache_memory_bytes": "--kv-cache-memory-bytes"}).startswith(
         "argument --kv-cache-memory-bytes: 1073741824 B holds "
     )
 

@@ -202,12 +202,10 @@ def compute(args: argparse.Namespace) -> Any:
         return render(command.run(args))
     except ServerArgumentError as error:
         if error.server_refusal is None:
-            flag = flags.get(error.field or "")
-            raise UsageError(str(error) if flag is None else error.worded(flag)) from None
+            raise UsageError(error.worded(flags)) from None
         return refused(flags, error)
     except ModelConfigError as error:
-        flag = flags.get(error.field or "")
-        raise UsageError(str(error) if flag is None else error.worded(flag)) from None
+        raise UsageError(error.worded(flags)) from None
     except UnmodelledReleaseError as error:
         flag = flags.get(error.argument)
         raise UsageError(
@@ -215,9 +213,10 @@ def compute(args: argparse.Namespace) -> Any:
         ) from None
     except OverflowError as error:
         raise UsageError(str(error)) from None
-    except OSError as error:  # an input that cannot be read, wherever it was opened
-        name = getattr(error, "filename", None) or args.config or "the input"
-        raise UsageError(f"cannot read {str(name)!a}: {error.strerror or error}") from None
+    except OSError as error:  # a read no reader named (each names its file), wherever it was
+        name = getattr(error, "filename", None) or args.config
+        where = "the model's files" if name is None else ascii(str(name))
+        raise UsageError(f"cannot read {where}: {error.strerror or error}") from None
 
 
 def argument_flags(args: argparse.Namespace) -> Mapping[str, str]:
@@ -234,8 +233,7 @@ def argument_flags(args: argparse.Namespace) -> Mapping[str, str]:
 def refused(flags: Mapping[str, str], error: ServerArgumentError) -> Rendered:
     """A launch the server would not boot: why, in the package's words (stdout), and the
     server's own refusal (stderr, exit status 1)."""
-    flag = flags.get(error.field or "")
-    reason = str(error) if flag is None else error.worded(flag)
+    reason = error.worded(flags)
     refusal = str(error.server_refusal)
     json_value = {"error": reason, "status": EXIT_REFUSED, "log_lines": [refusal]}
     return Rendered(json_value, [f"the server would not boot: {reason}"], refusal)

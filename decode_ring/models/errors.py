@@ -45,10 +45,14 @@ class ModelConfigError(ValueError):
         self.field = field
         self.problem = problem
 
-    def worded(self, argument: str) -> str:
-        """The message with the refused argument named ``argument`` (a flag's spelling); the
-        message as it is for a refusal of anything but an argument."""
-        return str(self) if self.problem is None else f"argument {argument}: {self.problem}"
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with the refused argument named as ``names`` names it (a command line's
+        flag for each API argument), else by its own name; the message as it is for a refusal
+        of anything but an argument."""
+        if self.problem is None:
+            return str(self)
+        assert self.field is not None  # refuse_argument gives both
+        return f"argument {names.get(self.field, self.field)}: {self.problem}"
 
 
 class TensorParallelSplitError(ModelConfigError):
