@@ -296,7 +296,13 @@ def test_under_the_gpu_the_server_sizes_the_weights_from_the_snapshot(
     [
         (
             "vllm",
-            [["--tensor-parallel-size", "4"], ["-tp", "4"]],
+            [
+                ["--tensor-parallel-size", "4"],
+                ["-tp", "4"],
+                ["uv", "run", "vllm", "serve", QWEN3_NEXT],
+                ["/opt/venv/bin/vllm", "serve", QWEN3_NEXT, "-tp", "8"],
+                ["-m", "vllm.entrypoints.openai.api_server", "--model", QWEN3_NEXT],
+            ],
         ),
         (
             "sglang",
@@ -314,7 +320,8 @@ def test_each_form_of_the_launch_line_plans_alike_at_the_plans_tp(
     capsys: pytest.CaptureFixture[str], server: str, lines: list[list[str]]
 ) -> None:
     # The plan's --tp list replaces the launch's own tensor-parallel size, and the model may be
-    # named by --config or in the whole command after "--" (sglang serve, python -m).
+    # named by --config or in the whole command after "--" (sglang serve, python -m, uv run, a
+    # path to the program).
     budget = ["--server", server, "--gpu", "h200", "--weights", "160GiB", "--tp", "2"]
     budget += ["--max-model-len", "4096"]
     alone = plan_json(capsys, *budget, "--config", QWEN3_NEXT)

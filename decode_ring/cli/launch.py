@@ -344,6 +344,13 @@ _PROGRAMS: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
 }
 
 
+def names_program(line: Sequence[str]) -> bool:
+    """Whether a pasted line is a whole command (``vllm serve ...``, ``uv run ...``, a path to
+    a program, ``-m MODULE``) rather than the server's flags alone: its first word is no flag,
+    or Python's ``-m`` (no server has a ``-m`` flag, and its flags come before any positional)."""
+    return bool(line) and (not line[0].startswith("-") or line[0] == "-m")
+
+
 def strip_program(release: Release, command: Sequence[str]) -> tuple[list[str], bool]:
     """The flags of a pasted command, without its program (``python``, ``python3``, a path to
     one, ``uv run`` ...) and module; and whether it is ``vllm serve`` (whose first positional

@@ -18,7 +18,7 @@ from ..plan import (
 )
 from ..reports import state_report
 from ..snapshots import ModelReference, resolve_model, snapshot_weights
-from .launch import LaunchLine, strip_program
+from .launch import LaunchLine, names_program, strip_program
 from .output import one_line, say
 from .parsing import (
     PROGRAM,
@@ -279,7 +279,7 @@ def plan_launch(
     the server reads it, and the reservation's keywords it gives; the plan's ``--tp`` list
     replaces its tensor-parallel size."""
     words, serve = tokens, False
-    if (tokens and tokens[0] in ("vllm", "sglang", "python", "python3")) or "-m" in tokens[:3]:
+    if names_program(tokens):
         words, serve = strip_program(command.release, tokens)
     launch = command.read_line(words, serve=serve, version=version)
     unmodelled = launch.by_class("unmodelled")
