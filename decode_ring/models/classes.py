@@ -131,7 +131,7 @@ def table(name: str) -> Mapping[str, ConfigClass]:
     """The classes of table ``tables/<name>.json``, by model type."""
     files = resources.files(__package__).joinpath("tables").joinpath(f"{name}.json")
     raw = json.loads(files.read_text(encoding="utf-8"))
-    source = f"{'transformers' if raw['source'] == 'transformers' else name.split('-')[0]}"
+    source = raw["source"]  # transformers, vllm or sglang
     label = {"vllm": "vLLM", "sglang": "SGLang"}.get(source, source)
     return {
         model_type: _config_class(entry, f"{label} {raw['version']}")
@@ -249,19 +249,18 @@ def built(reading: ClassReading, given: Mapping[str, Any], cfg: Fields, rules: R
             wanted = _WANTED[str(declared.strict)]
             raise state.fail(name, f"must be {wanted}, got None (NoneType)")
     rules(state)
-    _validate_layer_type(state, aliases)
+    _validate_layer_type(state, cls, aliases)
     for name, target in aliases.items():
         if target in values:
             values[name] = values[target]
     return state
 
 
-def _validate_layer_type(state: Built, aliases: Mapping[str, str]) -> None:
+def _validate_layer_type(state: Built, cls: ConfigClass, aliases: Mapping[str, str]) -> None:
     """transformers 5's ``validate_layer_type`` (configuration_utils.py, a ``@strict`` class
     validator): a ``layer_types`` list has ``num_hidden_layers`` entries, where both are
     fields of the class (not where the layer count is a property of the list)."""
-    cls = state.reading.cls
-    if cls is None or not cls.source.startswith("transformers"):
+    if not cls.source.startswith("transformers"):
         return
     key = aliases.get("layer_types", "layer_types")
     declared, count = cls.fields.get("layer_types"), cls.fields.get("num_hidden_layers")
