@@ -35,6 +35,8 @@ from decode_ring.models.families import REGISTRY, WRAPPED
 from decode_ring.releases import SGLANG, VLLM
 from decode_ring.servers.vllm import vllm_reservation
 
+from .support import BAILING_V3
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = Path(__file__).resolve().parent / "configs"
 # The installed package's data (the wheel matrix tests an installed wheel).
@@ -191,6 +193,63 @@ def test_an_untyped_text_config_takes_the_wrappers_text_class_defaults() -> None
     state = ssm_state({"model_type": "vl", "text_config": typed})
     assert (state.family, state.model_type) == ("qwen3_5", "vl")
     assert state.conv_shape == (3, 16 * 128 * 2 + 32 * 128)
+
+
+def test_an_aliased_field_is_held_under_its_target_and_read_by_both_names() -> None:
+    # transformers 5.20.2 BailingHybridConfig, vLLM 0.33.0's class for bailing_hybrid:
+    # attribute_map max_position_embeddings -> model_max_length and num_mtp_layers ->
+    # num_nextn_predict_layers (configuration_bailing_hybrid.py:81-89), defaults 262144 and 1
+    # (:112, :124). A default fills the target; either name reads the target's value.
+    assert config_class(VLLM, "bailing_hybrid") is not None
+    bare = {k: v for k, v in BAILING_V3.items() if k != "max_position_embeddings"}
+    fields = class_fields(bare, layout="vllm")
+    assert (fields["model_max_length"], fields["max_position_embeddings"]) == (262144, 262144)
+    assert (fields["num_nextn_predict_layers"], fields["num_mtp_layers"]) == (1, 1)
+    given = class_fields({**bare, "model_max_length": 4096}, layout="vllm")
+    assert (given["model_max_length"], given["max_position_embeddings"]) == (4096, 4096)
+    by_alias = class_fields({**bare, "max_position_embeddings": 8192}, layout="vllm")
+    assert (by_alias["model_max_length"], by_alias["max_position_embeddings"]) == (8192, 8192)
+
+
+def test_legacy_names_in_mtp_layer_types_are_renamed_too() -> None:
+    # transformers 5.20.2 remap_legacy_layer_types (configuration_utils.py:94-136) renames
+    # layer_types and mtp_layer_types alike; a name it does not know is kept.
+    fields = class_fields({**BAILING_V3, "mtp_layer_types": ["attention", "mamba", "conv"]})
+    assert fields["mtp_layer_types"] == ["full_attention", "linear_attention", "conv"]
+
+
+def test_a_layer_type_that_is_not_a_string_is_refused_not_renamed() -> None:
+    # transformers' remap looks every entry up in a dict (configuration_utils.py:125), so a
+    # list entry fails there too; the package refuses it as a field, never a TypeError.
+    qwen = config("qwen3-next-80b-a3b-instruct.json")
+    kinds = [["linear_attention"]] + ["full_attention"] * (qwen["num_hidden_layers"] - 1)
+    with pytest.raises(ModelConfigError, match="field 'layer_types': entry 0 is <list>"):
+        ssm_state({**qwen, "layer_types": kinds}, layout="vllm")
+
+
+def test_a_layer_list_given_by_its_alias_is_refused_by_that_name() -> None:
+    # Zamba2Config (transformers 5.20.2) aliases layer_types to layers_block_type; its strict
+    # validate_layer_type refuses a list that is not num_hidden_layers long. The refusal names
+    # the file's own key, not the class's default list it replaced.
+    zamba = config("zamba2-2.7b.json")
+    short = {k: v for k, v in zamba.items() if k != "layers_block_type"}
+    short["layer_types"] = ["mamba"] * 53
+    with pytest.raises(ModelConfigError) as refused:
+        ssm_state(short, layout="vllm")
+    assert str(refused.value) == (
+        "zamba2 config: field 'layer_types': has 53 entries but num_hidden_layers is 54"
+    )
+
+
+def test_a_class_names_where_its_rules_are() -> None:
+    # The tables' rules_at: the line of the class's __init__ / __post_init__ whose rules the
+    # family's rules_* mirror.
+    bailing = config_class(VLLM, "bailing_hybrid")
+    kimi = config_class(SGLANG, "kimi_linear")
+    assert bailing is not None and kimi is not None
+    where = "transformers/models/bailing_hybrid/configuration_bailing_hybrid.py:138"
+    assert (bailing.source, bailing.rules_at) == ("transformers 5.20.2", where)
+    assert (kimi.source, kimi.rules_at) == ("SGLang 0.5.23", "sglang/srt/configs/kimi_linear.py:16")
 
 
 def test_lfm2_layers_from_full_attn_idxs() -> None:
