@@ -246,14 +246,19 @@ def test_the_launch_line_may_be_the_whole_command(capsys: pytest.CaptureFixture[
     entrypoint = "vllm.entrypoints.openai.api_server"
     python = ["python", "-m", entrypoint, "--model", QWEN3_NEXT, "--max-num-seqs", "64"]
     assert vllm_rows(capsys, "--", *python) == flags
-    # A model alone, without `vllm serve`, is not a flag of the launch.
+    # A model alone, without `vllm serve`, is neither the launch's flags nor its command.
     status = main(["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", "--"])
     assert status == 2
+    capsys.readouterr()
     status = main(
         ["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", "--", QWEN3_NEXT]
     )
     assert status == 2
-    assert "unexpected argument" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(
+        "decode-ring: error: after --, give the vLLM command: python -m "
+        "vllm.entrypoints.openai.api_server or python -m vllm.entrypoints.cli.main serve or "
+        "vllm serve; got "
+    )
 
 
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
