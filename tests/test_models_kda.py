@@ -379,6 +379,10 @@ def test_sglang_builds_glm5_next_linear_attn_config_from_its_layer_types_and_fla
     config["text_config"]["gate_lower_bound"] = -2.0
     built = class_fields(config, layout="sglang")["linear_attn_config"]
     assert built["gate_lower_bound"] == -2.0
+    # A null gate_lower_bound is no bound: linear_lower_bound's (glm5_next.py:195-197).
+    config["text_config"]["gate_lower_bound"] = None
+    built = class_fields(config, layout="sglang")["linear_attn_config"]
+    assert built["gate_lower_bound"] == -3.0
     # vLLM's transformers class builds none (configuration_glm5_next.py:189).
     assert class_fields(config).get("linear_attn_config") is None
 

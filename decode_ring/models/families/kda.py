@@ -315,13 +315,15 @@ def rules_glm5_next(built: Built) -> None:
         kda = [i for i, kind in enumerate(kinds) if kind == "linear_attention"]
     else:
         kda = [i for i in range(layers) if i % 4 != 3]
+    # A null gate_lower_bound falls back too (S:sglang/srt/configs/glm5_next.py:195-197).
+    gate = given.get("gate_lower_bound")
     values["linear_attn_config"] = {
         "full_attn_layers": [i for i in range(layers) if i not in set(kda)],
         "head_dim": values.get("linear_head_dim"),
         "kda_layers": kda,
         "num_heads": values.get("linear_num_heads"),
         "short_conv_kernel_size": values.get("linear_conv_kernel_dim"),
-        "gate_lower_bound": given.get("gate_lower_bound", given.get("linear_lower_bound")),
+        "gate_lower_bound": given.get("linear_lower_bound") if gate is None else gate,
     }
 
 
