@@ -183,6 +183,38 @@ def test_kimi_linear_classes_take_head_dim_and_kv_heads_from_the_heads_where_nul
         assert (given["head_dim"], given["num_key_value_heads"]) == (7, 2)
 
 
+def test_kimi_attention_is_mla_under_both_servers_and_needs_kv_lora_rank() -> None:
+    # Both servers build Kimi's attention layers as MLA, whatever the config gives: vLLM asserts
+    # its fields (vllm/models/kimi_k3/nvidia/model.py:735-745); SGLang builds KimiMLAAttention
+    # with config.kv_lora_rank (S:sglang/srt/models/kimi_linear.py:567-581) and sizes its cache
+    # as MLA (S:configs/model_config.py:1463-1474), its class defaulting kv_lora_rank to None
+    # (S:configs/kimi_linear.py:50). A config without it is refused, not read as GQA.
+    kimi = {key: value for key, value in SMALL_KIMI.items() if key != "kv_lora_rank"}
+    assert refusal(kimi).startswith("kimi_linear config: field 'kv_lora_rank': missing; ")
+    assert refusal(kimi, layout="sglang") == (
+        "kimi_linear config: field 'kv_lora_rank': must be an integer, got None (NoneType)"
+    )
+    # With no attention layer there is nothing to build.
+    linear = {"kda_layers": [1, 2, 3], "full_attn_layers": []}
+    all_kda = kimi | {"linear_attn_config": kimi["linear_attn_config"] | linear}
+    for layout in ("vllm", "sglang"):
+        assert ssm_state(all_kda, layout=layout).attention is None
+
+
+def test_bailing_attention_is_mla_and_a_null_kv_lora_rank_is_refused() -> None:
+    # SGLang sizes BailingMoeV2_5ForCausalLM's and BailingMoeV3ForCausalLM's cache as MLA
+    # whatever kv_lora_rank is (S:sglang/srt/configs/model_config.py:1476-1503), and its class
+    # keeps a given null (S:configs/bailing_hybrid.py); vLLM's transformers class refuses the null.
+    lightning = {**SMALL_LIGHTNING, "kv_lora_rank": None, "num_key_value_heads": 1}
+    for layout in ("sglang", "vllm"):
+        message = refusal(lightning, layout=layout)
+        assert message.startswith(
+            "bailing_hybrid config: field 'kv_lora_rank': must be an integer, got None (NoneType)"
+        )
+    attention = ssm_state(SMALL_LIGHTNING, layout="sglang").attention
+    assert attention is not None and attention.mla
+
+
 def test_vllm_bailing_kda_requires_no_kda_lora() -> None:
     # V:vllm/model_executor/models/bailing_moe_v3.py:686-687 raises unless
     # getattr(config, "no_kda_lora", False) is true; SGLang has no such check.
