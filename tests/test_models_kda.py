@@ -468,6 +468,18 @@ def test_vllm_glm5_next_layer_types_name_attention_indexed_attention() -> None:
     assert class_fields(config)["layer_types"] == [linear, indexed] * 4
 
 
+def test_glm5_next_num_hidden_layers_that_is_no_count_is_refused_naming_it() -> None:
+    # transformers 5.20.2's @strict Glm5NextTextConfig declares num_hidden_layers an int
+    # (configuration_glm5_next.py:105); SGLang's class takes range(num_hidden_layers) to build
+    # its linear_attn_config (S:sglang/srt/configs/glm5_next.py:214-217). Neither takes '8'.
+    config = glm5()
+    config["text_config"]["num_hidden_layers"] = "8"
+    for layout in ("vllm", "sglang"):
+        assert refusal(config, layout=layout) == (
+            "glm5_next config: field 'num_hidden_layers': must be an integer, got '8' (str)"
+        )
+
+
 def test_vllm_names_the_glm5_next_linear_attn_config_key_it_refuses() -> None:
     # transformers' class folds linear_attn_config's keys into the flat fields
     # (configuration_glm5_next.py:189-194): a refusal names the key the file gave.
