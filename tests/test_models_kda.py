@@ -307,6 +307,13 @@ def test_sglang_bailing_head_dim_zero_or_null_is_hidden_size_over_heads() -> Non
         assert ssm_state(kda, layout="sglang").ssm_shape == (2, 5, 5)
     kept = {**SMALL_LIGHTNING, "hidden_size": 11}
     assert class_fields(kept, layout="sglang")["head_dim"] == 4
+    # With no head_dim, a hidden_size that is no integer leaves SGLang's class None // 2
+    # (a TypeError): refused, naming hidden_size.
+    for hidden, shown in ((None, "None (NoneType)"), ("8", "'8' (str)")):
+        lightning = {**SMALL_LIGHTNING, "head_dim": None, "hidden_size": hidden}
+        assert refusal(lightning, layout="sglang") == (
+            f"bailing_hybrid config: field 'hidden_size': must be an integer, got {shown}"
+        )
 
 
 def test_vllm_bailing_keeps_a_given_linear_head_dim() -> None:
