@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
-from decode_ring.models import ModelConfigError, TensorParallelSplitError, ssm_state
+from decode_ring.models import ModelConfigError, TensorParallelSplitError, class_fields, ssm_state
 
 from .support import (
     CONFIGS,
     SMALL_KIMI,
     SMALL_LIGHTNING,
+    VLLM_LIGHTNING,
     WRITTEN,
     bailing,
     config,
@@ -168,6 +169,52 @@ def test_kimi_full_attn_layers_that_name_a_kda_layer() -> None:
     )
 
 
+def test_kimi_linear_classes_take_head_dim_and_kv_heads_from_the_heads_where_null() -> None:
+    # vLLM's and SGLang's KimiLinearConfig.__init__ (vllm/transformers_utils/configs/
+    # kimi_linear.py:63-74, S:sglang/srt/configs/kimi_linear.py:69-80): head_dim None is
+    # hidden_size // num_attention_heads (42 // 4 = 10), num_key_value_heads None the heads (4);
+    # given ones are kept.
+    kimi = {**SMALL_KIMI, "hidden_size": 42}
+    for layout in ("vllm", "sglang"):
+        fields = class_fields(kimi, layout=layout)
+        assert (fields["head_dim"], fields["num_key_value_heads"]) == (10, 4)
+        assert type(fields["head_dim"]) is int
+        given = class_fields(kimi | {"head_dim": 7, "num_key_value_heads": 2}, layout=layout)
+        assert (given["head_dim"], given["num_key_value_heads"]) == (7, 2)
+
+
+def test_kimi_attention_is_mla_under_both_servers_and_needs_kv_lora_rank() -> None:
+    # Both servers build Kimi's attention layers as MLA, whatever the config gives: vLLM asserts
+    # its fields (vllm/models/kimi_k3/nvidia/model.py:735-745); SGLang builds KimiMLAAttention
+    # with config.kv_lora_rank (S:sglang/srt/models/kimi_linear.py:567-581) and sizes its cache
+    # as MLA (S:configs/model_config.py:1463-1474), its class defaulting kv_lora_rank to None
+    # (S:configs/kimi_linear.py:50). A config without it is refused, not read as GQA.
+    kimi = {key: value for key, value in SMALL_KIMI.items() if key != "kv_lora_rank"}
+    assert refusal(kimi).startswith("kimi_linear config: field 'kv_lora_rank': missing; ")
+    assert refusal(kimi, layout="sglang") == (
+        "kimi_linear config: field 'kv_lora_rank': must be an integer, got None (NoneType)"
+    )
+    # With no attention layer there is nothing to build.
+    linear = {"kda_layers": [1, 2, 3], "full_attn_layers": []}
+    all_kda = kimi | {"linear_attn_config": kimi["linear_attn_config"] | linear}
+    for layout in ("vllm", "sglang"):
+        assert ssm_state(all_kda, layout=layout).attention is None
+
+
+def test_bailing_attention_is_mla_and_a_null_kv_lora_rank_is_refused() -> None:
+    # SGLang sizes BailingMoeV2_5ForCausalLM's and BailingMoeV3ForCausalLM's cache as MLA
+    # whatever kv_lora_rank is (S:sglang/srt/configs/model_config.py:1476-1503), and its class
+    # keeps a given null (S:configs/bailing_hybrid.py); vLLM's transformers class refuses the null.
+    lightning = {**SMALL_LIGHTNING, "kv_lora_rank": None, "num_key_value_heads": 1}
+    for layout in ("sglang", "vllm"):
+        message = refusal(lightning, layout=layout)
+        assert message.startswith(
+            "bailing_hybrid config: field 'kv_lora_rank': must be an integer, got None (NoneType)"
+        )
+    attention = ssm_state(SMALL_LIGHTNING, layout="sglang").attention
+    assert attention is not None and attention.mla
+
+
 def test_vllm_bailing_kda_requires_no_kda_lora() -> None:
     # V:vllm/model_executor/models/bailing_moe_v3.py:686-687 raises unless
     # getattr(config, "no_kda_lora", False) is true; SGLang has no such check.
@@ -245,6 +292,50 @@ def test_bailing_kda_names_its_heads_and_keeps_integer_sizes() -> None:
     )
 
 
+def test_sglang_bailing_head_dim_zero_or_null_is_hidden_size_over_heads() -> None:
+    # S:sglang/srt/configs/bailing_hybrid.py:129: head_dim or hidden_size // num_attention_heads
+    # (11 // 2 = 5), which its KDA state is sized by; a given head_dim is kept.
+    for head_dim in (0, None):
+        kda = {
+            **SMALL_LIGHTNING,
+            "short_conv_kernel_size": 4,
+            "hidden_size": 11,
+            "head_dim": head_dim,
+        }
+        fields = class_fields(kda, layout="sglang")
+        assert fields["head_dim"] == 5 and type(fields["head_dim"]) is int
+        assert ssm_state(kda, layout="sglang").ssm_shape == (2, 5, 5)
+    kept = {**SMALL_LIGHTNING, "hidden_size": 11}
+    assert class_fields(kept, layout="sglang")["head_dim"] == 4
+    # With no head_dim, a hidden_size that is no integer leaves SGLang's class None // 2
+    # (a TypeError): refused, naming hidden_size.
+    for hidden, shown in ((None, "None (NoneType)"), ("8", "'8' (str)")):
+        lightning = {**SMALL_LIGHTNING, "head_dim": None, "hidden_size": hidden}
+        assert refusal(lightning, layout="sglang") == (
+            f"bailing_hybrid config: field 'hidden_size': must be an integer, got {shown}"
+        )
+
+
+def test_vllm_bailing_keeps_a_given_linear_head_dim() -> None:
+    # transformers 5.20.2's BailingHybridConfig.__post_init__ sets linear_head_dim from head_dim
+    # (configuration_bailing_hybrid.py:139), then PreTrainedConfig.__post_init__ sets the file's
+    # undeclared keys, linear_head_dim among them (configuration_utils.py:497), over it.
+    lightning = {**VLLM_LIGHTNING, "head_dim": 128}
+    assert class_fields(lightning)["linear_head_dim"] == 128
+    assert class_fields(lightning | {"linear_head_dim": 96})["linear_head_dim"] == 96
+
+
+def test_vllm_bailing_layer_types_are_made_from_the_group_size() -> None:
+    # transformers 5.20.2's BailingHybridConfig.__post_init__ (configuration_bailing_hybrid.py:
+    # 143-147): no layer_types is full_attention where (i + 1) % layer_group_size == 0, else
+    # linear_attention; a given list is kept.
+    lightning = {**VLLM_LIGHTNING, "num_hidden_layers": 6, "layer_group_size": 3}
+    linear, full = "linear_attention", "full_attention"
+    assert class_fields(lightning)["layer_types"] == [linear, linear, full] * 2
+    given = [full, linear, linear, linear, full, linear]
+    assert class_fields(lightning | {"layer_types": given})["layer_types"] == given
+
+
 def glm5() -> dict[str, Any]:
     transformers = pytest.importorskip("transformers")
     made: dict[str, Any] = transformers.AutoConfig.for_model("glm5_next").to_dict()
@@ -282,6 +373,135 @@ def test_glm5_next_from_transformers() -> None:
     assert attention is not None and attention.mla
     assert attention.layer_indices == tuple(range(3, 45, 4))
     assert (attention.kv_lora_rank, attention.qk_rope_head_dim, attention.head_dim) == (512, 0, 512)
+
+
+def test_sglang_fills_a_glm5_next_text_config_from_the_wrappers_top_level_keys() -> None:
+    # S:sglang/srt/configs/glm5_next.py:301-309: text_config = {**top_level, **text_config}, the
+    # top level's keys of _GLM5_NEXT_TOP_LEVEL_CONFIG_KEYS (:8-74) under the text config's own.
+    # transformers' Glm5NextConfig (vLLM's) takes a given text_config alone
+    # (configuration_glm5_next.py:306-312): its class default, 64 heads (:144).
+    config = glm5()
+    del config["text_config"]["linear_num_heads"]
+    assert config["text_config"]["linear_conv_kernel_dim"] == 4
+    config |= {"linear_num_heads": 32, "linear_conv_kernel_dim": 2}
+    sglang = ssm_state(config, layout="sglang")
+    assert [shape for _, _, shape, _, _ in tensors(sglang)] == [(3, 3 * 32 * 128), (32, 128, 128)]
+    assert class_fields(config, layout="sglang")["linear_num_heads"] == 32
+    vllm = ssm_state(config)
+    assert [shape for _, _, shape, _, _ in tensors(vllm)] == [(3, 3 * 64 * 128), (64, 128, 128)]
+    assert class_fields(config)["linear_num_heads"] == 64
+
+
+def test_sglang_builds_glm5_next_linear_attn_config_from_its_layer_types_and_flat_fields() -> None:
+    # S:sglang/srt/configs/glm5_next.py:194-223: with no linear_attn_config, kda_layers are the
+    # linear_attention entries of the given layer_types, full_attn_layers the others, the
+    # geometry the flat fields, gate_lower_bound the given one else linear_lower_bound.
+    config = glm5()
+    linear, full = "linear_attention", "indexed_attention"
+    config["text_config"] |= {
+        "num_hidden_layers": 6,
+        "layer_types": [linear, full, linear, linear, full, linear],
+        "linear_head_dim": 64,
+        "linear_num_heads": 16,
+        "linear_conv_kernel_dim": 3,
+        "linear_lower_bound": -3.0,
+    }
+    built = class_fields(config, layout="sglang")["linear_attn_config"]
+    assert built == {
+        "full_attn_layers": [1, 4],
+        "head_dim": 64,
+        "kda_layers": [0, 2, 3, 5],
+        "num_heads": 16,
+        "short_conv_kernel_size": 3,
+        "gate_lower_bound": -3.0,
+    }
+    config["text_config"]["gate_lower_bound"] = -2.0
+    built = class_fields(config, layout="sglang")["linear_attn_config"]
+    assert built["gate_lower_bound"] == -2.0
+    # A null gate_lower_bound is no bound: linear_lower_bound's (glm5_next.py:195-197).
+    config["text_config"]["gate_lower_bound"] = None
+    built = class_fields(config, layout="sglang")["linear_attn_config"]
+    assert built["gate_lower_bound"] == -3.0
+    # vLLM's transformers class builds none (configuration_glm5_next.py:189).
+    assert class_fields(config).get("linear_attn_config") is None
+
+
+def test_vllm_glm5_next_folds_a_linear_attn_config_into_the_flat_fields() -> None:
+    # transformers 5.20.2's Glm5NextTextConfig.__post_init__ (configuration_glm5_next.py:
+    # 189-197): linear_attn_config's head_dim, num_heads, short_conv_kernel_size and
+    # gate_lower_bound override the flat fields; then, with safe_gate (default true) and no
+    # bound, the bound is -5.0.
+    config = glm5()
+    text = config["text_config"]
+    text["linear_attn_config"] = {
+        "num_heads": 32,
+        "head_dim": 64,
+        "short_conv_kernel_size": 3,
+        "gate_lower_bound": -2.0,
+    }
+    fields = class_fields(config)
+    assert (fields["linear_num_heads"], fields["linear_head_dim"]) == (32, 64)
+    assert (fields["linear_conv_kernel_dim"], fields["linear_lower_bound"]) == (3, -2.0)
+    text["linear_lower_bound"] = None
+    for given, bound in (({}, -5.0), ({"safe_gate": True}, -5.0), ({"safe_gate": False}, None)):
+        text["linear_attn_config"] = {"num_heads": 64} | given
+        assert class_fields(config)["linear_lower_bound"] == bound
+    text["linear_lower_bound"] = -3.0
+    text["linear_attn_config"] = {"num_heads": 64}
+    assert class_fields(config)["linear_lower_bound"] == -3.0
+
+
+def test_vllm_glm5_next_head_dim_is_qk_rope_head_dim() -> None:
+    # transformers 5.20.2's Glm5NextTextConfig.__post_init__ drops a given head_dim for
+    # qk_rope_head_dim, 0 by default (configuration_glm5_next.py:114, :200-201); SGLang's class
+    # keeps it.
+    config = glm5()
+    config["text_config"]["head_dim"] = 192
+    assert class_fields(config)["head_dim"] == 0
+    assert class_fields(config, layout="sglang")["head_dim"] == 192
+
+
+def test_vllm_glm5_next_layer_types_name_attention_indexed_attention() -> None:
+    # transformers 5.20.2's Glm5NextTextConfig.__post_init__ (configuration_glm5_next.py:
+    # 164-172): no layer_types is linear_attention where i % 4 != 3, else indexed_attention; a
+    # given full_attention is indexed_attention.
+    config = glm5()
+    text = config["text_config"]
+    del text["layer_types"]
+    text["num_hidden_layers"] = 8
+    linear, indexed = "linear_attention", "indexed_attention"
+    assert class_fields(config)["layer_types"] == [linear, linear, linear, indexed] * 2
+    text["layer_types"] = [linear, "full_attention"] * 4
+    assert class_fields(config)["layer_types"] == [linear, indexed] * 4
+
+
+def test_glm5_next_num_hidden_layers_that_is_no_count_is_refused_naming_it() -> None:
+    # transformers 5.20.2's @strict Glm5NextTextConfig declares num_hidden_layers an int
+    # (configuration_glm5_next.py:105); SGLang's class takes range(num_hidden_layers) to build
+    # its linear_attn_config (S:sglang/srt/configs/glm5_next.py:214-217). Neither takes '8'.
+    config = glm5()
+    config["text_config"]["num_hidden_layers"] = "8"
+    for layout in ("vllm", "sglang"):
+        assert refusal(config, layout=layout) == (
+            "glm5_next config: field 'num_hidden_layers': must be an integer, got '8' (str)"
+        )
+
+
+def test_vllm_names_the_glm5_next_linear_attn_config_key_it_refuses() -> None:
+    # transformers' class folds linear_attn_config's keys into the flat fields
+    # (configuration_glm5_next.py:189-194): a refusal names the key the file gave.
+    config = glm5()
+    text = config["text_config"]
+    text["linear_attn_config"] = {"num_heads": 30}
+    assert refusal(config, tp_size=4) == (
+        "glm5_next config: field 'linear_attn_config.num_heads': tp_size 4 does not divide 30; "
+        "the servers shard it evenly"
+    )
+    for key in ("head_dim", "short_conv_kernel_size"):
+        text["linear_attn_config"] = {key: "8"}
+        assert refusal(config) == (
+            f"glm5_next config: field 'linear_attn_config.{key}': must be an integer, got '8' (str)"
+        )
 
 
 def test_glm5_next_vllm_lets_the_ssm_dtype_flag_reach_its_kda_state() -> None:

@@ -39,8 +39,8 @@ __all__ = [
 
 def read_kimi_linear(cfg: Fields, server: str) -> Parsed:
     """``kimi_linear`` (KDA; Kimi-K3 wraps it as its ``text_config``): layer ``i`` is KDA when
-    ``i + 1`` is in ``linear_attn_config.kda_layers`` and attention otherwise (MLA where the
-    config gives ``kv_lora_rank``); ``full_attn_layers`` must name exactly the others.
+    ``i + 1`` is in ``linear_attn_config.kda_layers`` and MLA attention otherwise;
+    ``full_attn_layers`` must name exactly the others.
     ``linear_attn_config.{num_heads, head_dim, short_conv_kernel_size}``. vLLM
     vllm/models/kimi_k3/nvidia/model.py:1494-1523 and transformers_utils/configs/kimi_linear.py:
     157-161; SGLang configs/kimi_linear.py:157-182."""
@@ -70,8 +70,10 @@ def read_kimi_linear(cfg: Fields, server: str) -> Parsed:
 
     if server == "vllm" and others:
         _kimi_mla(cfg)
-    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
-    return one_kind(geometry, layers, attention)
+    # Both servers build Kimi's attention layers as MLA whatever the config gives (vLLM above;
+    # S:sglang/srt/models/kimi_linear.py:567-581, configs/model_config.py:1463-1474), so a config
+    # without kv_lora_rank is refused, not read as another attention.
+    return one_kind(geometry, layers, mla(cfg, others))
 
 
 def _kimi_mla(cfg: Fields) -> None:
@@ -181,9 +183,10 @@ def read_bailing_hybrid(cfg: Fields, server: str) -> Parsed:
             return Kda(heads, head_dim, kernel, "num_attention_heads")
         return LinearAttention(heads, head_dim, "num_attention_heads")
 
-    others = other_layers(count, layers)
-    attention = mla(cfg, others) if cfg.has("kv_lora_rank") else gqa(cfg, others)
-    return one_kind(geometry, layers, attention)
+    # Both servers build the other layers as MLA (V:bailing_moe_linear.py:77-102, :371,
+    # bailing_moe_v3.py:458-477, :1257; S:sglang/srt/configs/model_config.py:1476-1503, whatever
+    # kv_lora_rank is): a null kv_lora_rank is refused, not read as another attention.
+    return one_kind(geometry, layers, mla(cfg, other_layers(count, layers)))
 
 
 _GLM5_ATTENTION: Final = frozenset(
@@ -315,13 +318,15 @@ def rules_glm5_next(built: Built) -> None:
         kda = [i for i, kind in enumerate(kinds) if kind == "linear_attention"]
     else:
         kda = [i for i in range(layers) if i % 4 != 3]
+    # A null gate_lower_bound falls back too (S:sglang/srt/configs/glm5_next.py:195-197).
+    gate = given.get("gate_lower_bound")
     values["linear_attn_config"] = {
         "full_attn_layers": [i for i in range(layers) if i not in set(kda)],
         "head_dim": values.get("linear_head_dim"),
         "kda_layers": kda,
         "num_heads": values.get("linear_num_heads"),
         "short_conv_kernel_size": values.get("linear_conv_kernel_dim"),
-        "gate_lower_bound": given.get("gate_lower_bound", given.get("linear_lower_bound")),
+        "gate_lower_bound": given.get("linear_lower_bound") if gate is None else gate,
     }
 
 
