@@ -403,3 +403,16 @@ def test_zaya_refusals_name_the_fields() -> None:
         "zaya config: field 'num_attention_heads': tp_size 3 does not divide 1280 "
         "((num_attention_heads + num_key_value_heads) * head_dim); the servers shard it evenly"
     )
+
+
+def test_zaya_refuses_a_null_cca_window() -> None:
+    # SGLang's ZayaConfig keeps cca_time0 and cca_time1 as given (configs/zaya.py:215-216) and
+    # sizes the conv by (cca_time0 - 1) + (cca_time1 - 1) (:282): null is a TypeError there;
+    # only a missing window is the class's default 2 (:84-85).
+    legacy = config("zaya1-8b-legacy.json")
+    for field in ("cca_time0", "cca_time1"):
+        assert refusal(legacy | {field: None}, layout="sglang") == (
+            f"zaya config: field '{field}': must be an integer, got None (NoneType)"
+        )
+    missing = {key: value for key, value in legacy.items() if not key.startswith("cca_time")}
+    assert ssm_state(missing, layout="sglang").groups[0].tensors[0].shape == (1280, 2)
