@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from decode_ring.models import LAYOUTS, ModelConfigError, TensorParallelSplitError, ssm_state
+from decode_ring.models import (
+    LAYOUTS,
+    ModelConfigError,
+    TensorParallelSplitError,
+    class_fields,
+    ssm_state,
+)
 
 from .support import CONFIGS, config, exported, refusal, refused, tensors
 
@@ -416,3 +422,82 @@ def test_zaya_refuses_a_null_cca_window() -> None:
         )
     missing = {key: value for key, value in legacy.items() if not key.startswith("cca_time")}
     assert ssm_state(missing, layout="sglang").groups[0].tensors[0].shape == (1280, 2)
+
+
+def test_zaya_layers_set_the_class_layer_count() -> None:
+    # configs/zaya.py:109-113: a non-empty zaya_layers is num_hidden_layers, whatever the file's.
+    fields = {**config("zaya1-8b-legacy.json"), "zaya_layers": ["a", 16, "a", 16, 16, "a"]}
+    assert class_fields(fields, layout="sglang")["num_hidden_layers"] == 6
+    fields["zaya_layers"] = []
+    assert class_fields(fields, layout="sglang")["num_hidden_layers"] == 80
+
+
+def test_zaya_per_layer_lists_give_the_first_nonzero_heads_and_query_groups() -> None:
+    # configs/zaya.py:136-148: num_attention_heads and num_query_groups are the first non-zero
+    # entries of cca_num_q_heads and num_query_groups_list, else the scalars.
+    fields = {
+        **config("zaya1-8b-legacy.json"),
+        "num_attention_heads": 8,
+        "cca_num_q_heads": [0, 4, 0, 6],
+        "num_query_groups": 4,
+        "num_query_groups_list": [0, 2, 0, 2],
+    }
+    held = class_fields(fields, layout="sglang")
+    assert (held["num_attention_heads"], held["num_query_groups"]) == (4, 2)
+    state = ssm_state(fields, layout="sglang")
+    # conv channels (4 + 2) * 128, padding (2 - 1) + (2 - 1).
+    assert state.groups[0].tensors[0].shape == ((4 + 2) * 128, 2)
+    assert state.attention is not None and state.attention.num_attention_heads == 4
+    zeros = fields | {
+        "cca_num_q_heads": [0, 0],
+        "num_query_groups_list": [0],
+        "num_query_groups": 2,
+    }
+    held = class_fields(zeros, layout="sglang")
+    assert (held["num_attention_heads"], held["num_query_groups"]) == (8, 2)
+
+
+def test_zaya_head_dim_and_kv_channels_stand_in_for_each_other() -> None:
+    # configs/zaya.py:163-169: head_dim null takes kv_channels; kv_channels null takes head_dim;
+    # neither is an assertion error.
+    legacy = config("zaya1-8b-legacy.json")
+    given = {key: value for key, value in legacy.items() if key != "kv_channels"}
+    assert class_fields(given | {"head_dim": 64}, layout="sglang")["kv_channels"] == 64
+    held = class_fields(given | {"head_dim": 128, "kv_channels": 32}, layout="sglang")
+    assert (held["head_dim"], held["kv_channels"]) == (128, 32)
+    error = refused(
+        given | {"head_dim": None},
+        "zaya config: field 'head_dim': missing, and no kv_channels; ZayaConfig asserts a head "
+        "size (ZayaConfig (SGLang 0.5.23, sglang/srt/configs/zaya.py:29))",
+        layout="sglang",
+    )
+    assert error.field == "head_dim"
+
+
+def test_lfm2_class_keeps_the_full_attn_idxs_it_makes_layer_types_from() -> None:
+    # transformers' Lfm2Config.__post_init__ (configuration_lfm2.py:81-88): no layer_types sets
+    # full_attn_idxs to every layer where it is None, and makes layer_types from it.
+    lfm2 = {
+        key: value
+        for key, value in lfm2_1_2b().items()
+        if key not in ("layer_types", "full_attn_idxs")
+    }
+    for layout in ("vllm", "sglang"):
+        held = class_fields(lfm2, layout=layout)
+        assert held["full_attn_idxs"] == list(range(16))
+        assert held["layer_types"] == ["full_attention"] * 16
+    # @strict holds full_attn_idxs to list[int] | None.
+    error = refused(
+        lfm2 | {"full_attn_idxs": 3},
+        "lfm2 config: field 'full_attn_idxs': must be a list of layer numbers, got 3 "
+        "(Lfm2Config (transformers 5.20.2, transformers/models/lfm2/configuration_lfm2.py:23))",
+    )
+    assert error.field == "full_attn_idxs"
+
+
+def test_vllm_reads_the_lfm2_vl_kernel_even_without_conv_layers() -> None:
+    # V:vllm/model_executor/models/lfm2_vl.py:669-675 runs for every hybrid model: a kernel of 0
+    # is refused there; SGLang reads it only with a conv layer (configs/lfm2_vl.py:62-103).
+    no_conv = lfm2_vl(layer_types=["full_attention"] * 2, conv_L_cache=0)
+    assert refusal(no_conv) == ("lfm2_vl config: field 'conv_L_cache': must be at least 1, got 0")
+    assert ssm_state(no_conv, layout="sglang").ssm_layers == 0
