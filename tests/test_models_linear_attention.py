@@ -170,3 +170,11 @@ def test_minicpm_sala_without_query_heads_is_refused_naming_them() -> None:
     assert refusal(small_sala(num_attention_heads=None), layout="sglang") == (
         "minicpm_sala config: field 'num_attention_heads': must be an integer, got None (NoneType)"
     )
+
+
+def test_minicpm_sala_of_no_layers_has_no_state() -> None:
+    # MiniCPMHybridConfig repeats ["minicpm4"] (0 + 1 - 1) // 1 = 0 times (configs/minicpm.py:93-
+    # 104): no mixer, so no lightning layer and no attention layer.
+    listless = {key: value for key, value in small_sala().items() if key != "mixer_types"}
+    state = ssm_state(listless | {"num_hidden_layers": 0}, layout="sglang")
+    assert (state.ssm_layers, state.groups, state.attention) == (0, (), None)
