@@ -163,11 +163,13 @@ def test_minicpm_sala_class_derives_head_dim_mixers_and_lightning_heads() -> Non
 
 def test_minicpm_sala_without_query_heads_is_refused_naming_them() -> None:
     # MiniCPMHybridConfig divides hidden_size by num_attention_heads for a missing head_dim
-    # (S:sglang/srt/configs/minicpm.py:78-80): 0 or null fails there.
-    assert refusal(small_sala(num_attention_heads=0, lightning_nh=4), layout="sglang") == (
+    # (S:sglang/srt/configs/minicpm.py:78-80): 0 or null fails there. Every layer lightning, so
+    # no attention layer reads the heads first.
+    lightning = small_sala(mixer_types=["lightning"])
+    assert refusal(lightning | {"num_attention_heads": 0, "lightning_nh": 4}, layout="sglang") == (
         "minicpm_sala config: field 'num_attention_heads': must be at least 1, got 0"
     )
-    assert refusal(small_sala(num_attention_heads=None), layout="sglang") == (
+    assert refusal(lightning | {"num_attention_heads": None}, layout="sglang") == (
         "minicpm_sala config: field 'num_attention_heads': must be an integer, got None (NoneType)"
     )
 
