@@ -151,10 +151,14 @@ def test_lfm2_layer_types_win_over_full_attn_idxs() -> None:
 
 
 def test_lfm2_layer_types_must_cover_every_layer() -> None:
-    message = refusal(lfm2_1_2b() | {"layer_types": LFM2_LAYERS[:-1]})
-    assert message == (
-        "lfm2 config: field 'layer_types': has 15 entries but num_hidden_layers is 16"
-    )
+    # transformers 5's validate_layer_type, which SGLang's Lfm2Config inherits (it subclasses
+    # transformers' Lfm2Config, S:sglang/srt/configs/lfm2.py:19), refuses a list of another
+    # length under both servers.
+    for layout in ("vllm", "sglang"):
+        message = refusal(lfm2_1_2b() | {"layer_types": LFM2_LAYERS[:-1]}, layout=layout)
+        assert message == (
+            "lfm2 config: field 'layer_types': has 15 entries but num_hidden_layers is 16"
+        )
 
 
 def test_an_lfm2_config_without_conv_layers_has_no_state() -> None:
