@@ -505,3 +505,19 @@ def test_vllm_reads_the_lfm2_vl_kernel_even_without_conv_layers() -> None:
     no_conv = lfm2_vl(layer_types=["full_attention"] * 2, conv_L_cache=0)
     assert refusal(no_conv) == ("lfm2_vl config: field 'conv_L_cache': must be at least 1, got 0")
     assert ssm_state(no_conv, layout="sglang").ssm_layers == 0
+
+
+def test_an_lfm2_vl_with_an_lfm2_moe_text_config_needs_its_layer_types() -> None:
+    # transformers' Lfm2MoeConfig has no full_attn_idxs and leaves layer_types None (unlike
+    # Lfm2Config, configuration_lfm2.py:81-88); SGLang's Lfm2VlConfig enumerates
+    # text_config.layer_types (S:sglang/srt/configs/lfm2_vl.py:38-52): None fails there.
+    text = {
+        "model_type": "lfm2_moe",
+        "num_hidden_layers": 2,
+        "hidden_size": 8,
+        "conv_L_cache": 3,
+        "num_attention_heads": 2,
+    }
+    assert refusal({"model_type": "lfm2_vl", "text_config": text}, layout="sglang") == (
+        "lfm2_vl config: field 'layer_types': must be a list of layer types, got None"
+    )
