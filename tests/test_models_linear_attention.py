@@ -180,3 +180,7 @@ def test_minicpm_sala_of_no_layers_has_no_state() -> None:
     listless = {key: value for key, value in small_sala().items() if key != "mixer_types"}
     state = ssm_state(listless | {"num_hidden_layers": 0}, layout="sglang")
     assert (state.ssm_layers, state.groups, state.attention) == (0, (), None)
+    # The class checks the length of a given list only (elif, :93-96): the default ["minicpm4"]
+    # of 0 layers is no refusal, and the lightning defaults follow (:105-113).
+    held = class_fields(listless | {"num_hidden_layers": 0}, layout="sglang")
+    assert (held["mixer_types"], held["lightning_nh"], held["lightning_head_dim"]) == ([], 4, 9)
