@@ -8,7 +8,7 @@ from pathlib import Path
 
 from decode_ring.models import LAYOUTS, ssm_state
 
-from .support import CONFIGS
+from .support import CONFIGS, refused, written
 
 TABLE_FIXTURES = {
     "falcon_h1": "falcon-h1-7b-instruct.json",
@@ -68,3 +68,23 @@ def test_importing_decode_ring_imports_no_models_module() -> None:
         [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
     )
     assert completed.stdout == "[]\n"
+
+
+def test_a_layer_list_disagreeing_with_num_hidden_layers_is_refused_without_a_class() -> None:
+    # vLLM has no class for nemotron_h_puzzle (the checkpoint's own code builds it), so the file's
+    # num_hidden_layers stands beside its 52-entry layer list: vLLM counts layers by the former
+    # (vllm/config/model.py:1708-1725) and builds them by the pattern (models/nemotron_h.py:614).
+    puzzle = written("nemotron-h-puzzle-sglang-0.5.23-defaults.json")
+    error = refused(
+        puzzle | {"num_hidden_layers": 51},
+        "nemotron_h_puzzle config: field 'layers_block_type': has 52 entries but "
+        "num_hidden_layers is 51",
+    )
+    assert error.field == "layers_block_type"
+    pattern_only = {key: value for key, value in puzzle.items() if key != "layers_block_type"}
+    refused(
+        pattern_only | {"num_hidden_layers": 51},
+        "nemotron_h_puzzle config: field 'hybrid_override_pattern': has 52 entries but "
+        "num_hidden_layers is 51",
+    )
+    assert ssm_state(pattern_only | {"num_hidden_layers": 52}).ssm_layers == 24

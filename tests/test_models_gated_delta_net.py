@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from decode_ring.models import ModelConfigError, TensorParallelSplitError, ssm_state
+from decode_ring.models import ModelConfigError, TensorParallelSplitError, class_fields, ssm_state
 
 from .support import (
     CONFIGS,
@@ -281,3 +282,138 @@ def test_an_mla_rank_refusal_names_the_file_family_and_field(tmp_path: Path) -> 
         layout="sglang",
     )
     assert fields_of(error) == (str(path), "gigachat3_5", "kv_lora_rank")
+
+
+def test_qwen3_next_interval_of_one_makes_every_layer_attention_and_zero_is_refused() -> None:
+    # transformers' Qwen3NextConfig.__post_init__ (configuration_qwen3_next.py:130-135):
+    # "linear_attention" if (i + 1) % interval else "full_attention"; 1 divides every i + 1, and
+    # 0 is a ZeroDivisionError, which the package refuses as no interval.
+    listless = {key: value for key, value in SMALL_QWEN3_NEXT.items() if key != "layer_types"}
+    state = ssm_state(listless | {"full_attention_interval": 1})
+    assert state.ssm_layers == 0
+    assert state.attention is not None and state.attention.layer_indices == (0, 1, 2, 3)
+    assert ssm_state(listless | {"full_attention_interval": 2}).layer_indices == (0, 2)
+    assert refusal(listless | {"full_attention_interval": 0}) == (
+        "qwen3_next config: field 'full_attention_interval': 0 is no layer interval; the class "
+        "builds layer_types from it (Qwen3NextConfig (transformers 5.20.2, "
+        "transformers/models/qwen3_next/configuration_qwen3_next.py:23))"
+    )
+
+
+def interns2_mobius() -> dict[str, Any]:
+    loaded: dict[str, Any] = written("interns2-mobius-sglang-0.5.23-defaults.json")
+    return loaded
+
+
+def test_sglang_drops_qwen3_next_layer_types_but_interns2_mobius_keeps_them() -> None:
+    # SGLang's Qwen3NextConfig takes layer_types as an argument and never stores it
+    # (S:sglang/srt/configs/qwen3_next.py:183-221); InternS2MobiusTextConfig sets the given list
+    # back (S:sglang/srt/configs/interns2_mobius.py:21-29), which its layers still do not read:
+    # they count by full_attention_interval (configs/qwen3_next.py:259-268).
+    qwen = config("qwen3-next-80b-a3b-instruct.json") | {"layer_types": ["linear_attention"] * 48}
+    assert "layer_types" not in class_fields(qwen, layout="sglang")
+    assert class_fields(qwen)["layer_types"] == ["linear_attention"] * 48
+    mobius = interns2_mobius()
+    kinds = ["linear_attention"] * 47 + ["full_attention"]
+    mobius["text_config"]["layer_types"] = kinds
+    assert class_fields(mobius, layout="sglang")["layer_types"] == kinds
+    assert ssm_state(mobius, layout="sglang").ssm_layers == 36  # every fourth of 48 attention
+    # vLLM has no class for it (the checkpoint's own code): its model reads the list
+    # (vllm/model_executor/models/interns2_mobius.py:318).
+    assert ssm_state(mobius).ssm_layers == 47
+    del mobius["text_config"]["layer_types"]
+    assert "layer_types" not in class_fields(mobius, layout="sglang")
+
+
+def test_interns2_mobius_without_a_class_needs_layer_types_or_the_interval_under_vllm() -> None:
+    # No vLLM class builds layer_types for interns2_mobius: a file with neither field gives
+    # vLLM's model nothing to read; a list must cover num_hidden_layers (48).
+    mobius = interns2_mobius()
+    kinds = mobius["text_config"].pop("layer_types")
+    del mobius["text_config"]["full_attention_interval"]
+    assert refusal(mobius) == (
+        "interns2_mobius config: field 'full_attention_interval': missing; needed when there is "
+        "no layer_types"
+    )
+    mobius["text_config"] |= {"full_attention_interval": 4, "layer_types": kinds[:47]}
+    assert refusal(mobius) == (
+        "interns2_mobius config: field 'layer_types': has 47 entries but num_hidden_layers is 48"
+    )
+
+
+def test_qwen_output_gate_refusal_names_the_value_and_vllms_line() -> None:
+    # vLLM's QwenGatedDeltaNetAttention asserts silu, swish or sigmoid
+    # (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:659-663).
+    assert refusal({**SMALL_QWEN3_NEXT, "output_gate_type": "relu"}) == (
+        "qwen3_next config: field 'output_gate_type': is 'relu'; vLLM 0.33.0's "
+        "QwenGatedDeltaNetAttention asserts silu, swish or sigmoid "
+        "(vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:659-663)"
+    )
+
+
+def olmo(**fields: Any) -> dict[str, Any]:
+    return {
+        "model_type": "olmo_hybrid",
+        "num_hidden_layers": 6,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        **fields,
+    }
+
+
+def test_olmo_hybrid_class_derives_its_layers_and_linear_fields() -> None:
+    # transformers' OlmoHybridConfig.__post_init__ (configuration_olmo_hybrid.py:121-141): layer
+    # i % 4 == 3 full attention; linear key and value heads num_attention_heads 4; key dim
+    # int(0.75 * 64 / 4) = 12, value dim 2 * 12 = 24; kernel 4 (its default);
+    # num_key_value_heads num_attention_heads.
+    state = ssm_state(olmo())
+    assert state.layer_indices == (0, 1, 2, 4, 5)
+    assert (state.conv_shape, state.ssm_shape) == ((3, 2 * 4 * 12 + 4 * 24), (4, 24, 12))
+    fields = class_fields(olmo())
+    assert (
+        fields["layer_types"]
+        == ["linear_attention"] * 3 + ["full_attention"] + ["linear_attention"] * 2
+    )
+    assert fields["num_key_value_heads"] == 4
+    # hidden_size 0: int(0.75 * 0 / 4) = 0 (the reader then refuses the hidden size).
+    assert class_fields(olmo(hidden_size=0))["linear_key_head_dim"] == 0
+
+
+def test_olmo_hybrid_class_keeps_the_fields_a_config_gives() -> None:
+    given = olmo(
+        layer_types=["full_attention"] + ["linear_attention"] * 5,
+        linear_num_key_heads=2,
+        linear_key_head_dim=16,
+        linear_value_head_dim=20,
+        num_key_value_heads=2,
+    )
+    state = ssm_state(given)
+    assert state.layer_indices == (1, 2, 3, 4, 5)
+    # value heads default to num_attention_heads (4), the rest as given.
+    assert (state.conv_shape, state.ssm_shape) == ((3, 2 * 2 * 16 + 4 * 20), (4, 20, 16))
+    fields = class_fields(given)
+    assert (fields["linear_num_key_heads"], fields["num_key_value_heads"]) == (2, 2)
+    # Key dim from the given key heads: int(0.75 * 64 / 2) = 24, value dim 48.
+    derived = class_fields(olmo(linear_num_key_heads=2))
+    assert (derived["linear_key_head_dim"], derived["linear_value_head_dim"]) == (24, 48)
+    assert class_fields(olmo(linear_key_head_dim=10))["linear_value_head_dim"] == 20
+
+
+def test_olmo_hybrid_with_fewer_than_four_layers_makes_the_last_one_attention() -> None:
+    # configuration_olmo_hybrid.py:128-130: no i % 4 == 3, so the last layer is full attention.
+    for layers, linear in ((2, (0,)), (3, (0, 1)), (4, (0, 1, 2))):
+        state = ssm_state(olmo(num_hidden_layers=layers))
+        assert state.layer_indices == linear
+        assert state.attention is not None and state.attention.layer_indices == (layers - 1,)
+
+
+def test_olmo_hybrid_refuses_layer_types_without_a_linear_or_an_attention_layer() -> None:
+    # OlmoHybridConfig.validate_architecture (configuration_olmo_hybrid.py:145-150).
+    for kinds in (["full_attention"] * 6, ["linear_attention"] * 6):
+        error = refused(
+            olmo(layer_types=kinds),
+            "olmo_hybrid config: field 'layer_types': needs at least one linear_attention and "
+            "one attention layer (OlmoHybridConfig (transformers 5.20.2, "
+            "transformers/models/olmo_hybrid/configuration_olmo_hybrid.py:29))",
+        )
+        assert fields_of(error)[2] == "layer_types"

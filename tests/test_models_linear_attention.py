@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from decode_ring.models import TensorParallelSplitError, ssm_state
+from decode_ring.models import TensorParallelSplitError, class_fields, ssm_state
 
 from .support import CONFIGS, bailing, refusal, tensors
 
@@ -129,3 +129,58 @@ def test_minicpm_sala_lightning_head_dim_over_head_dim_over_hidden_size() -> Non
     # 36 // 4 = 9.
     assert (recurrent.shape, recurrent.bytes) == ((4, 9, 9), 4 * 9 * 9 * 4)
     assert all(type(size) is int for size in recurrent.shape)
+
+
+def small_sala(**fields: Any) -> dict[str, Any]:
+    return {
+        "model_type": "minicpm_sala",
+        "num_hidden_layers": 5,
+        "hidden_size": 36,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "mixer_types": ["attn", "lightning"],
+        **fields,
+    }
+
+
+def test_minicpm_sala_class_derives_head_dim_mixers_and_lightning_heads() -> None:
+    # SGLang's MiniCPMHybridConfig.__init__ (S:sglang/srt/configs/minicpm.py:78-80, :93-113):
+    # head_dim 36 // 4 = 9; mixer_types through the aliases, repeated to 5 layers; lightning_nh
+    # num_attention_heads, lightning_nkv num_key_value_heads, lightning_head_dim head_dim.
+    held = class_fields(small_sala(), layout="sglang")
+    assert held["head_dim"] == 9
+    assert held["mixer_types"] == ["minicpm4", "lightning-attn"] * 2 + ["minicpm4"]
+    assert (held["lightning_nh"], held["lightning_nkv"], held["lightning_head_dim"]) == (4, 4, 9)
+    # No mixer_types: ["minicpm4"] repeated (:93-94).
+    listless = {key: value for key, value in small_sala().items() if key != "mixer_types"}
+    assert class_fields(listless, layout="sglang")["mixer_types"] == ["minicpm4"] * 5
+    # As many mixers as layers: the list through the aliases, as it is (:95-104).
+    even = class_fields(
+        small_sala(num_hidden_layers=2, mixer_types=["lightning", "attn"]), layout="sglang"
+    )
+    assert (even["mixer_types"], even["lightning_nh"]) == (["lightning-attn", "minicpm4"], 4)
+
+
+def test_minicpm_sala_without_query_heads_is_refused_naming_them() -> None:
+    # MiniCPMHybridConfig divides hidden_size by num_attention_heads for a missing head_dim
+    # (S:sglang/srt/configs/minicpm.py:78-80): 0 or null fails there. Every layer lightning, so
+    # no attention layer reads the heads first.
+    lightning = small_sala(mixer_types=["lightning"])
+    assert refusal(lightning | {"num_attention_heads": 0, "lightning_nh": 4}, layout="sglang") == (
+        "minicpm_sala config: field 'num_attention_heads': must be at least 1, got 0"
+    )
+    assert refusal(lightning | {"num_attention_heads": None}, layout="sglang") == (
+        "minicpm_sala config: field 'num_attention_heads': must be an integer, got None (NoneType)"
+    )
+
+
+def test_minicpm_sala_of_no_layers_has_no_state() -> None:
+    # MiniCPMHybridConfig repeats ["minicpm4"] (0 + 1 - 1) // 1 = 0 times (configs/minicpm.py:93-
+    # 104): no mixer, so no lightning layer and no attention layer.
+    listless = {key: value for key, value in small_sala().items() if key != "mixer_types"}
+    state = ssm_state(listless | {"num_hidden_layers": 0}, layout="sglang")
+    assert (state.ssm_layers, state.groups, state.attention) == (0, (), None)
+    # The class checks the length of a given list only (elif, :93-96): the default ["minicpm4"]
+    # of 0 layers is no refusal, and the lightning defaults follow (:105-113).
+    held = class_fields(listless | {"num_hidden_layers": 0}, layout="sglang")
+    assert (held["mixer_types"], held["lightning_nh"], held["lightning_head_dim"]) == ([], 4, 9)

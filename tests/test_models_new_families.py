@@ -62,3 +62,26 @@ def test_several_kv_specs_a_model_are_not_modelled(name: str, what: str) -> None
         assert f"{what} holds several KV-cache specs per model" in str(caught.value)
         assert str(caught.value).endswith("which this package does not model yet")
         assert caught.value.field == "model_type"
+
+
+def test_the_not_modelled_refusals_name_the_specs_and_vllms_lines() -> None:
+    # Qwen4-Exp: vllm/models/qwen4_exp/nvidia/model.py:880-900 (get_mamba_specs_from_config);
+    # Inkling: vllm/models/inkling/nvidia/sconv_swa_attn.py:185-190.
+    qwen4 = WRITTEN / "qwen4-exp-transformers-5.20.2-defaults.json"
+    with pytest.raises(NotModelledError) as caught:
+        ssm_state(qwen4)
+    assert str(caught.value) == (
+        f"{str(qwen4)!a}: qwen4_exp config: field 'model_type': Qwen4-Exp holds several "
+        "KV-cache specs per model (its gated delta nets and its per-layer-embedding short "
+        "convolutions, vllm/models/qwen4_exp/nvidia/model.py:880-900), which this package does "
+        "not model yet"
+    )
+    inkling = WRITTEN / "inkling-mm-model-sglang-0.5.23-defaults.json"
+    with pytest.raises(NotModelledError) as caught:
+        ssm_state(inkling, layout="sglang")
+    assert str(caught.value) == (
+        f"{str(inkling)!a}: inkling config: field 'model_type': Inkling holds several KV-cache "
+        "specs per model (full and sliding-window attention and its short-conv streams, "
+        "vllm/models/inkling/nvidia/sconv_swa_attn.py:185-190), which this package does not "
+        "model yet"
+    )

@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from decode_ring.models import LAYOUTS, ModelConfigError, TensorParallelSplitError, ssm_state
+from decode_ring.models import (
+    LAYOUTS,
+    ModelConfigError,
+    TensorParallelSplitError,
+    class_fields,
+    ssm_state,
+)
 
 from .support import CONFIGS, config, exported, refusal, refused, tensors
 
@@ -145,10 +151,14 @@ def test_lfm2_layer_types_win_over_full_attn_idxs() -> None:
 
 
 def test_lfm2_layer_types_must_cover_every_layer() -> None:
-    message = refusal(lfm2_1_2b() | {"layer_types": LFM2_LAYERS[:-1]})
-    assert message == (
-        "lfm2 config: field 'layer_types': has 15 entries but num_hidden_layers is 16"
-    )
+    # transformers 5's validate_layer_type, which SGLang's Lfm2Config inherits (it subclasses
+    # transformers' Lfm2Config, S:sglang/srt/configs/lfm2.py:19), refuses a list of another
+    # length under both servers.
+    for layout in ("vllm", "sglang"):
+        message = refusal(lfm2_1_2b() | {"layer_types": LFM2_LAYERS[:-1]}, layout=layout)
+        assert message == (
+            "lfm2 config: field 'layer_types': has 15 entries but num_hidden_layers is 16"
+        )
 
 
 def test_an_lfm2_config_without_conv_layers_has_no_state() -> None:
@@ -402,4 +412,112 @@ def test_zaya_refusals_name_the_fields() -> None:
     assert str(split.value) == (
         "zaya config: field 'num_attention_heads': tp_size 3 does not divide 1280 "
         "((num_attention_heads + num_key_value_heads) * head_dim); the servers shard it evenly"
+    )
+
+
+def test_zaya_refuses_a_null_cca_window() -> None:
+    # SGLang's ZayaConfig keeps cca_time0 and cca_time1 as given (configs/zaya.py:215-216) and
+    # sizes the conv by (cca_time0 - 1) + (cca_time1 - 1) (:282): null is a TypeError there;
+    # only a missing window is the class's default 2 (:84-85).
+    legacy = config("zaya1-8b-legacy.json")
+    for field in ("cca_time0", "cca_time1"):
+        assert refusal(legacy | {field: None}, layout="sglang") == (
+            f"zaya config: field '{field}': must be an integer, got None (NoneType)"
+        )
+    missing = {key: value for key, value in legacy.items() if not key.startswith("cca_time")}
+    assert ssm_state(missing, layout="sglang").groups[0].tensors[0].shape == (1280, 2)
+
+
+def test_zaya_layers_set_the_class_layer_count() -> None:
+    # configs/zaya.py:109-113: a non-empty zaya_layers is num_hidden_layers, whatever the file's.
+    fields = {**config("zaya1-8b-legacy.json"), "zaya_layers": ["a", 16, "a", 16, 16, "a"]}
+    assert class_fields(fields, layout="sglang")["num_hidden_layers"] == 6
+    fields["zaya_layers"] = []
+    assert class_fields(fields, layout="sglang")["num_hidden_layers"] == 80
+
+
+def test_zaya_per_layer_lists_give_the_first_nonzero_heads_and_query_groups() -> None:
+    # configs/zaya.py:136-148: num_attention_heads and num_query_groups are the first non-zero
+    # entries of cca_num_q_heads and num_query_groups_list, else the scalars.
+    fields = {
+        **config("zaya1-8b-legacy.json"),
+        "num_attention_heads": 8,
+        "cca_num_q_heads": [0, 4, 0, 6],
+        "num_query_groups": 4,
+        "num_query_groups_list": [0, 2, 0, 2],
+    }
+    held = class_fields(fields, layout="sglang")
+    assert (held["num_attention_heads"], held["num_query_groups"]) == (4, 2)
+    state = ssm_state(fields, layout="sglang")
+    # conv channels (4 + 2) * 128, padding (2 - 1) + (2 - 1).
+    assert state.groups[0].tensors[0].shape == ((4 + 2) * 128, 2)
+    assert state.attention is not None and state.attention.num_attention_heads == 4
+    zeros = fields | {
+        "cca_num_q_heads": [0, 0],
+        "num_query_groups_list": [0],
+        "num_query_groups": 2,
+    }
+    held = class_fields(zeros, layout="sglang")
+    assert (held["num_attention_heads"], held["num_query_groups"]) == (8, 2)
+
+
+def test_zaya_head_dim_and_kv_channels_stand_in_for_each_other() -> None:
+    # configs/zaya.py:163-169: head_dim null takes kv_channels; kv_channels null takes head_dim;
+    # neither is an assertion error.
+    legacy = config("zaya1-8b-legacy.json")
+    given = {key: value for key, value in legacy.items() if key != "kv_channels"}
+    assert class_fields(given | {"head_dim": 64}, layout="sglang")["kv_channels"] == 64
+    held = class_fields(given | {"head_dim": 128, "kv_channels": 32}, layout="sglang")
+    assert (held["head_dim"], held["kv_channels"]) == (128, 32)
+    error = refused(
+        given | {"head_dim": None},
+        "zaya config: field 'head_dim': missing, and no kv_channels; ZayaConfig asserts a head "
+        "size (ZayaConfig (SGLang 0.5.23, sglang/srt/configs/zaya.py:29))",
+        layout="sglang",
+    )
+    assert error.field == "head_dim"
+
+
+def test_lfm2_class_keeps_the_full_attn_idxs_it_makes_layer_types_from() -> None:
+    # transformers' Lfm2Config.__post_init__ (configuration_lfm2.py:81-88): no layer_types sets
+    # full_attn_idxs to every layer where it is None, and makes layer_types from it.
+    lfm2 = {
+        key: value
+        for key, value in lfm2_1_2b().items()
+        if key not in ("layer_types", "full_attn_idxs")
+    }
+    for layout in ("vllm", "sglang"):
+        held = class_fields(lfm2, layout=layout)
+        assert held["full_attn_idxs"] == list(range(16))
+        assert held["layer_types"] == ["full_attention"] * 16
+    # @strict holds full_attn_idxs to list[int] | None.
+    error = refused(
+        lfm2 | {"full_attn_idxs": 3},
+        "lfm2 config: field 'full_attn_idxs': must be a list of layer numbers, got 3 "
+        "(Lfm2Config (transformers 5.20.2, transformers/models/lfm2/configuration_lfm2.py:23))",
+    )
+    assert error.field == "full_attn_idxs"
+
+
+def test_vllm_reads_the_lfm2_vl_kernel_even_without_conv_layers() -> None:
+    # V:vllm/model_executor/models/lfm2_vl.py:669-675 runs for every hybrid model: a kernel of 0
+    # is refused there; SGLang reads it only with a conv layer (configs/lfm2_vl.py:62-103).
+    no_conv = lfm2_vl(layer_types=["full_attention"] * 2, conv_L_cache=0)
+    assert refusal(no_conv) == ("lfm2_vl config: field 'conv_L_cache': must be at least 1, got 0")
+    assert ssm_state(no_conv, layout="sglang").ssm_layers == 0
+
+
+def test_an_lfm2_vl_with_an_lfm2_moe_text_config_needs_its_layer_types() -> None:
+    # transformers' Lfm2MoeConfig has no full_attn_idxs and leaves layer_types None (unlike
+    # Lfm2Config, configuration_lfm2.py:81-88); SGLang's Lfm2VlConfig enumerates
+    # text_config.layer_types (S:sglang/srt/configs/lfm2_vl.py:38-52): None fails there.
+    text = {
+        "model_type": "lfm2_moe",
+        "num_hidden_layers": 2,
+        "hidden_size": 8,
+        "conv_L_cache": 3,
+        "num_attention_heads": 2,
+    }
+    assert refusal({"model_type": "lfm2_vl", "text_config": text}, layout="sglang") == (
+        "lfm2_vl config: field 'layer_types': must be a list of layer types, got None"
     )

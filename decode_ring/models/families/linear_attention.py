@@ -88,8 +88,10 @@ def rules_minicpm_sala(built: Built) -> None:
         and layers is not None
         and all(isinstance(m, str) and m in _MINICPM_MIXERS for m in mixers)
     ):
-        if len(mixers) > layers:
-            return  # refused by read_minicpm_sala, as the class refuses it
+        if values.get("mixer_types") and len(mixers) > layers:
+            # refused by read_minicpm_sala, as the class refuses it; the class checks the length
+            # of a given list only (S:sglang/srt/configs/minicpm.py:93-96)
+            return
         named = [_MINICPM_MIXERS[m] for m in mixers]
         values["mixer_types"] = (named * -(-layers // len(named)))[:layers]
     for name, default in (

@@ -129,7 +129,9 @@ def read_zaya(cfg: Fields, server: str) -> Parsed:
     head_dim = cfg.int_("head_dim")
 
     def geometry() -> CcaConv:
-        padding = sum(cfg.opt_int(field) or 2 for field in ("cca_time0", "cca_time1")) - 2
+        # (cca_time0 - 1) + (cca_time1 - 1), S:sglang/srt/configs/zaya.py:282: a null window is
+        # a TypeError there (the class's default 2 stands only for a missing one).
+        padding = cfg.int_("cca_time0") + cfg.int_("cca_time1") - 2
         return CcaConv((heads + kv_heads) * head_dim, padding, cfg.int_("hidden_size"), kv_heads)
 
     return one_kind(geometry, layers, gqa(cfg, layers))
