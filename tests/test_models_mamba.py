@@ -16,7 +16,13 @@ import json
 
 import pytest
 
-from decode_ring.models import LAYOUTS, ModelConfigError, TensorParallelSplitError, ssm_state
+from decode_ring.models import (
+    LAYOUTS,
+    ModelConfigError,
+    TensorParallelSplitError,
+    class_fields,
+    ssm_state,
+)
 
 from .support import (
     CONFIGS,
@@ -324,3 +330,117 @@ def test_zamba2_without_its_layer_list_says_the_class_default_does_not_fit(layou
     )
     assert error.field == "layers_block_type"
     assert ssm_state({**config, "num_hidden_layers": 54}, layout=layout).ssm_layers == 54
+
+
+# --- what the config classes derive (class_fields: the fields as the class holds them) ---------
+
+
+@pytest.mark.parametrize(("expand", "inner"), [(1, 2560), (2, 5120), (200, 512_000)])
+def test_mamba_classes_derive_intermediate_size_from_expand_and_hidden_size(
+    expand: int, inner: int
+) -> None:
+    # MambaConfig.__post_init__: intermediate_size = int(expand * hidden_size)
+    # (configuration_mamba.py:95), which SGLang's MambaConfig keeps; a file's own is kept.
+    mamba = {k: v for k, v in config("mamba-2.8b-hf.json").items() if k != "intermediate_size"}
+    for layout in ("vllm", "sglang"):
+        fields = class_fields(mamba | {"expand": expand}, layout=layout)
+        assert fields["intermediate_size"] == inner  # 2560 x expand
+    assert class_fields(mamba | {"intermediate_size": 1000})["intermediate_size"] == 1000
+
+
+@pytest.mark.parametrize("layout", ["vllm", "sglang"])
+def test_falcon_h1_classes_resolve_an_auto_head_dim_over_the_mamba_channels(layout: str) -> None:
+    # FalconH1Config.__post_init__ (configuration_falcon_h1.py:105-111; SGLang's
+    # configs/falcon_h1.py alike): no KV heads are the heads; mamba_d_head "auto" is
+    # (mamba_d_ssm, or when it is null mamba_expand * hidden_size) // mamba_n_heads.
+    fields = class_fields(SMALL_FALCON | {"num_key_value_heads": None}, layout=layout)
+    assert fields["mamba_d_head"] == 16  # 2 x 64 // 8
+    assert fields["num_key_value_heads"] == 4
+    # Falcon-H1-7B: mamba_d_ssm 3072, not mamba_expand 2 x hidden_size 3072 = 6144.
+    falcon = config("falcon-h1-7b-instruct.json") | {"mamba_d_head": "auto"}
+    assert class_fields(falcon, layout=layout)["mamba_d_head"] == 128  # 3072 // 24
+
+
+def test_granite_classes_resolve_an_auto_head_dim_under_transformers_only() -> None:
+    # GraniteMoeHybridConfig.__post_init__: mamba_d_head "auto" is mamba_expand * hidden_size
+    # // mamba_n_heads (configuration_granitemoehybrid.py:101-103): 2 x 1536 // 48 = 64.
+    granite = config("granite-4.0-h-tiny.json") | {"mamba_d_head": "auto"}
+    assert class_fields(granite)["mamba_d_head"] == 64
+    assert ssm_state(granite).ssm_shape == (48, 64, 128)
+    # SGLang's class multiplies mamba_d_head by mamba_n_heads and compares it with the
+    # channels (S:sglang/srt/configs/granitemoehybrid.py:248-252): "auto" is refused.
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(granite, layout="sglang")
+    assert str(caught.value).startswith(
+        "granitemoehybrid config: field 'mamba_d_head': is 'auto'; SGLang's class multiplies it "
+        "by mamba_n_heads and refuses what is not mamba_expand * hidden_size 3072 "
+        "(configs/granitemoehybrid.py:248-252)"
+    )
+
+
+def test_granite_refuses_a_negative_mamba_expand_by_name() -> None:
+    granite = config("granite-4.0-h-tiny.json") | {"mamba_expand": -1, "mamba_d_head": "auto"}
+    error = refused(
+        granite, "granitemoehybrid config: field 'mamba_expand': must be at least 1, got -1"
+    )
+    assert error.field == "mamba_expand"
+
+
+def test_sglang_puts_granite_attention_at_every_sixth_layer() -> None:
+    # S:sglang/srt/configs/granitemoehybrid.py:186-193: attention where (i + 1) % 6 == 0.
+    granite = {k: v for k, v in config("granite-4.0-h-tiny.json").items() if k != "layer_types"}
+    state = ssm_state(granite, layout="sglang")
+    assert state.attention is not None
+    assert state.attention.layer_indices == (5, 11, 17, 23, 29, 35)
+
+
+def test_zamba2_classes_derive_both_head_dims_from_the_hidden_size() -> None:
+    # Zamba2Config.__post_init__ (configuration_zamba2.py:115-116): attention_head_dim
+    # 2 * hidden_size // num_attention_heads, mamba_headdim mamba_expand * hidden_size //
+    # n_mamba_heads; vLLM sizes the shared attention by attention_head_dim
+    # (model_arch_config_convertor.py:502-504).
+    fields = class_fields(SMALL_ZAMBA2)
+    assert (fields["attention_head_dim"], fields["mamba_headdim"]) == (32, 16)  # 128 // 4, 8
+    state = ssm_state(CONFIGS / "zamba2-2.7b.json")
+    assert state.attention is not None
+    assert state.attention.head_dim == 160  # 2 x 2560 // 32
+
+
+def test_nemotron_without_a_list_or_a_pattern_takes_the_class_default() -> None:
+    # transformers' NemotronHConfig: linear_attention, moe, full_attention, mlp
+    # (configuration_nemotron_h.py:164-166).
+    nemotron = {
+        k: v
+        for k, v in config("nemotron-nano-9b-v2.json").items()
+        if k not in ("hybrid_override_pattern", "num_hidden_layers")
+    }
+    state = ssm_state(nemotron)
+    assert state.attention is not None
+    assert (state.layer_indices, state.attention.layer_indices) == ((0,), (2,))
+    assert class_fields(nemotron)["hybrid_override_pattern"] == "ME*-"
+
+
+@pytest.mark.parametrize("layout", ["vllm", "sglang"])
+def test_nemotron_classes_derive_the_pattern_from_the_list(layout: str) -> None:
+    # transformers: hybrid_override_pattern is a property of layers_block_type
+    # (configuration_nemotron_h.py:245-251), as is SGLang's (S:configs/nemotron_h.py:457-463).
+    nemotron = config("nemotron-nano-9b-v2.json")
+    pattern = nemotron.pop("hybrid_override_pattern")
+    names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    fields = class_fields(
+        nemotron | {"layers_block_type": [names[c] for c in pattern]}, layout=layout
+    )
+    assert (fields["hybrid_override_pattern"], fields["num_hidden_layers"]) == (pattern, 56)
+
+
+def test_sglang_names_every_unknown_nemotron_layer_kind_and_bounds_a_long_one() -> None:
+    # SGLang's NemotronHConfig._validate_layers_block_type (S:configs/nemotron_h.py:167-192).
+    nemotron = config("nemotron-nano-9b-v2.json")
+    kinds = ["mamba", "ssm", "linear_attention", "x" * 64, "y" * 65]
+    with pytest.raises(ModelConfigError) as caught:
+        ssm_state(nemotron | {"layers_block_type": kinds}, layout="sglang")
+    # Sorted as written: the bounded one starts with its quote.
+    shown = "'" + "y" * 64 + "'... (65 characters), linear_attention, ssm, " + "x" * 64
+    assert str(caught.value).startswith(
+        f"nemotron_h config: field 'layers_block_type': holds {shown}; SGLang's class takes "
+    )
