@@ -308,6 +308,7 @@ def test_zamba2_head_dim_is_compared_exactly() -> None:
     # 2**55 + 1 is no float: a float division would round it and refuse the config.
     head_dim = 2**55 + 1
     config = {**SMALL_ZAMBA2, "mamba_expand": 1, "hidden_size": 3 * head_dim, "n_mamba_heads": 3}
+    config["num_attention_heads"] = 6  # the shared attention spans 2 * hidden_size exactly
     config["mamba_headdim"] = head_dim
     config["mamba_ngroups"] = 1
     state = ssm_state(config, layout="metrale")
@@ -443,4 +444,29 @@ def test_sglang_names_every_unknown_nemotron_layer_kind_and_bounds_a_long_one() 
     shown = "'" + "y" * 64 + "'... (65 characters), linear_attention, ssm, " + "x" * 64
     assert str(caught.value).startswith(
         f"nemotron_h config: field 'layers_block_type': holds {shown}; SGLang's class takes "
+    )
+
+
+@pytest.mark.parametrize("layout", ["vllm", "metrale"])
+def test_zamba2_shared_attention_head_dim_is_the_files_own_or_its_alias(layout: str) -> None:
+    # transformers keeps a file's attention_head_dim, or its alias head_dim (attribute_map,
+    # configuration_zamba2.py:71), over the derived one: the kwargs are set after
+    # __post_init__ (configuration_utils.py:496-501); vLLM reads it (model_arch_config_convertor.py:
+    # 502-504). 2 x 64 over 4 heads would be 32.
+    for given in ({"attention_head_dim": 16}, {"head_dim": 16}):
+        assert class_fields(SMALL_ZAMBA2 | given)["attention_head_dim"] == 16
+        state = ssm_state(SMALL_ZAMBA2 | given, layout=layout)
+        assert state.attention is not None
+        assert state.attention.head_dim == 16
+    # A null or 0 one is kept by the class, and vLLM's Zamba2Attention divides it by 2
+    # (models/zamba2.py:151-153).
+    refused(
+        SMALL_ZAMBA2 | {"attention_head_dim": None},
+        "zamba2 config: field 'attention_head_dim': must be an integer, got None (NoneType)",
+        layout=layout,
+    )
+    refused(
+        SMALL_ZAMBA2 | {"head_dim": 0},
+        "zamba2 config: field 'attention_head_dim': must be at least 1, got 0",
+        layout=layout,
     )

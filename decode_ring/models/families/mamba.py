@@ -310,11 +310,12 @@ def read_zamba2(cfg: Fields, server: str) -> Parsed:
 
 def _zamba2_attention(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:
     # The shared attention reads a concatenation of two hidden states: transformers'
-    # Zamba2Config makes attention_head_dim 2 * hidden_size // num_attention_heads, and vLLM's
-    # Zamba2ModelArchConfigConvertor reads it (model_arch_config_convertor.py:502-504).
-    if layers and not cfg.has("attention_head_dim"):
-        head_dim = 2 * cfg.int_("hidden_size") // cfg.int_("num_attention_heads")
-        cfg = Fields({**cfg.fields, "attention_head_dim": head_dim}, cfg.root, cfg.family, cfg.path)
+    # Zamba2Config makes attention_head_dim 2 * hidden_size // num_attention_heads unless the
+    # file gives it (rules_zamba2), and vLLM's Zamba2ModelArchConfigConvertor reads it
+    # (model_arch_config_convertor.py:502-504). vLLM's Zamba2Attention divides it by 2
+    # (models/zamba2.py:151-153): a file's null or 0 fails there.
+    if layers and "attention_head_dim" in cfg.fields:
+        cfg.int_("attention_head_dim")
     return gqa(cfg, layers, head_dim_field="attention_head_dim")
 
 
@@ -483,14 +484,21 @@ _ZAMBA2_DEFAULT: Final = (
 def rules_zamba2(built: Built) -> None:
     """transformers' Zamba2Config.__post_init__ (configuration_zamba2.py:112-140):
     ``attention_head_dim`` ``2 * hidden_size // num_attention_heads`` and ``mamba_headdim``
-    ``mamba_expand * hidden_size // n_mamba_heads``, a file's own value kept over either; no
+    ``mamba_expand * hidden_size // n_mamba_heads``, a file's own value (``head_dim`` is
+    ``attention_head_dim``) kept over either; no
     ``layers_block_type`` is Zamba2-2.7B's 54 layers."""
     values, given = built.values, built.given
     if built.reading.cls is None:
         return
     hidden, heads = count(values, "hidden_size"), count(values, "num_attention_heads")
     expand, mamba_heads = count(values, "mamba_expand"), count(values, "n_mamba_heads")
-    if "attention_head_dim" not in given and hidden is not None and heads:
+    # A file's head_dim is attention_head_dim (Zamba2Config.attribute_map, :71).
+    if (
+        "attention_head_dim" not in given
+        and "head_dim" not in given
+        and hidden is not None
+        and heads
+    ):
         values["attention_head_dim"] = 2 * hidden // heads
     if "mamba_headdim" not in given and hidden is not None and expand is not None and mamba_heads:
         values["mamba_headdim"] = expand * hidden // mamba_heads
