@@ -470,3 +470,21 @@ def test_zamba2_shared_attention_head_dim_is_the_files_own_or_its_alias(layout: 
         "zamba2 config: field 'attention_head_dim': must be at least 1, got 0",
         layout=layout,
     )
+
+
+@pytest.mark.parametrize(("layout", "release"), [("vllm", "5.20.2"), ("sglang", "5.19.0")])
+def test_a_null_nemotron_pattern_without_a_list_is_refused(layout: str, release: str) -> None:
+    # transformers' NemotronHConfig turns a given hybrid_override_pattern into layers
+    # (configuration_nemotron_h.py:160-163), one per character (:268-271): None fails
+    # (TypeError). SGLang builds transformers 5.19's class first, through AutoConfig
+    # (S:sglang/srt/utils/hf_transformers/config.py:228-233), whose code is the same.
+    nemotron = config("nemotron-nano-9b-v2.json") | {"hybrid_override_pattern": None}
+    error = refused(
+        nemotron,
+        "nemotron_h config: field 'hybrid_override_pattern': is null and there is no "
+        "layers_block_type; the class makes each layer of a character of the pattern "
+        "(configuration_nemotron_h.py:160-163, :268-271) (NemotronHConfig (transformers "
+        f"{release}, transformers/models/nemotron_h/configuration_nemotron_h.py:25))",
+        layout=layout,
+    )
+    assert error.field == "hybrid_override_pattern"

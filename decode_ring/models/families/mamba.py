@@ -361,7 +361,17 @@ def rules_nemotron_h(built: Built) -> None:
         if "hybrid_override_pattern" not in given:
             pattern = _DEFAULT_PATTERN[server]
         elif pattern is None and server == "sglang":
+            # Not reached from a file: SGLang builds transformers' class first (below).
             pattern = _DEFAULT_PATTERN["sglang null"]
+        elif pattern is None:
+            # transformers turns the given pattern into layers character by character
+            # (configuration_nemotron_h.py:160-163, :268-271): None fails (TypeError). SGLang
+            # builds this class first, through AutoConfig (hf_transformers/config.py:228-233).
+            raise built.fail(
+                "hybrid_override_pattern",
+                "is null and there is no layers_block_type; the class makes each layer of a "
+                "character of the pattern (configuration_nemotron_h.py:160-163, :268-271)",
+            )
         if not isinstance(pattern, str) or any(c not in "M*-E" for c in pattern):
             # The class fails on it (KeyError); read_nemotron_h refuses it, naming the entry.
             values["hybrid_override_pattern"] = pattern
