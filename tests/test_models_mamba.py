@@ -488,3 +488,17 @@ def test_a_null_nemotron_pattern_without_a_list_is_refused(layout: str, release:
         layout=layout,
     )
     assert error.field == "hybrid_override_pattern"
+
+
+def test_sglang_refuses_a_granite_layer_kind_that_is_not_a_string_by_its_entry() -> None:
+    # transformers 5.19's @strict GraniteMoeHybridConfig (layer_types: list[str] | None), which
+    # SGLang builds first, refuses it; the reader names the entry.
+    granite = config("granite-4.0-h-tiny.json")
+    kinds = [["mamba"], *granite["layer_types"][1:]]
+    error = refused(
+        granite | {"layer_types": kinds},
+        "granitemoehybrid config: field 'layer_types': entry 0 is <list>; expected attention, "
+        "full_attention, linear_attention, mamba",
+        layout="sglang",
+    )
+    assert error.field == "layer_types"
