@@ -502,3 +502,23 @@ def test_sglang_refuses_a_granite_layer_kind_that_is_not_a_string_by_its_entry()
         layout="sglang",
     )
     assert error.field == "layer_types"
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nemotron_moe_and_mlp_layers_are_neither_mamba_nor_attention(layout: str) -> None:
+    # SGLang's class takes mamba, attention, mlp and moe (S:configs/nemotron_h.py:185-186);
+    # transformers' the same as linear_attention, full_attention, mlp, moe (:204-205).
+    listed = {"layers_block_type": ["mamba", "moe", "attention", "mlp", "mamba"]}
+    # (n_groups 1: SGLang's own default of mamba_n_groups, 8, is never read.)
+    state = ssm_state(SMALL_NEMOTRON | listed, layout=layout)
+    assert state.attention is not None
+    assert (state.layer_indices, state.attention.layer_indices) == ((0, 4), (2,))
+
+
+def test_sglang_reads_a_nemotron_n_groups_other_than_its_class_default_of_mamba_n_groups() -> None:
+    # SGLang's NemotronHConfig defaults mamba_n_groups to 8 (S:configs/nemotron_h.py:277, :359)
+    # and sizes the state by n_groups (:430), the file's own (super().__init__(**kwargs)).
+    # NVIDIA-Nemotron-Nano-9B-v2 with 4 groups: conv channels 128 x 80 + 2 x 4 x 128 = 11264.
+    nemotron = config("nemotron-nano-9b-v2.json") | {"n_groups": 4}
+    assert ssm_state(nemotron, layout="sglang").conv_shape == (11264, 3)
+    assert ssm_state(nemotron).conv_shape == (3, 11264)

@@ -144,9 +144,14 @@ def read_nemotron_h(cfg: Fields, server: str) -> Parsed:
         if server == "sglang" and "n_groups" not in cfg.fields:
             # SGLang's NemotronHConfig keeps mamba_n_groups apart and reads self.n_groups (:430).
             raise cfg.fail("n_groups", f"missing; {SGLANG} reads n_groups, not mamba_n_groups")
+        if server == "sglang" and "mamba_n_groups" not in cfg.given:
+            # SGLang's class defaults mamba_n_groups to 8 (:277), which it never reads.
+            groups = cfg.int_("n_groups")
+        else:
+            groups = cfg.either_int("n_groups", "mamba_n_groups")
         return Mamba2(
             heads * head_dim,
-            cfg.either_int("n_groups", "mamba_n_groups"),
+            groups,
             heads,
             head_dim,
             cfg.int_("ssm_state_size"),
