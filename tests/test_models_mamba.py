@@ -522,3 +522,71 @@ def test_sglang_reads_a_nemotron_n_groups_other_than_its_class_default_of_mamba_
     nemotron = config("nemotron-nano-9b-v2.json") | {"n_groups": 4}
     assert ssm_state(nemotron, layout="sglang").conv_shape == (11264, 3)
     assert ssm_state(nemotron).conv_shape == (3, 11264)
+
+
+# --- nemotron_h_puzzle under vLLM: no transformers class, the file read as it is ---------------
+
+PUZZLE = SMALL_NEMOTRON | {"model_type": "nemotron_h_puzzle"}
+
+
+def test_a_puzzle_nemotron_layer_list_and_pattern_that_disagree_are_refused() -> None:
+    # transformers 5.20.2 has no nemotron_h_puzzle class (vLLM runs the checkpoint's own,
+    # registry.py:187 maps it to NemotronHForCausalLM, which reads the pattern,
+    # models/nemotron_h.py:597): the package cannot tell which description that class keeps.
+    mismatch = "; the two layer descriptions disagree"
+    cases = [
+        (
+            ["mamba", "mamba", "mamba"],
+            "layer 1 is 'mamba' but hybrid_override_pattern makes it '*'",
+        ),
+        (["mamba", "attention"], "layer 2 is None but hybrid_override_pattern makes it 'M'"),
+        (
+            ["mamba", "attention", "mamba", "mlp"],
+            "layer 3 is 'mlp' but hybrid_override_pattern makes it None",
+        ),
+    ]
+    for listed, problem in cases:
+        error = refused(
+            PUZZLE | {"layers_block_type": listed},
+            f"nemotron_h_puzzle config: field 'layers_block_type': {problem}{mismatch}",
+        )
+        assert error.field == "layers_block_type"
+    same = ssm_state(PUZZLE | {"layers_block_type": ["mamba", "attention", "mamba"]})
+    assert same.layer_indices == (0, 2)
+
+
+def test_a_puzzle_nemotron_without_layers_or_with_a_miscounted_description_is_refused() -> None:
+    bare = {k: v for k, v in PUZZLE.items() if k != "hybrid_override_pattern"}
+    refused(
+        bare,
+        "nemotron_h_puzzle config: field 'hybrid_override_pattern': missing (and no "
+        "layers_block_type)",
+    )
+    refused(
+        bare | {"layers_block_type": ["mamba", "attention"], "num_hidden_layers": 3},
+        "nemotron_h_puzzle config: field 'layers_block_type': has 2 entries but "
+        "num_hidden_layers is 3",
+    )
+    refused(
+        PUZZLE | {"num_hidden_layers": 2},
+        "nemotron_h_puzzle config: field 'hybrid_override_pattern': has 3 entries but "
+        "num_hidden_layers is 2",
+    )
+    listed = ssm_state(bare | {"layers_block_type": ["attention", "mamba"]})
+    assert listed.layer_indices == (1,)
+
+
+def test_a_puzzle_nemotron_reads_the_legacy_conv_spelling_as_transformers_renames_it() -> None:
+    # NemotronHConfig takes mamba_d_conv for conv_kernel (configuration_nemotron_h.py:147); the
+    # raw puzzle file is read alike. Conv channels 3 x 16 + 2 x 1 x 16 = 80, window 3 - 1.
+    legacy = {k: v for k, v in PUZZLE.items() if k != "conv_kernel"} | {"mamba_d_conv": 3}
+    assert ssm_state(legacy).conv_shape == (2, 80)
+
+
+def test_sglang_reads_a_null_puzzle_nemotron_pattern_as_its_class_default() -> None:
+    # transformers has no nemotron_h_puzzle class to fail on it first; SGLang's
+    # NemotronHPuzzleConfig(NemotronHConfig) makes a null pattern without a list its four default
+    # layers, mamba, moe, attention, moe (S:sglang/srt/configs/nemotron_h.py:39, :196-206, :523).
+    state = ssm_state(PUZZLE | {"hybrid_override_pattern": None}, layout="sglang")
+    assert state.attention is not None
+    assert (state.layer_indices, state.attention.layer_indices) == ((0,), (2,))

@@ -366,7 +366,7 @@ def rules_nemotron_h(built: Built) -> None:
         if "hybrid_override_pattern" not in given:
             pattern = _DEFAULT_PATTERN[server]
         elif pattern is None and server == "sglang":
-            # Not reached from a file: SGLang builds transformers' class first (below).
+            # nemotron_h_puzzle only: for nemotron_h SGLang builds transformers' class first.
             pattern = _DEFAULT_PATTERN["sglang null"]
         elif pattern is None:
             # transformers turns the given pattern into layers character by character
