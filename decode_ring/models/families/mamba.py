@@ -144,9 +144,14 @@ def read_nemotron_h(cfg: Fields, server: str) -> Parsed:
         if server == "sglang" and "n_groups" not in cfg.fields:
             # SGLang's NemotronHConfig keeps mamba_n_groups apart and reads self.n_groups (:430).
             raise cfg.fail("n_groups", f"missing; {SGLANG} reads n_groups, not mamba_n_groups")
+        if server == "sglang" and "mamba_n_groups" not in cfg.given:
+            # SGLang's class defaults mamba_n_groups to 8 (:277), which it never reads.
+            groups = cfg.int_("n_groups")
+        else:
+            groups = cfg.either_int("n_groups", "mamba_n_groups")
         return Mamba2(
             heads * head_dim,
-            cfg.either_int("n_groups", "mamba_n_groups"),
+            groups,
             heads,
             head_dim,
             cfg.int_("ssm_state_size"),
@@ -310,11 +315,12 @@ def read_zamba2(cfg: Fields, server: str) -> Parsed:
 
 def _zamba2_attention(cfg: Fields, layers: tuple[int, ...]) -> AttentionLayers | None:
     # The shared attention reads a concatenation of two hidden states: transformers'
-    # Zamba2Config makes attention_head_dim 2 * hidden_size // num_attention_heads, and vLLM's
-    # Zamba2ModelArchConfigConvertor reads it (model_arch_config_convertor.py:502-504).
-    if layers and not cfg.has("attention_head_dim"):
-        head_dim = 2 * cfg.int_("hidden_size") // cfg.int_("num_attention_heads")
-        cfg = Fields({**cfg.fields, "attention_head_dim": head_dim}, cfg.root, cfg.family, cfg.path)
+    # Zamba2Config makes attention_head_dim 2 * hidden_size // num_attention_heads unless the
+    # file gives it (rules_zamba2), and vLLM's Zamba2ModelArchConfigConvertor reads it
+    # (model_arch_config_convertor.py:502-504). vLLM's Zamba2Attention divides it by 2
+    # (models/zamba2.py:151-153): a file's null or 0 fails there.
+    if layers and "attention_head_dim" in cfg.fields:
+        cfg.int_("attention_head_dim")
     return gqa(cfg, layers, head_dim_field="attention_head_dim")
 
 
@@ -360,7 +366,17 @@ def rules_nemotron_h(built: Built) -> None:
         if "hybrid_override_pattern" not in given:
             pattern = _DEFAULT_PATTERN[server]
         elif pattern is None and server == "sglang":
+            # nemotron_h_puzzle only: for nemotron_h SGLang builds transformers' class first.
             pattern = _DEFAULT_PATTERN["sglang null"]
+        elif pattern is None:
+            # transformers turns the given pattern into layers character by character
+            # (configuration_nemotron_h.py:160-163, :268-271): None fails (TypeError). SGLang
+            # builds this class first, through AutoConfig (hf_transformers/config.py:228-233).
+            raise built.fail(
+                "hybrid_override_pattern",
+                "is null and there is no layers_block_type; the class makes each layer of a "
+                "character of the pattern (configuration_nemotron_h.py:160-163, :268-271)",
+            )
         if not isinstance(pattern, str) or any(c not in "M*-E" for c in pattern):
             # The class fails on it (KeyError); read_nemotron_h refuses it, naming the entry.
             values["hybrid_override_pattern"] = pattern
@@ -483,14 +499,21 @@ _ZAMBA2_DEFAULT: Final = (
 def rules_zamba2(built: Built) -> None:
     """transformers' Zamba2Config.__post_init__ (configuration_zamba2.py:112-140):
     ``attention_head_dim`` ``2 * hidden_size // num_attention_heads`` and ``mamba_headdim``
-    ``mamba_expand * hidden_size // n_mamba_heads``, a file's own value kept over either; no
+    ``mamba_expand * hidden_size // n_mamba_heads``, a file's own value (``head_dim`` is
+    ``attention_head_dim``) kept over either; no
     ``layers_block_type`` is Zamba2-2.7B's 54 layers."""
     values, given = built.values, built.given
     if built.reading.cls is None:
         return
     hidden, heads = count(values, "hidden_size"), count(values, "num_attention_heads")
     expand, mamba_heads = count(values, "mamba_expand"), count(values, "n_mamba_heads")
-    if "attention_head_dim" not in given and hidden is not None and heads:
+    # A file's head_dim is attention_head_dim (Zamba2Config.attribute_map, :71).
+    if (
+        "attention_head_dim" not in given
+        and "head_dim" not in given
+        and hidden is not None
+        and heads
+    ):
         values["attention_head_dim"] = 2 * hidden // heads
     if "mamba_headdim" not in given and hidden is not None and expand is not None and mamba_heads:
         values["mamba_headdim"] = expand * hidden // mamba_heads
