@@ -5,7 +5,7 @@ nemotron_h, falcon_h1, granitemoehybrid, zamba2.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from ...printable import show
 from ...releases import SGLANG
@@ -362,49 +362,65 @@ def rules_nemotron_h(built: Built) -> None:
             if legacy in given:
                 values[name] = values.pop(legacy)
     pattern = values.pop("hybrid_override_pattern", None)
-    if values.get("layers_block_type") is None:
-        if "hybrid_override_pattern" not in given:
-            pattern = _DEFAULT_PATTERN[server]
-        elif pattern is None and server == "sglang":
-            # nemotron_h_puzzle only: for nemotron_h SGLang builds transformers' class first.
-            pattern = _DEFAULT_PATTERN["sglang null"]
-        elif pattern is None:
-            # transformers turns the given pattern into layers character by character
-            # (configuration_nemotron_h.py:160-163, :268-271): None fails (TypeError). SGLang
-            # builds this class first, through AutoConfig (hf_transformers/config.py:228-233).
-            raise built.fail(
-                "hybrid_override_pattern",
-                "is null and there is no layers_block_type; the class makes each layer of a "
-                "character of the pattern (configuration_nemotron_h.py:160-163, :268-271)",
-            )
-        if not isinstance(pattern, str) or any(c not in "M*-E" for c in pattern):
-            # The class fails on it (KeyError); read_nemotron_h refuses it, naming the entry.
-            values["hybrid_override_pattern"] = pattern
-            return
-        values["layers_block_type"] = [_PATTERN_NAMES[server][c] for c in pattern]
+    if values.get("layers_block_type") is None and not _listed_from_pattern(built, server, pattern):
+        return
     listed = values["layers_block_type"]
     if isinstance(listed, list):
-        names = _PATTERN_NAMES[server].values()
-        # A kind is shown as the class would print it; any other value bounded (``show``).
-        unknown = sorted(
-            {
-                kind if isinstance(kind, str) and len(kind) <= 64 else show(kind)
-                for kind in listed
-                if kind not in names
-            }
-        )
-        if unknown and server == "sglang":
-            # NemotronHConfig._validate_layers_block_type (configs/nemotron_h.py:167-192).
-            raise built.fail(
-                "layers_block_type",
-                f"holds {', '.join(unknown)}; SGLang's class takes mamba, attention, mlp and moe "
-                "only (transformers 5's names are refused)",
-            )
-        values["num_hidden_layers"] = len(listed)
-        back = {name: char for char, name in _PATTERN_NAMES[server].items()}
-        if all(isinstance(kind, str) and kind in back for kind in listed):
-            values["hybrid_override_pattern"] = "".join(back[kind] for kind in listed)
+        _named_layers(built, server, listed)
     heads_default(values)
+
+
+def _listed_from_pattern(built: Built, server: str, pattern: object) -> bool:
+    """The layer list NemotronH's class makes of ``hybrid_override_pattern`` (``pattern``, popped)
+    where the file gives no list, the class's default pattern where the file gives none. False
+    where the pattern is no string of ``M * - E``: it is kept for ``read_nemotron_h`` to refuse."""
+    values, given = built.values, built.given
+    if "hybrid_override_pattern" not in given:
+        pattern = _DEFAULT_PATTERN[server]
+    elif pattern is None and server == "sglang":
+        # nemotron_h_puzzle only: for nemotron_h SGLang builds transformers' class first.
+        pattern = _DEFAULT_PATTERN["sglang null"]
+    elif pattern is None:
+        # transformers turns the given pattern into layers character by character
+        # (configuration_nemotron_h.py:160-163, :268-271): None fails (TypeError). SGLang
+        # builds this class first, through AutoConfig (hf_transformers/config.py:228-233).
+        raise built.fail(
+            "hybrid_override_pattern",
+            "is null and there is no layers_block_type; the class makes each layer of a "
+            "character of the pattern (configuration_nemotron_h.py:160-163, :268-271)",
+        )
+    if not isinstance(pattern, str) or any(c not in "M*-E" for c in pattern):
+        # The class fails on it (KeyError); read_nemotron_h refuses it, naming the entry.
+        values["hybrid_override_pattern"] = pattern
+        return False
+    values["layers_block_type"] = [_PATTERN_NAMES[server][c] for c in pattern]
+    return True
+
+
+def _named_layers(built: Built, server: str, listed: list[Any]) -> None:
+    """What NemotronH's class makes of its layer list: SGLang's refuses a kind it does not
+    name; the layer count and the pattern are the list's."""
+    values = built.values
+    names = _PATTERN_NAMES[server].values()
+    # A kind is shown as the class would print it; any other value bounded (``show``).
+    unknown = sorted(
+        {
+            kind if isinstance(kind, str) and len(kind) <= 64 else show(kind)
+            for kind in listed
+            if kind not in names
+        }
+    )
+    if unknown and server == "sglang":
+        # NemotronHConfig._validate_layers_block_type (configs/nemotron_h.py:167-192).
+        raise built.fail(
+            "layers_block_type",
+            f"holds {', '.join(unknown)}; SGLang's class takes mamba, attention, mlp and moe "
+            "only (transformers 5's names are refused)",
+        )
+    values["num_hidden_layers"] = len(listed)
+    back = {name: char for char, name in _PATTERN_NAMES[server].items()}
+    if all(isinstance(kind, str) and kind in back for kind in listed):
+        values["hybrid_override_pattern"] = "".join(back[kind] for kind in listed)
 
 
 def rules_mamba(built: Built) -> None:
