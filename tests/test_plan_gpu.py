@@ -259,6 +259,12 @@ def test_the_launch_line_may_be_the_whole_command(capsys: pytest.CaptureFixture[
         "vllm.entrypoints.openai.api_server or python -m vllm.entrypoints.cli.main serve or "
         "vllm serve; got "
     )
+    # The flags alone name no model: a positional after them is refused as vLLM's api_server
+    # refuses it, not read as `vllm serve`'s model.
+    line = ["--", "--max-num-seqs", "64", QWEN3_NEXT]
+    status = main(["plan", "--server", "vllm", "--gpu", "h200", "--max-model-len", "4096", *line])
+    assert status == 2
+    assert "unexpected argument" in capsys.readouterr().err
 
 
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:

@@ -206,15 +206,13 @@ def compute(args: argparse.Namespace) -> Any:
         return refused(flags, error)
     except ModelConfigError as error:
         raise UsageError(error.worded(flags)) from None
-    except UnmodelledReleaseError as error:
-        flag = flags.get(error.argument)
-        raise UsageError(
-            str(error) if flag is None else f"argument {flag}: {error.reason}"
-        ) from None
+    except UnmodelledReleaseError as error:  # its argument named as worded() names one
+        flag = flags.get(error.argument, error.argument)
+        raise UsageError(f"argument {flag}: {error.reason}") from None
     except OverflowError as error:
         raise UsageError(str(error)) from None
     except OSError as error:  # a read no reader named (each names its file), wherever it was
-        name = getattr(error, "filename", None) or args.config
+        name = error.filename or args.config
         where = "the model's files" if name is None else ascii(str(name))
         raise UsageError(f"cannot read {where}: {error.strerror or error}") from None
 
