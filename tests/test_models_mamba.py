@@ -336,17 +336,40 @@ def test_zamba2_without_its_layer_list_says_the_class_default_does_not_fit(layou
 # --- what the config classes derive (class_fields: the fields as the class holds them) ---------
 
 
-@pytest.mark.parametrize(("expand", "inner"), [(1, 2560), (2, 5120), (200, 512_000)])
+@pytest.mark.parametrize(
+    ("expand", "inner"),
+    [
+        (1, 2560),
+        (2, 5120),
+        (200, 512_000),
+        (0, 0),
+        (-1, -2560),
+        (0.5, 1280),
+        (2**63, 2**63 * 2560),
+        (10**400, 10**400 * 2560),
+    ],
+)
 def test_mamba_classes_derive_intermediate_size_from_expand_and_hidden_size(
     expand: int, inner: int
 ) -> None:
     # MambaConfig.__post_init__: intermediate_size = int(expand * hidden_size)
-    # (configuration_mamba.py:95), which SGLang's MambaConfig keeps; a file's own is kept.
+    # (configuration_mamba.py:95), which SGLang's MambaConfig keeps; a file's own is kept. The
+    # class computes it for any number; the reader refuses an expand it cannot size.
     mamba = {k: v for k, v in config("mamba-2.8b-hf.json").items() if k != "intermediate_size"}
     for layout in ("vllm", "sglang"):
         fields = class_fields(mamba | {"expand": expand}, layout=layout)
         assert fields["intermediate_size"] == inner  # 2560 x expand
     assert class_fields(mamba | {"intermediate_size": 1000})["intermediate_size"] == 1000
+
+
+@pytest.mark.parametrize("expand", [float("inf"), None, "2", True])
+def test_a_mamba_expand_the_class_cannot_multiply_is_refused_as_a_field(expand: object) -> None:
+    # int(inf * hidden_size) fails in MambaConfig (OverflowError), as does a non-number; the
+    # package refuses expand, never raising the class's own error.
+    mamba = {k: v for k, v in config("mamba-2.8b-hf.json").items() if k != "intermediate_size"}
+    for layout in ("vllm", "sglang"):
+        with pytest.raises(ModelConfigError, match="expand"):
+            ssm_state(mamba | {"expand": expand}, layout=layout)
 
 
 @pytest.mark.parametrize("layout", ["vllm", "sglang"])

@@ -4,6 +4,7 @@ nemotron_h, falcon_h1, granitemoehybrid, zamba2.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -431,8 +432,10 @@ def rules_mamba(built: Built) -> None:
     expand, hidden = values.get("expand"), count(values, "hidden_size")
     if built.reading.cls is None or "intermediate_size" in built.given or hidden is None:
         return
-    if isinstance(expand, int | float) and not isinstance(expand, bool) and 0 < expand < 2**63:
-        values["intermediate_size"] = int(expand * hidden)
+    if isinstance(expand, int | float) and not isinstance(expand, bool):
+        inner = expand * hidden
+        if isinstance(inner, int) or math.isfinite(inner):  # int() of inf or nan fails there too
+            values["intermediate_size"] = int(inner)
 
 
 def rules_jamba(built: Built) -> None:
